@@ -1,0 +1,62 @@
+"""How many CPUs the capture kept busy: the headline number of every diagnosis.
+
+Two routes, best first:
+- clock events (cpu-clock, task-clock) carry their period in nanoseconds of CPU time,
+  so busy CPU-seconds are the summed periods;
+- otherwise samples / (sampling frequency x duration), as the frequency is per CPU.
+The duration is what the capture states, else the span of its sample timestamps.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from .profile import Profile
+
+_CLOCK_EVENTS = ("cpu-clock", "task-clock")
+_SLEEP = re.compile(r"(?:^|\s)sleep\s+(\d+(?:\.\d+)?)\s*$")
+
+
+def duration_s(profile: Profile, event_id: int | None) -> float | None:
+    if profile.meta.duration_s:
+        return profile.meta.duration_s
+    times = [t for t, e in zip(profile.s_time, profile.s_event)
+             if (event_id is None or e == event_id) and not math.isnan(t)]
+    if len(times) >= 2 and max(times) > min(times):
+        return max(times) - min(times)
+    # `perf record ... -- sleep 5`: the usual way to bound a capture
+    m = _SLEEP.search(profile.meta.cmdline or "")
+    return float(m.group(1)) if m else None
+
+
+def is_clock_event(name: str) -> bool:
+    return name.split(":")[0] in _CLOCK_EVENTS
+
+
+def cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
+    """CPU time the samples stand for, when the event measures time."""
+    if event_id is None or not profile.events:
+        return 0.0 if not len(profile) else None
+    if not is_clock_event(profile.events[event_id].name):
+        return None
+    total = sum(p for p, e in zip(profile.s_period, profile.s_event) if e == event_id)
+    return total / 1e9 if total else None
+
+
+def cpus_busy(profile: Profile, event_id: int | None) -> float | None:
+    samples = profile.sample_count(event_id)
+    if samples == 0:
+        return 0.0  # nothing ran while perf watched: idle
+    dur = duration_s(profile, event_id)
+    if not dur:
+        return None
+    secs = cpu_seconds(profile, event_id)
+    if secs:
+        return secs / dur
+    ev = profile.events[event_id] if event_id is not None else None
+    freq = ev.frequency if ev else None
+    if freq is None and ev is not None and ev.period and is_clock_event(ev.name):
+        freq = 1e9 / ev.period
+    if freq:
+        return samples / (freq * dur)
+    return None

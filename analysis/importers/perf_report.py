@@ -1,0 +1,453 @@
+"""`perf report --stdio` text, the thing users paste from their terminals.
+
+perf report has already aggregated the samples, so stacks are rebuilt from what it
+prints: each entry's percentage, and under it the call graph whose branches carry the
+share of samples that took them. A leaf path's weight is its share of the header's
+`Samples:` count. perf hides branches below its graph threshold (0.5% by default) and
+rounds percentages to two decimals, so the result is marked approximate and says how
+much of the graph it could not place.
+
+Handles `--no-children` (callee graphs under each self entry, or caller graphs with
+`-g caller`), `--children` (caller graphs under each entry: stacks are rebuilt from the
+entries that no other entry calls), flat output without graphs, `--sort sym` (perf then
+omits the entry's own frame from its graph), `-n` sample columns, and raw addresses
+(`[.] 0x0000000000002458`, `0x7f3fde8e0458`) where symbols were missing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import UnrecognizedFormat
+from ..profile import KERNEL, UNKNOWN, Profile
+from ..textio import Source, text_lines
+from .header import HeaderReader
+
+NAME = "perf-report"
+
+_SAMPLES = re.compile(r"^# Samples: (\d+)([KMG]?)\s+of event '(.*)'")
+_EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (\d+)")
+_ENTRY = re.compile(r"^\s+\d+\.\d+%")
+_BRANCH = re.compile(r"--(\d+\.\d+)%--")
+_HEX = re.compile(r"^0x([0-9a-fA-F]+)$")
+_KERNEL_ADDR = 0xffff800000000000
+_UNITS = {"": 1, "K": 1000, "M": 1000_000, "G": 1000_000_000}
+#: perf's default call-graph threshold, used in the note when graphs lost weight
+_DEFAULT_THRESHOLD = 0.5
+
+
+def sniff(head: str) -> bool:
+    return bool(re.search(r"^# (Overhead|Children|Samples)", head, re.M)) and \
+        ("# Samples:" in head or "# Overhead" in head or "# Children" in head)
+
+
+@dataclass
+class _Node:
+    name: str
+    pct: float
+    children: list["_Node"] = field(default_factory=list)
+
+
+@dataclass
+class _Entry:
+    values: dict[str, str]
+    pct: float  # Overhead (no-children) or Children
+    self_pct: float
+    samples: int | None  # the -n column, when present
+    graph: _Node | None = None
+
+
+@dataclass
+class _Section:
+    event: str
+    samples: int
+    exact_samples: bool
+    columns: list[tuple[str, int, int]] = field(default_factory=list)
+    entries: list[_Entry] = field(default_factory=list)
+
+    @property
+    def children_mode(self) -> bool:
+        return any(c[0] == "Children" for c in self.columns)
+
+
+def parse(source: Source) -> Profile:
+    p = Profile(NAME)
+    header = HeaderReader(p)
+    lines = _CountingLines(text_lines(source))
+    sections = _read_sections(lines, header)
+    if not sections and lines.content:
+        raise UnrecognizedFormat("perf report text without a `# Samples:` header")
+    builder = _StackBuilder(p)
+    for sec in sections:
+        p.meta.declared_samples[sec.event] = sec.samples
+        builder.add_section(sec)
+    header.finish()
+    p.approximate = any(s.entries for s in sections)
+    if p.approximate:
+        p.notes.insert(0, "stacks rebuilt from perf report percentages (two decimals): "
+                          "counts are approximate")
+    if not len(p):
+        p.notes.append("the capture holds no samples (idle, 0% CPU)")
+    return p
+
+
+class _CountingLines:
+    """Remembers whether anything but comments went by (a sample-less report has none)."""
+
+    def __init__(self, lines) -> None:
+        self._lines = lines
+        self.content = False
+
+    def __iter__(self):
+        for line in self._lines:
+            if not self.content and line.strip() and not line.startswith("#"):
+                self.content = True
+            yield line
+
+
+# ---- reading the text ----------------------------------------------------------------
+def _read_sections(lines, header: HeaderReader) -> list[_Section]:
+    sections: list[_Section] = []
+    sec: _Section | None = None
+    entry: _Entry | None = None
+    graph_lines: list[str] = []
+    pending_header: str | None = None
+
+    def close_entry():
+        nonlocal entry, graph_lines
+        if entry is not None and graph_lines:
+            entry.graph = _parse_graph(graph_lines, entry.pct)
+        entry, graph_lines = None, []
+
+    for line in lines:
+        if line.startswith("#"):
+            m = _SAMPLES.match(line)
+            if m:
+                close_entry()
+                n = int(m.group(1)) * _UNITS[m.group(2)]
+                sec = _Section(m.group(3), n, m.group(2) == "")
+                sections.append(sec)
+                continue
+            if sec is not None and re.match(r"^# (Overhead|Children|Samples)\b", line):
+                pending_header = line
+                continue
+            if sec is not None and pending_header and re.match(r"^# \.+", line):
+                sec.columns = _columns(pending_header, line)
+                pending_header = None
+                continue
+            header.feed(line)
+            continue
+        if sec is None or not sec.columns:
+            continue
+        if _ENTRY.match(line):
+            close_entry()
+            entry = _parse_entry(line, sec)
+            if entry is not None:
+                sec.entries.append(entry)
+            continue
+        if entry is not None and line.strip():
+            graph_lines.append(line)
+    close_entry()
+    return sections
+
+
+def _columns(names_line: str, dots_line: str) -> list[tuple[str, int, int]]:
+    """Column spans from the dotted underline; names from the text above each span."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\.+", dots_line)]
+    cols = []
+    for i, (a, b) in enumerate(spans):
+        end = spans[i + 1][0] if i + 1 < len(spans) else None
+        name = names_line[a:end].strip() if end else names_line[a:].strip()
+        cols.append((name, a, end if end is not None else -1))
+    return cols
+
+
+def _parse_entry(line: str, sec: _Section) -> _Entry | None:
+    values: dict[str, str] = {}
+    for name, a, b in sec.columns:
+        values[name] = (line[a:] if b == -1 else line[a:b]).strip()
+    try:
+        if sec.children_mode:
+            pct = float(values["Children"].rstrip("%"))
+            self_pct = float(values.get("Self", "0").rstrip("%"))
+        else:
+            pct = self_pct = float(values.get("Overhead", "0").rstrip("%"))
+    except ValueError:
+        return None
+    samples = values.get("Samples")
+    return _Entry(values, pct, self_pct, int(samples) if samples and samples.isdigit() else None)
+
+
+def _parse_graph(lines: list[str], entry_pct: float) -> _Node | None:
+    """perf's ASCII call graph -> tree. A node's text column places it: a branch
+    `|--P%--name` hangs under the node whose name starts at the branch's `|` column; a
+    bare `name` continues the chain of the node whose name starts at that column."""
+    root: _Node | None = None
+    open_at: dict[int, _Node] = {}
+    for line in lines:
+        body = line.rstrip()
+        stripped = body.lstrip(" |")
+        if not stripped:
+            continue
+        col = len(body) - len(stripped)
+        if root is None:
+            root = _Node("", entry_pct)
+            first = len(body) - len(body.lstrip(" "))
+            open_at = {first: root}
+        if stripped.startswith("---"):
+            name, name_col, pct, parent_col = stripped[3:], col + 3, None, col
+        else:
+            m = _BRANCH.match(stripped)
+            if m is not None:
+                name = stripped[m.end():]
+                name_col = col + m.end()
+                pct = float(m.group(1))
+                parent_col = col - 1
+            else:
+                name, name_col, pct, parent_col = stripped, col, None, col
+        parent = open_at.get(parent_col)
+        if parent is None:
+            cands = [c for c in open_at if c <= parent_col]
+            if not cands:
+                continue
+            parent = open_at[max(cands)]
+        node = _Node(name.strip(), parent.pct if pct is None else pct)
+        parent.children.append(node)
+        for c in [c for c in open_at if c >= name_col]:
+            del open_at[c]
+        open_at[name_col] = node
+    if root is not None:
+        _absolute_percentages(root)
+    return root
+
+
+def _absolute_percentages(root: _Node) -> None:
+    """`-g fractal` prints each branch relative to its parent; convert to absolute."""
+    fractal = False
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.children and sum(c.pct for c in n.children) > n.pct + 0.1 * len(n.children):
+            fractal = True
+            break
+        stack.extend(n.children)
+    if not fractal:
+        return
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        for c in n.children:
+            c.pct = n.pct * c.pct / 100.0
+            stack.append(c)
+
+
+def _leaf_paths(root: _Node) -> tuple[list[tuple[list[str], float]], float]:
+    """(names from the top of the graph down to where a path ends, weight in %), and the
+    weight that ended at nodes which also have printed branches (where perf's threshold
+    may have hidden callers)."""
+    out: list[tuple[list[str], float]] = []
+    ambiguous = 0.0
+    stack: list[tuple[_Node, list[str]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        here = path + [node.name] if node.name else path
+        rest = node.pct - sum(c.pct for c in node.children)
+        if rest > 0.005 * (len(node.children) + 1):
+            out.append((here, rest))
+            if node.children:
+                ambiguous += rest
+        for c in reversed(node.children):
+            stack.append((c, here))
+    return out, ambiguous
+
+
+# ---- building stacks ----------------------------------------------------------------------
+class _StackBuilder:
+    def __init__(self, p: Profile) -> None:
+        self.p = p
+        self.dso_of: dict[str, str] = {}
+        self.locs: dict[tuple[str, str], int] = {}
+
+    def add_section(self, sec: _Section) -> None:
+        event_id = self.p.event(sec.event)
+        for e in sec.entries:
+            sym = _symbol(e.values)
+            dso = e.values.get("Shared Object", "")
+            if sym and dso:
+                self.dso_of.setdefault(sym, dso)
+        groups: list[tuple[_Entry, float, list[tuple[list[str], float]]]] = []
+        ambiguous = 0.0
+        if sec.children_mode:
+            paths = self._children_paths(sec)
+            groups = [(e, w, [(names, w)]) for e, names, w in paths]
+            ambiguous = _self_mismatch(sec, paths)
+        else:
+            for e in sec.entries:
+                paths, amb = self._self_paths(e)
+                ambiguous += amb
+                groups.append((e, e.pct, paths))
+        # whole counts per entry first, so each entry keeps the share perf printed
+        # (or the exact count of its -n column), then per path within it
+        group_counts = _apportion([w for _, w, _ in groups], sec.samples)
+        for (e, _, paths), gn in zip(groups, group_counts):
+            if e.samples is not None and not sec.children_mode:
+                gn = e.samples
+            path_total = sum(w for _, w in paths) or 1.0
+            counts = _apportion([w * 100.0 / path_total for _, w in paths], gn)
+            for (stack_names, _), n in zip(paths, counts):
+                if n > 0:
+                    self._add(e, stack_names, n, event_id)
+        if ambiguous >= 0.01:
+            self.p.notes.append(
+                f"event {sec.event}: {ambiguous:.2f}% of samples end at frames whose other "
+                f"callers perf printed; perf report hides call-graph branches below its "
+                f"threshold ({_DEFAULT_THRESHOLD}% by default), so those stacks are cut "
+                f"short and totals per caller are approximate")
+        shown = sum(e.self_pct for e in sec.entries)
+        if sec.entries and shown < 99.0:
+            self.p.notes.append(f"event {sec.event}: the entries shown add up to {shown:.2f}% "
+                           f"(perf's --percent-limit hid the rest)")
+
+    def _add(self, e: _Entry, stack_names: list[str], n: int, event_id: int) -> None:
+        p = self.p
+        dso = e.values.get("Shared Object", "")
+        kind = _symbol_kind(e.values)
+        ids = tuple(self._location(name, dso if i == 0 else None, kind if i == 0 else "")
+                    for i, name in enumerate(stack_names))
+        comm = e.values.get("Command")
+        pid = -1
+        pidcomm = e.values.get("Pid:Command")
+        if pidcomm and ":" in pidcomm:
+            pid_s, comm = pidcomm.split(":", 1)
+            pid = int(pid_s) if pid_s.strip().lstrip("-").isdigit() else -1
+        p.add_sample(p.stack(ids), count=n, pid=pid, event_id=event_id,
+                     comm_id=p.string(comm) if comm else -1)
+
+    def _self_paths(self, e: _Entry) -> tuple[list[tuple[list[str], float]], float]:
+        """--no-children: the entry is the leaf; its graph lists callers (or, with
+        `-g caller`, runs from the root down to the entry)."""
+        sym = _symbol(e.values)
+        if e.graph is None or not e.graph.children:
+            return [([sym], e.pct)], 0.0
+        paths, amb = _leaf_paths(e.graph)
+        caller_order = _is_caller_order(paths, sym)
+        out = []
+        for names, w in paths:
+            if caller_order:
+                names = names[::-1]
+            if not names or not _same_frame(names[0], sym):
+                names = [sym] + names
+            out.append((names, w))
+        return out, amb
+
+    def _children_paths(self, sec: _Section):
+        """--children: graphs run from each entry down to its callees. Rebuild from the
+        entries no already-taken graph contains (the roots: thread entry points)."""
+        covered: set[str] = set()
+        taken = 0.0
+        out: list[tuple[_Entry, list[str], float]] = []
+        for e in sorted(sec.entries, key=lambda e: -e.pct):
+            sym = _symbol(e.values)
+            if sym in covered or e.pct <= 0 or taken >= 99.995:
+                continue
+            if e.graph is None or not e.graph.children:
+                if e.self_pct > 0:
+                    out.append((e, [sym], e.self_pct))
+                    taken += e.self_pct
+                covered.add(sym)
+                continue
+            paths, _ = _leaf_paths(e.graph)
+            for names, w in paths:
+                if not names or not _same_frame(names[0], sym):
+                    names = [sym] + names
+                covered.update(names)
+                out.append((e, names[::-1], w))  # leaf first
+            taken += e.pct
+        return out
+
+    def _location(self, name: str, dso: str | None, kind_hint: str) -> int:
+        p = self.p
+        if dso is None:
+            dso = self.dso_of.get(name, "")
+        key = (name, dso)
+        loc = self.locs.get(key)
+        if loc is not None:
+            return loc
+        m = _HEX.match(name)
+        address = int(m.group(1), 16) if m else 0
+        if not dso:
+            dso = "[kernel.kallsyms]" if (address >= _KERNEL_ADDR or kind_hint == KERNEL) \
+                else "[unknown]"
+        mapping_id = p.mapping(dso)
+        mapping = p.mappings[mapping_id]
+        if m is not None:
+            # `[.] 0x0000000000002458` (16 digits) is perf's DSO-relative address
+            relative = len(m.group(1)) == 16 and address < _KERNEL_ADDR and \
+                mapping.kind != UNKNOWN
+            if relative:
+                label = f"{mapping.basename}+0x{address:x}"
+            else:
+                label = f"0x{address:x}"
+            fid = p.function(label, mapping_id, resolved=False, system_name=name)
+            loc = p.add_location(mapping_id, address, (fid,), dso_relative=relative)
+        else:
+            fid = p.function(name.removesuffix(" (inlined)"), mapping_id)
+            loc = p.add_location(mapping_id, 0, (fid,))
+        self.locs[key] = loc
+        return loc
+
+
+def _self_mismatch(sec: _Section, paths) -> float:
+    """In --children graphs a path may end at a frame because that frame had self time
+    or because perf hid its callees; the Self column tells the two apart. Returns the
+    share (in %) of samples whose leaf disagrees with the Self column."""
+    rebuilt: dict[str, float] = {}
+    for _, names, w in paths:
+        rebuilt[names[0]] = rebuilt.get(names[0], 0.0) + w
+    stated = {_symbol(e.values): e.self_pct for e in sec.entries}
+    syms = set(rebuilt) | set(stated)
+    return sum(abs(rebuilt.get(s, 0.0) - stated.get(s, 0.0)) for s in syms) / 2
+
+
+def _symbol(values: dict[str, str]) -> str:
+    sym = values.get("Symbol", "")
+    if len(sym) > 4 and sym[0] == "[" and sym[2] == "]" and sym[3] == " ":
+        sym = sym[4:]
+    return sym.strip()
+
+
+def _symbol_kind(values: dict[str, str]) -> str:
+    sym = values.get("Symbol", "")
+    return KERNEL if sym.startswith("[k]") else ""
+
+
+def _same_frame(a: str, b: str) -> bool:
+    """Names of one frame: equal, or a DSO-relative `0x0000000000002458` entry and the
+    absolute `0x7f3fde8e0458` graph node for it (same offset within the 4 KiB page)."""
+    if a == b:
+        return True
+    ma, mb = _HEX.match(a), _HEX.match(b)
+    if ma and mb:
+        xa, xb = int(ma.group(1), 16), int(mb.group(1), 16)
+        return (xa & 0xfff) == (xb & 0xfff) and (len(ma.group(1)) == 16) != (len(mb.group(1)) == 16)
+    return False
+
+
+def _is_caller_order(paths: list[tuple[list[str], float]], sym: str) -> bool:
+    """`-g caller` with --no-children: the paths end at the entry instead of starting."""
+    starts = sum(w for names, w in paths if names and _same_frame(names[0], sym))
+    ends = sum(w for names, w in paths if names and _same_frame(names[-1], sym))
+    return ends > starts
+
+
+def _apportion(weights: list[float], total_samples: int) -> list[int]:
+    """Percentages -> whole sample counts that add up to what the percentages promise
+    (largest remainder), so the entry shares survive the rounding."""
+    exact = [w * total_samples / 100.0 for w in weights]
+    target = round(sum(exact))
+    counts = [int(x) for x in exact]
+    short = target - sum(counts)
+    order = sorted(range(len(exact)), key=lambda i: exact[i] - counts[i], reverse=True)
+    for i in order[:max(short, 0)]:
+        counts[i] += 1
+    return counts

@@ -1,0 +1,253 @@
+"""The one normalized profile model every importer produces and every pass reads.
+
+It follows pprof's design: samples point at interned stacks, stacks are tuples of
+locations (leaf first), locations point at a mapping and at one or more functions (more
+than one when the compiler inlined callees into that address). Per-sample columns live in
+compact arrays so a capture with a million samples costs tens of megabytes, not a million
+Python objects; a million samples with the same stack share one stack entry.
+
+Symbolization (step 3) rewrites locations and functions only; samples never change.
+"""
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+from typing import Iterator
+
+#: Mapping kinds, decided from the DSO name as perf prints it (see classify_dso).
+KERNEL, USER, JIT, VDSO, UNKNOWN = "kernel", "user", "jit", "vdso", "unknown"
+
+NO_ID = -1  # pid/tid/cpu not present in the input
+
+
+@dataclass
+class Mapping:
+    """A DSO as seen in the capture (one per distinct path in text inputs)."""
+
+    id: int
+    path: str  # as perf printed it: "/usr/lib/libc.so.6", "[kernel.kallsyms]", "[unknown]"
+    kind: str
+    build_id: str = ""
+    start: int = 0
+    limit: int = 0
+    pgoff: int = 0
+    deleted: bool = False  # "(deleted)": the file was replaced after the process mapped it
+
+    @property
+    def basename(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+@dataclass
+class Function:
+    """A named function; unresolved locations get a synthetic one (resolved=False)."""
+
+    id: int
+    name: str  # what a human reads (demangled when a demangled form is known)
+    system_name: str  # exactly as the input spelled it
+    mapping_id: int  # functions of the same name in different DSOs are different
+    resolved: bool = True
+
+
+@dataclass
+class Location:
+    """One frame address. `functions` is leaf-most inline frame first (pprof's Line order)."""
+
+    id: int
+    mapping_id: int
+    address: int  # as the input printed it (0 when the input had no address)
+    functions: tuple[int, ...]
+    #: True when `address` is already relative to the DSO (perf 6.1 prints those for
+    #: user-space DSOs, `perf report` prints `[.] 0x0000000000002458`), so step 3 can
+    #: symbolize it without the process's maps.
+    dso_relative: bool = False
+    symbol_offset: int | None = None  # the "+0x38" perf printed after the symbol
+
+
+@dataclass
+class Event:
+    name: str
+    #: sampling frequency (Hz) or fixed period, when the input says (header / cmdline)
+    frequency: float | None = None
+    period: int | None = None
+
+
+@dataclass
+class Metadata:
+    """What is known about the capture as a whole; None means the input did not say."""
+
+    format: str = ""
+    hostname: str | None = None
+    os_release: str | None = None
+    arch: str | None = None
+    cpus_online: int | None = None
+    cpus_available: int | None = None
+    cpu_desc: str | None = None
+    perf_version: str | None = None
+    cmdline: str | None = None
+    #: samples the producer says it recorded (`# Samples: N` in perf report text)
+    declared_samples: dict[str, int] = field(default_factory=dict)
+    lost_samples: int | None = None
+    #: capture duration the producer states (perf.data time range); otherwise derived
+    #: from sample timestamps
+    duration_s: float | None = None
+
+
+class Profile:
+    """Interning tables plus columnar sample storage."""
+
+    def __init__(self, fmt: str = "") -> None:
+        self.meta = Metadata(format=fmt)
+        self.mappings: list[Mapping] = []
+        self.functions: list[Function] = []
+        self.locations: list[Location] = []
+        self.stacks: list[tuple[int, ...]] = []  # location ids, leaf first
+        self.events: list[Event] = []
+        self.strings: list[str] = []  # comm names
+        #: Messages a user should read next to the result ("totals are approximate ...").
+        self.notes: list[str] = []
+        #: True when weights were reconstructed from rounded percentages.
+        self.approximate = False
+        #: The input ended inside a sample's stack with no blank line after it, so that
+        #: sample may be cut short. It is kept; stackcollapse-perf.pl drops it.
+        self.truncated_tail = False
+
+        self._mapping_ix: dict[str, int] = {}
+        self._function_ix: dict[tuple[str, int, bool], int] = {}
+        self._stack_ix: dict[tuple[int, ...], int] = {}
+        self._event_ix: dict[str, int] = {}
+        self._string_ix: dict[str, int] = {}
+
+        # one entry per sample (or per aggregated row, for perf report text)
+        self.s_stack = array("l")
+        self.s_count = array("q")  # samples this row stands for (1 for raw samples)
+        self.s_period = array("q")  # event count (period); 0 when unknown
+        self.s_pid = array("l")
+        self.s_tid = array("l")
+        self.s_cpu = array("l")
+        self.s_time = array("d")  # seconds; NaN when unknown
+        self.s_event = array("l")
+        self.s_comm = array("l")
+
+    # ---- interning -------------------------------------------------------------------
+    def mapping(self, path: str, kind: str | None = None, build_id: str = "") -> int:
+        ix = self._mapping_ix.get(path)
+        if ix is None:
+            deleted = path.endswith(" (deleted)")
+            ix = len(self.mappings)
+            self.mappings.append(Mapping(ix, path, kind or classify_dso(path), build_id,
+                                         deleted=deleted))
+            self._mapping_ix[path] = ix
+        return ix
+
+    def function(self, name: str, mapping_id: int, resolved: bool = True,
+                 system_name: str | None = None) -> int:
+        key = (name, mapping_id, resolved)
+        ix = self._function_ix.get(key)
+        if ix is None:
+            ix = len(self.functions)
+            self.functions.append(Function(ix, name, name if system_name is None else system_name,
+                                           mapping_id, resolved))
+            self._function_ix[key] = ix
+        return ix
+
+    def add_location(self, mapping_id: int, address: int, functions: tuple[int, ...],
+                     dso_relative: bool = False, symbol_offset: int | None = None) -> int:
+        """Locations are not deduplicated here: importers keep their own cheaper key."""
+        ix = len(self.locations)
+        self.locations.append(Location(ix, mapping_id, address, functions, dso_relative,
+                                       symbol_offset))
+        return ix
+
+    def stack(self, location_ids: tuple[int, ...]) -> int:
+        ix = self._stack_ix.get(location_ids)
+        if ix is None:
+            ix = len(self.stacks)
+            self.stacks.append(location_ids)
+            self._stack_ix[location_ids] = ix
+        return ix
+
+    def event(self, name: str) -> int:
+        ix = self._event_ix.get(name)
+        if ix is None:
+            ix = len(self.events)
+            self.events.append(Event(name))
+            self._event_ix[name] = ix
+        return ix
+
+    def string(self, s: str) -> int:
+        ix = self._string_ix.get(s)
+        if ix is None:
+            ix = len(self.strings)
+            self.strings.append(s)
+            self._string_ix[s] = ix
+        return ix
+
+    def add_sample(self, stack_id: int, *, count: int = 1, period: int = 0,
+                   pid: int = NO_ID, tid: int = NO_ID, cpu: int = NO_ID,
+                   time: float = math.nan, event_id: int = 0, comm_id: int = NO_ID) -> None:
+        self.s_stack.append(stack_id)
+        self.s_count.append(count)
+        self.s_period.append(period)
+        self.s_pid.append(pid)
+        self.s_tid.append(tid)
+        self.s_cpu.append(cpu)
+        self.s_time.append(time)
+        self.s_event.append(event_id)
+        self.s_comm.append(comm_id)
+
+    # ---- reading ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.s_stack)
+
+    def rows(self, event_id: int | None = None) -> Iterator[int]:
+        """Indices of sample rows, optionally of one event only."""
+        if event_id is None:
+            return iter(range(len(self.s_stack)))
+        ev = self.s_event
+        return (i for i in range(len(ev)) if ev[i] == event_id)
+
+    def sample_count(self, event_id: int | None = None) -> int:
+        if event_id is None:
+            return sum(self.s_count)
+        c, ev = self.s_count, self.s_event
+        return sum(c[i] for i in range(len(ev)) if ev[i] == event_id)
+
+    def comm(self, row: int) -> str:
+        cid = self.s_comm[row]
+        return self.strings[cid] if cid >= 0 else ""
+
+    def frame_names(self, location_id: int) -> list[str]:
+        """Function names at a location, leaf-most inline frame first."""
+        funcs = self.functions
+        return [funcs[f].name for f in self.locations[location_id].functions]
+
+    def default_event(self) -> int | None:
+        """The event a view shows unless the user picks another: the first with samples."""
+        counts = [0] * len(self.events)
+        for e, c in zip(self.s_event, self.s_count):
+            counts[e] += c
+        for i, c in enumerate(counts):
+            if c:
+                return i
+        return 0 if self.events else None
+
+
+def classify_dso(path: str) -> str:
+    """Kernel, JIT, vDSO, unknown or ordinary user DSO, from the name perf prints."""
+    if path == "[unknown]" or not path:
+        return UNKNOWN
+    if path in ("[vdso]", "[vsyscall]", "[vvar]"):
+        return VDSO
+    if path.startswith("["):
+        # [kernel.kallsyms], [kernel.vmlinux], [guest.kernel.kallsyms], [nf_conntrack]
+        return KERNEL
+    base = path.rsplit("/", 1)[-1]
+    if base.startswith("vmlinux") or base.endswith(".ko") or base.endswith(".ko.xz") \
+            or base.endswith(".ko.zst"):
+        return KERNEL
+    if (base.startswith("perf-") and base.endswith(".map")) or \
+            (base.startswith("jitted-") and base.endswith(".so")):
+        return JIT
+    return USER

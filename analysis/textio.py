@@ -1,0 +1,67 @@
+"""Opening inputs as streams: plain or gzip, path or file object, never read whole.
+
+Format detection looks at the first bytes only, so a 1 GB upload costs one small read
+before its importer streams it line by line.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from typing import BinaryIO, Iterator, Union
+
+Source = Union[str, os.PathLike, BinaryIO]
+
+GZIP_MAGIC = b"\x1f\x8b"
+#: how much of an input detection and sniffing may look at
+HEAD_BYTES = 64 * 1024
+
+
+def open_binary(source: Source) -> BinaryIO:
+    """A binary stream of the decompressed content of `source`."""
+    if isinstance(source, (str, os.PathLike)):
+        raw: BinaryIO = open(source, "rb")
+    else:
+        raw = source
+    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
+    if buffered.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[union-attr]
+        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+    return buffered  # type: ignore[return-value]
+
+
+def read_head(source: Source, size: int = HEAD_BYTES) -> bytes:
+    """The first `size` decompressed bytes, for detection. Rewinds file objects."""
+    if isinstance(source, (str, os.PathLike)):
+        with open_binary(source) as f:
+            return _read_upto(f, size)
+    pos = source.tell()
+    try:
+        f = open_binary(source)
+        return _read_upto(f, size)
+    finally:
+        source.seek(pos)
+
+
+def _read_upto(f: BinaryIO, size: int) -> bytes:
+    chunks, left = [], size
+    while left > 0:
+        b = f.read(left)
+        if not b:
+            break
+        chunks.append(b)
+        left -= len(b)
+    return b"".join(chunks)
+
+
+def text_lines(source: Source) -> Iterator[str]:
+    """Lines of a text input, newline stripped, undecodable bytes replaced (never fatal)."""
+    binary = open_binary(source)
+    stream = io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline=None)
+    try:
+        for line in stream:
+            yield line.rstrip("\n")
+    finally:
+        if isinstance(source, (str, os.PathLike)):
+            stream.close()
+        else:
+            stream.detach()
