@@ -135,8 +135,9 @@ class Profile:
         ix = self._mapping_ix.get(path)
         if ix is None:
             deleted = path.endswith(" (deleted)")
+            clean = path[:-len(" (deleted)")] if deleted else path
             ix = len(self.mappings)
-            self.mappings.append(Mapping(ix, path, kind or classify_dso(path), build_id,
+            self.mappings.append(Mapping(ix, clean, kind or classify_dso(clean), build_id,
                                          deleted=deleted))
             self._mapping_ix[path] = ix
         return ix

@@ -31,9 +31,15 @@ _ENTRY = re.compile(r"^\s+\d+\.\d+%")
 _BRANCH = re.compile(r"--(\d+\.\d+)%--")
 _HEX = re.compile(r"^0x([0-9a-fA-F]+)$")
 _KERNEL_ADDR = 0xffff800000000000
+#: perf prints unresolved user frames of some DSOs relative to the DSO, of others as the
+#: absolute address; below this a value can only be DSO-relative
+_RELATIVE_LIMIT = 0x10000000
 _UNITS = {"": 1, "K": 1000, "M": 1000_000, "G": 1000_000_000}
 #: perf's default call-graph threshold, used in the note when graphs lost weight
 _DEFAULT_THRESHOLD = 0.5
+#: Stands in a stack for frames perf report did not print (branches under its threshold),
+#: so the weight stays visible in flame graphs instead of looking like a real stack end.
+HIDDEN_FRAME = "[hidden by perf report threshold]"
 
 
 def sniff(head: str) -> bool:
@@ -44,7 +50,7 @@ def sniff(head: str) -> bool:
 @dataclass
 class _Node:
     name: str
-    pct: float
+    pct: float | None  # None: a chain continuation, same share as its parent
     children: list["_Node"] = field(default_factory=list)
 
 
@@ -211,7 +217,7 @@ def _parse_graph(lines: list[str], entry_pct: float) -> _Node | None:
             if not cands:
                 continue
             parent = open_at[max(cands)]
-        node = _Node(name.strip(), parent.pct if pct is None else pct)
+        node = _Node(name.strip(), pct)
         parent.children.append(node)
         for c in [c for c in open_at if c >= name_col]:
             del open_at[c]
@@ -222,43 +228,45 @@ def _parse_graph(lines: list[str], entry_pct: float) -> _Node | None:
 
 
 def _absolute_percentages(root: _Node) -> None:
-    """`-g fractal` prints each branch relative to its parent; convert to absolute."""
+    """Give chain continuations their parent's share, and convert `-g fractal` graphs
+    (each branch relative to its parent) to shares of all samples."""
     fractal = False
     stack = [root]
-    while stack:
+    while stack and not fractal:
         n = stack.pop()
-        if n.children and sum(c.pct for c in n.children) > n.pct + 0.1 * len(n.children):
-            fractal = True
-            break
+        given = [c.pct for c in n.children if c.pct is not None]
+        fractal = len(given) > 0 and sum(given) > 100.0 - 0.1 * len(given) and \
+            root.pct < 99.0
         stack.extend(n.children)
-    if not fractal:
-        return
     stack = [root]
     while stack:
         n = stack.pop()
         for c in n.children:
-            c.pct = n.pct * c.pct / 100.0
+            if c.pct is None:
+                c.pct = n.pct
+            elif fractal:
+                c.pct = n.pct * c.pct / 100.0
             stack.append(c)
 
 
-def _leaf_paths(root: _Node) -> tuple[list[tuple[list[str], float]], float]:
-    """(names from the top of the graph down to where a path ends, weight in %), and the
-    weight that ended at nodes which also have printed branches (where perf's threshold
-    may have hidden callers)."""
+def _leaf_paths(root: _Node) -> list[tuple[list[str], float]]:
+    """(names from the top of the graph down to where a path ends, weight in %). Weight
+    that ends at a node which also has printed branches went through branches perf did
+    not print: such paths end in HIDDEN_FRAME."""
     out: list[tuple[list[str], float]] = []
-    ambiguous = 0.0
     stack: list[tuple[_Node, list[str]]] = [(root, [])]
     while stack:
         node, path = stack.pop()
         here = path + [node.name] if node.name else path
         rest = node.pct - sum(c.pct for c in node.children)
         if rest > 0.005 * (len(node.children) + 1):
-            out.append((here, rest))
-            if node.children:
-                ambiguous += rest
+            if node.children and node.name:
+                out.append((here + [HIDDEN_FRAME], rest))
+            else:
+                out.append((here, rest))
         for c in reversed(node.children):
             stack.append((c, here))
-    return out, ambiguous
+    return out
 
 
 # ---- building stacks ----------------------------------------------------------------------
@@ -270,22 +278,22 @@ class _StackBuilder:
 
     def add_section(self, sec: _Section) -> None:
         event_id = self.p.event(sec.event)
+        self.alias = _address_aliases(sec)
         for e in sec.entries:
             sym = _symbol(e.values)
             dso = e.values.get("Shared Object", "")
             if sym and dso:
                 self.dso_of.setdefault(sym, dso)
         groups: list[tuple[_Entry, float, list[tuple[list[str], float]]]] = []
-        ambiguous = 0.0
         if sec.children_mode:
-            paths = self._children_paths(sec)
-            groups = [(e, w, [(names, w)]) for e, names, w in paths]
-            ambiguous = _self_mismatch(sec, paths)
+            # group by leaf frame, so each keeps the Self share perf printed
+            by_leaf: dict[str, tuple[_Entry, list]] = {}
+            for e, names, w in self._children_paths(sec):
+                by_leaf.setdefault(names[0], (e, []))[1].append((names, w))
+            groups = [(e, sum(w for _, w in paths), paths) for e, paths in by_leaf.values()]
         else:
-            for e in sec.entries:
-                paths, amb = self._self_paths(e)
-                ambiguous += amb
-                groups.append((e, e.pct, paths))
+            groups = [(e, e.pct, self._self_paths(e)) for e in sec.entries]
+        hidden = sum(w for _, _, paths in groups for names, w in paths if HIDDEN_FRAME in names)
         # whole counts per entry first, so each entry keeps the share perf printed
         # (or the exact count of its -n column), then per path within it
         group_counts = _apportion([w for _, w, _ in groups], sec.samples)
@@ -296,23 +304,32 @@ class _StackBuilder:
             counts = _apportion([w * 100.0 / path_total for _, w in paths], gn)
             for (stack_names, _), n in zip(paths, counts):
                 if n > 0:
-                    self._add(e, stack_names, n, event_id)
-        if ambiguous >= 0.01:
+                    # --no-children entries are the leaf; --children ones the root
+                    own = len(stack_names) - 1 if sec.children_mode else 0
+                    self._add(e, stack_names, n, event_id, own)
+        if hidden >= 0.01:
             self.p.notes.append(
-                f"event {sec.event}: {ambiguous:.2f}% of samples end at frames whose other "
-                f"callers perf printed; perf report hides call-graph branches below its "
-                f"threshold ({_DEFAULT_THRESHOLD}% by default), so those stacks are cut "
-                f"short and totals per caller are approximate")
+                f"event {sec.event}: {hidden:.2f}% of samples went through call-graph "
+                f"branches that perf report did not print (below its threshold, "
+                f"{_DEFAULT_THRESHOLD}% by default); they show as '{HIDDEN_FRAME}' and "
+                f"totals per caller are approximate")
         shown = sum(e.self_pct for e in sec.entries)
         if sec.entries and shown < 99.0:
             self.p.notes.append(f"event {sec.event}: the entries shown add up to {shown:.2f}% "
                            f"(perf's --percent-limit hid the rest)")
 
-    def _add(self, e: _Entry, stack_names: list[str], n: int, event_id: int) -> None:
+    def _canonical(self, paths):
+        alias = self.alias
+        if not alias:
+            return paths
+        return [([alias.get(n, n) for n in names], w) for names, w in paths]
+
+    def _add(self, e: _Entry, stack_names: list[str], n: int, event_id: int,
+             own: int) -> None:
         p = self.p
         dso = e.values.get("Shared Object", "")
         kind = _symbol_kind(e.values)
-        ids = tuple(self._location(name, dso if i == 0 else None, kind if i == 0 else "")
+        ids = tuple(self._location(name, dso if i == own else None, kind if i == own else "")
                     for i, name in enumerate(stack_names))
         comm = e.values.get("Command")
         pid = -1
@@ -323,22 +340,20 @@ class _StackBuilder:
         p.add_sample(p.stack(ids), count=n, pid=pid, event_id=event_id,
                      comm_id=p.string(comm) if comm else -1)
 
-    def _self_paths(self, e: _Entry) -> tuple[list[tuple[list[str], float]], float]:
+    def _self_paths(self, e: _Entry) -> list[tuple[list[str], float]]:
         """--no-children: the entry is the leaf; its graph lists callers (or, with
         `-g caller`, runs from the root down to the entry)."""
         sym = _symbol(e.values)
         if e.graph is None or not e.graph.children:
-            return [([sym], e.pct)], 0.0
-        paths, amb = _leaf_paths(e.graph)
+            return [([sym], e.pct)]
+        paths = self._canonical(_leaf_paths(e.graph))
         caller_order = _is_caller_order(paths, sym)
         out = []
         for names, w in paths:
             if caller_order:
                 names = names[::-1]
-            if not names or not _same_frame(names[0], sym):
-                names = [sym] + names
-            out.append((names, w))
-        return out, amb
+            out.append((_with_entry_frame(names, sym), w))
+        return out
 
     def _children_paths(self, sec: _Section):
         """--children: graphs run from each entry down to its callees. Rebuild from the
@@ -356,14 +371,15 @@ class _StackBuilder:
                     taken += e.self_pct
                 covered.add(sym)
                 continue
-            paths, _ = _leaf_paths(e.graph)
+            paths = self._canonical(_leaf_paths(e.graph))
             for names, w in paths:
-                if not names or not _same_frame(names[0], sym):
-                    names = [sym] + names
+                if names and names[-1] == HIDDEN_FRAME:
+                    names = names[:-1]  # a caller graph: the Self column decides below
+                names = _with_entry_frame(names, sym)
                 covered.update(names)
                 out.append((e, names[::-1], w))  # leaf first
             taken += e.pct
-        return out
+        return _split_hidden_callees(sec, out)
 
     def _location(self, name: str, dso: str | None, kind_hint: str) -> int:
         p = self.p
@@ -381,9 +397,8 @@ class _StackBuilder:
         mapping_id = p.mapping(dso)
         mapping = p.mappings[mapping_id]
         if m is not None:
-            # `[.] 0x0000000000002458` (16 digits) is perf's DSO-relative address
-            relative = len(m.group(1)) == 16 and address < _KERNEL_ADDR and \
-                mapping.kind != UNKNOWN
+            # `[.] 0x0000000000002458`: perf's DSO-relative address
+            relative = address < _RELATIVE_LIMIT and mapping.kind != UNKNOWN
             if relative:
                 label = f"{mapping.basename}+0x{address:x}"
             else:
@@ -397,16 +412,53 @@ class _StackBuilder:
         return loc
 
 
-def _self_mismatch(sec: _Section, paths) -> float:
-    """In --children graphs a path may end at a frame because that frame had self time
-    or because perf hid its callees; the Self column tells the two apart. Returns the
-    share (in %) of samples whose leaf disagrees with the Self column."""
-    rebuilt: dict[str, float] = {}
+def _split_hidden_callees(sec: _Section, paths):
+    """Make the Self column authoritative in --children mode.
+
+    A path that ends at frame X stands for X's self time plus callees perf did not print;
+    a frame Y whose Self share the graphs cannot place went through such unprinted
+    branches. The excess at each X is handed to the missing Ys in proportion, as stacks
+    `... X;HIDDEN_FRAME;Y`, so every frame keeps both the self and the children share
+    perf printed, and the guess is marked where it is made."""
+    ending: dict[str, float] = {}
     for _, names, w in paths:
-        rebuilt[names[0]] = rebuilt.get(names[0], 0.0) + w
-    stated = {_symbol(e.values): e.self_pct for e in sec.entries}
-    syms = set(rebuilt) | set(stated)
-    return sum(abs(rebuilt.get(s, 0.0) - stated.get(s, 0.0)) for s in syms) / 2
+        ending[names[0]] = ending.get(names[0], 0.0) + w
+    stated = {_symbol(e.values): (e, e.self_pct) for e in sec.entries}
+    kept, excess = [], []
+    for e, names, w in paths:
+        total = ending[names[0]]
+        s = stated.get(names[0], (None, None))[1]
+        if s is None or total <= s + 0.01:
+            kept.append((e, names, w))
+            continue
+        if s > 0:
+            kept.append((e, names, w * s / total))
+        excess.append((e, names, w * (1 - s / total)))
+    deficits = [(entry, sym, s - min(ending.get(sym, 0.0), s))
+                for sym, (entry, s) in stated.items()]
+    deficits = [(entry, sym, d) for entry, sym, d in deficits if d > 0.01]
+    out = kept
+    # fill the missing self shares from the largest unexplained branches first (few
+    # large pieces keep the flame graph readable and the rounding small)
+    excess.sort(key=lambda x: -x[2])
+    deficits.sort(key=lambda x: -x[2])
+    di, left = 0, (deficits[0][2] if deficits else 0.0)
+    for e, names, w in excess:
+        while w > 1e-9 and di < len(deficits):
+            take = min(w, left)
+            out.append((e, [deficits[di][1], HIDDEN_FRAME] + names, take))
+            w -= take
+            left -= take
+            if left <= 1e-9:
+                di += 1
+                left = deficits[di][2] if di < len(deficits) else 0.0
+        if w > 1e-9:
+            out.append((e, [HIDDEN_FRAME] + names, w))
+    while di < len(deficits):  # nothing printed left to hang these under: callers unknown
+        out.append((deficits[di][0], [deficits[di][1], HIDDEN_FRAME], left))
+        di += 1
+        left = deficits[di][2] if di < len(deficits) else 0.0
+    return out
 
 
 def _symbol(values: dict[str, str]) -> str:
@@ -421,6 +473,45 @@ def _symbol_kind(values: dict[str, str]) -> str:
     return KERNEL if sym.startswith("[k]") else ""
 
 
+def _address_aliases(sec: _Section) -> dict[str, str]:
+    """Graph nodes print unresolved user frames as absolute addresses (`0x7f3fde8e0458`),
+    entries as DSO-relative ones (`0x0000000000002458`). Where exactly one entry shares a
+    node's offset within the page, the node is that entry's frame."""
+    by_page_offset: dict[int, list[str]] = {}
+    absolute: dict[int, str] = {}
+    for e in sec.entries:
+        sym = _symbol(e.values)
+        m = _HEX.match(sym)
+        if m and int(m.group(1), 16) < _RELATIVE_LIMIT:
+            by_page_offset.setdefault(int(m.group(1), 16) & 0xfff, []).append(sym)
+        elif m:
+            absolute[int(m.group(1), 16)] = sym
+    alias: dict[str, str] = {}
+    stack = [e.graph for e in sec.entries if e.graph is not None]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.children)
+        m = _HEX.match(n.name)
+        if m is None or n.name in alias:
+            continue
+        value = int(m.group(1), 16)
+        if value in absolute:
+            alias[n.name] = absolute[value]
+        elif value >= _RELATIVE_LIMIT:
+            cands = by_page_offset.get(value & 0xfff, [])
+            if len(cands) == 1:
+                alias[n.name] = cands[0]
+    return alias
+
+
+def _with_entry_frame(names: list[str], sym: str) -> list[str]:
+    """The entry's own frame first: perf omits it from the graph under `--sort sym`, and
+    prints it as an absolute address where the entry has the DSO-relative one."""
+    if names and _same_frame(names[0], sym):
+        return [sym] + names[1:]
+    return [sym] + names
+
+
 def _same_frame(a: str, b: str) -> bool:
     """Names of one frame: equal, or a DSO-relative `0x0000000000002458` entry and the
     absolute `0x7f3fde8e0458` graph node for it (same offset within the 4 KiB page)."""
@@ -429,7 +520,9 @@ def _same_frame(a: str, b: str) -> bool:
     ma, mb = _HEX.match(a), _HEX.match(b)
     if ma and mb:
         xa, xb = int(ma.group(1), 16), int(mb.group(1), 16)
-        return (xa & 0xfff) == (xb & 0xfff) and (len(ma.group(1)) == 16) != (len(mb.group(1)) == 16)
+        if xa == xb:
+            return True
+        return (xa & 0xfff) == (xb & 0xfff) and (xa < _RELATIVE_LIMIT) != (xb < _RELATIVE_LIMIT)
     return False
 
 
@@ -445,6 +538,8 @@ def _apportion(weights: list[float], total_samples: int) -> list[int]:
     (largest remainder), so the entry shares survive the rounding."""
     exact = [w * total_samples / 100.0 for w in weights]
     target = round(sum(exact))
+    if abs(target - total_samples) <= max(1, total_samples // 100):
+        target = total_samples  # what perf printed adds up to 100% but for rounding
     counts = [int(x) for x in exact]
     short = target - sum(counts)
     order = sorted(range(len(exact)), key=lambda i: exact[i] - counts[i], reverse=True)

@@ -41,18 +41,20 @@ _RELATIVE_LIMIT = 0x10000000
 
 
 def sniff(head: str) -> bool:
-    """An event line followed by a frame line, or frame-less event lines (`-F` without ip)."""
-    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")]
+    """An event line followed by a frame line, frame-less event lines (no call chains),
+    or blocks of bare frames (`-F ip,...`)."""
+    lines = [ln for ln in head.splitlines()
+             if ln.strip() and not ln.startswith("#") and not ln.startswith("PERF_RECORD_")]
     for i, line in enumerate(lines[:200]):
-        if _parse_event_line(line) is None:
-            continue
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        ev = _parse_event_line(line)
+        if ev is None:
+            if line[:1].isspace() and _split_frame(line) is not None:
+                return True
+            continue
         if _split_frame(nxt) is not None:
             return True
-        ev = _parse_event_line(line)
-        if ev and ev[6] and nxt and _parse_event_line(nxt):
-            return True  # samples without call chains, one line each
-        return False
+        return bool(ev[6] and nxt and _parse_event_line(nxt))
     return False
 
 

@@ -1,0 +1,23 @@
+# make test: create .venv from pyproject.toml and run the whole suite.
+# make bench: the import benchmark against perf script and stackcollapse-perf.pl.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_script_import.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) benchmarks/out
