@@ -14,7 +14,8 @@ from ..textio import Source, text_lines
 
 NAME = "folded"
 
-_LINE = re.compile(r"^(?P<stack>.+?)\s+(?P<count>\d+)\s*$")
+# the count is after the last space; frames may end in a space ("handler<void 42")
+_LINE = re.compile(r"^(?P<stack>.+) (?P<count>\d+)$")
 _ANNOTATION = re.compile(r"_\[([kjiw])\]$")
 
 
@@ -36,7 +37,7 @@ def parse(source: Source) -> Profile:
     for n, line in enumerate(text_lines(source), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        m = _LINE.match(line)
+        m = _LINE.match(line.rstrip("\r"))
         if m is None:
             bad += 1
             if bad > 10 and bad * 2 > n:

@@ -1,0 +1,72 @@
+"""`python -m analysis report` as a user runs it."""
+import json
+import subprocess
+import sys
+
+from conftest import PUBLIC, ROOT, SPINPOOL
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "analysis", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_json_contract_on_the_idle_capture():
+    r = run("report", SPINPOOL / "1.0.0-idle.truth-script.txt", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    for key in ("format", "event", "samples", "duration_s", "cpus_busy", "functions",
+                "coverage", "findings"):
+        assert key in doc
+    assert doc["format"] == "perf-script"
+    assert doc["event"] == "cpu-clock:ppp"
+    assert doc["samples"] == 975
+    assert doc["cpus_busy"] == 1.972  # 975 x 10.10101 ms / 4.994 s
+    assert doc["duration_s"] == 4.994
+    assert doc["functions"][0]["name"] == "pthread_mutex_lock@@GLIBC_2.2.5"
+    assert doc["functions"][0]["self"] == 179
+    selfs = [f["self"] for f in doc["functions"]]
+    assert selfs == sorted(selfs, reverse=True)
+
+
+def test_text_report_of_a_raw_perf_report():
+    r = run("report", SPINPOOL / "1.0.0-idle.report-raw.txt", "--top", "3")
+    assert r.returncode == 0, r.stderr
+    assert "samples:    975" in r.stdout
+    assert "pthread_mutex_lock@@GLIBC_2.2.5" in r.stdout
+    assert "approximate" in r.stdout
+
+
+def test_folded_output_matches_stackcollapse(tmp_path):
+    src = PUBLIC / "brendangregg__FlameGraph/test/perf-numa-stacks-01.txt"
+    expected = PUBLIC / "brendangregg__FlameGraph/test/results/perf-numa-stacks-01-collapsed-tid.txt"
+    r = run("report", src, "--format", "folded", "--tid")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected.read_text()
+
+
+def test_symbols_are_accepted_and_said_unused():
+    r = run("report", SPINPOOL / "1.0.0-idle.script-raw.txt", "--symbols",
+            SPINPOOL / "symbols-1.0.0.zip", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert any("symbol input" in n for n in json.loads(r.stdout)["notes"])
+
+
+def test_unreadable_inputs_give_a_message_not_a_traceback(tmp_path):
+    cases = {
+        SPINPOOL / "1.0.0-idle.perf.data": "perf.data capture",
+        SPINPOOL / "symbols-1.0.0.zip": "zip archive",
+        SPINPOOL / "1.0.0-idle.perf.data.tar.bz2": "bzip2",
+    }
+    text = tmp_path / "notes.txt"
+    text.write_text("hello world\nthis is not a profile\n")
+    cases[text] = "not perf script, perf report or folded"
+    for path, words in cases.items():
+        r = run("report", path)
+        assert r.returncode == 2, path
+        assert words in r.stderr
+        assert "Traceback" not in r.stderr
+    r = run("report", tmp_path / "missing.txt")
+    assert r.returncode == 2 and "no such file" in r.stderr
+    r = run("report", SPINPOOL / "1.0.0-idle.truth-script.txt", "--event", "cycles")
+    assert r.returncode == 2 and "no event 'cycles'" in r.stderr
