@@ -120,15 +120,15 @@ class Profile:
         self._string_ix: dict[str, int] = {}
 
         # one entry per sample (or per aggregated row, for perf report text)
-        self.s_stack = array("l")
+        self.s_stack = array("i")
         self.s_count = array("q")  # samples this row stands for (1 for raw samples)
         self.s_period = array("q")  # event count (period); 0 when unknown
-        self.s_pid = array("l")
-        self.s_tid = array("l")
-        self.s_cpu = array("l")
+        self.s_pid = array("i")
+        self.s_tid = array("i")
+        self.s_cpu = array("i")
         self.s_time = array("d")  # seconds; NaN when unknown
-        self.s_event = array("l")
-        self.s_comm = array("l")
+        self.s_event = array("i")
+        self.s_comm = array("i")
 
     # ---- interning -------------------------------------------------------------------
     def mapping(self, path: str, kind: str | None = None, build_id: str = "") -> int:

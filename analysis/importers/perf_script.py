@@ -17,7 +17,7 @@ from typing import Iterable
 
 from ..errors import UnrecognizedFormat
 from ..profile import NO_ID, UNKNOWN, Profile
-from ..textio import Source, text_lines
+from ..textio import Source, open_binary
 from .header import HeaderReader
 
 NAME = "perf-script"
@@ -88,8 +88,26 @@ def _split_frame(line: str):
     return int(m.group("ip"), 16), sym, dso
 
 
+# the shape of nearly every event line, matched in one go (the general path is below)
+_EVENT_COMMON = re.compile(
+    r"^\s*(\S.*?)\s+(-?\d+)(?:/(-?\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(?:(\d+)\s+)?"
+    r"([^\s:][^\s]*?):\s*$")
+
+
+_EVENT_COMMON_BYTES = re.compile(_EVENT_COMMON.pattern.encode())
+
+
 def _parse_event_line(line: str):
     """(comm, pid, tid, cpu, time, period, event, trailing) or None."""
+    m = _EVENT_COMMON.match(line)
+    if m is not None:
+        comm, pid_s, tid_s, cpu_s, time_s, period_s, event = m.groups()
+        if tid_s is None:
+            pid, tid = NO_ID, int(pid_s)
+        else:
+            pid, tid = int(pid_s), int(tid_s)
+        return (comm, pid, tid, int(cpu_s) if cpu_s else NO_ID, float(time_s),
+                int(period_s) if period_s else 0, event, "")
     m = _EVENT_TIMED.match(line)
     if m is None:
         m = _EVENT_UNTIMED.match(line)
@@ -185,95 +203,190 @@ def unresolved_name(dso_base: str, address: int, relative: bool, kind: str) -> s
 
 
 def parse(source: Source) -> Profile:
-    return parse_lines(text_lines(source))
+    """Stream `source` in large binary chunks split into sample blocks (text between blank
+    lines). A block whose call chain was seen before costs one dict lookup plus parsing
+    its event line; any other block goes through the line parser, which handles every
+    shape perf prints and teaches the fast path the new chain."""
+    parser = _Parser()
+    p = parser.p
+    fast = parser.fast_stacks.get
+    slow = parser.feed_block
+    match_common = _EVENT_COMMON_BYTES.match
+    events: dict[bytes, int] = {}
+    comms: dict[bytes, int] = {}
+    a_stack, a_count, a_period = p.s_stack.append, p.s_count.append, p.s_period.append
+    a_pid, a_tid, a_cpu = p.s_pid.append, p.s_tid.append, p.s_cpu.append
+    a_time, a_event, a_comm = p.s_time.append, p.s_event.append, p.s_comm.append
+    tail: list[bytes] = []
+    for block in _blocks(open_binary(source), tail):
+        nl = block.find(b"\n")
+        if nl > 0:
+            sid = fast(block[nl + 1:])
+            if sid is not None:
+                m = match_common(block, 0, nl)
+                if m is not None:
+                    comm, pid_s, tid_s, cpu_s, time_s, period_s, event = m.groups()
+                    ev = events.get(event)
+                    if ev is None:
+                        ev = events[event] = p.event(event.decode("utf-8", "replace"))
+                    cid = comms.get(comm)
+                    if cid is None:
+                        cid = comms[comm] = p.string(comm.decode("utf-8", "replace"))
+                    a_stack(sid)
+                    a_count(1)
+                    a_period(int(period_s) if period_s else 0)
+                    if tid_s is None:
+                        a_pid(NO_ID)
+                        a_tid(int(pid_s))
+                    else:
+                        a_pid(int(pid_s))
+                        a_tid(int(tid_s))
+                    a_cpu(int(cpu_s) if cpu_s else NO_ID)
+                    a_time(float(time_s))
+                    a_event(ev)
+                    a_comm(cid)
+                    continue
+        slow(block)
+    if tail:  # the input did not end with a blank line: its last sample may be cut
+        for line in tail[0].decode("utf-8", "replace").split("\n"):
+            parser.feed(line)
+    return parser.finish()
 
 
 def parse_lines(lines: Iterable[str]) -> Profile:
-    p = Profile(NAME)
-    header = HeaderReader(p)
-    frames = _FrameTable(p)
-    loc_of = frames.by_line.get
-    add_sample, stack_of = p.add_sample, p.stack
-
-    in_sample = False
-    chain: list[int] = []
-    cur = None  # (comm_id, pid, tid, cpu, time, period, event_id)
-    seen_event_line = False
-    unparsed = 0
-
-    def finish():
-        comm_id, pid, tid, cpu, time, period, event_id = cur
-        add_sample(stack_of(tuple(chain)), period=period, pid=pid, tid=tid, cpu=cpu,
-                   time=time, event_id=event_id, comm_id=comm_id)
-
+    """The same from already decoded lines (tests, small inputs)."""
+    parser = _Parser()
     for line in lines:
-        if in_sample:
-            loc = loc_of(line)
+        parser.feed(line)
+    return parser.finish()
+
+
+_CHUNK = 1 << 20
+
+
+def _blocks(stream, tail: list[bytes]):
+    """Blank-line separated blocks of bytes, without their separators; what follows the
+    last blank line goes to `tail`."""
+    carry = b""
+    try:
+        while True:
+            chunk = stream.read(_CHUNK)
+            if not chunk:
+                break
+            parts = (carry + chunk).split(b"\n\n")
+            carry = parts.pop()
+            for part in parts:
+                if part:
+                    yield part
+        if carry.strip(b"\n"):
+            tail.append(carry.rstrip(b"\n"))
+    finally:
+        stream.close()
+
+
+class _Parser:
+    """Line-level state machine: event line, frame lines, blank line; tolerant of every
+    deviation seen in the wild (no blank line between samples, frames without an event
+    line, decorations such as srcline or brstack lines)."""
+
+    def __init__(self) -> None:
+        self.p = p = Profile(NAME)
+        self.header = HeaderReader(p)
+        self.frames = _FrameTable(p)
+        self.fast_stacks: dict[bytes, int] = {}
+        self.in_sample = False
+        self.chain: list[int] = []
+        self.cur: tuple | None = None  # (comm_id, pid, tid, cpu, time, period, event_id)
+        self.seen_event_line = False
+        self.unparsed = 0
+        self.samples_in_block = 0
+        self._event_cache: dict[bytes, tuple] = {}
+
+    # ---- slow path, teaching the fast one -------------------------------------------
+    def feed_block(self, block: bytes) -> None:
+        """Slow path for one block; remembers its chain when it was one plain sample."""
+        before = len(self.p)
+        unparsed = self.unparsed
+        text = block.decode("utf-8", "replace")
+        lines = text.split("\n")
+        for line in lines:
+            self.feed(line)
+        self.feed("")  # the blank line that separated this block from the next
+        nl = block.find(b"\n")
+        if nl > 0 and len(self.p) == before + 1 and self.unparsed == unparsed and \
+                _EVENT_COMMON.match(lines[0]) is not None:
+            self.fast_stacks[block[nl + 1:]] = self.p.s_stack[-1]
+
+    # ---- line by line ------------------------------------------------------------------
+    def _end_sample(self) -> None:
+        comm_id, pid, tid, cpu, time, period, event_id = self.cur
+        self.p.add_sample(self.p.stack(tuple(self.chain)), period=period, pid=pid, tid=tid,
+                          cpu=cpu, time=time, event_id=event_id, comm_id=comm_id)
+        self.in_sample = False
+        self.chain = []
+
+    def feed(self, line: str) -> None:
+        frames, p = self.frames, self.p
+        if self.in_sample:
+            loc = frames.by_line.get(line)
             if loc is None:
                 if not line or line.isspace():
-                    finish()
-                    in_sample = False
-                    chain = []
-                    continue
+                    self._end_sample()
+                    return
                 loc = frames.location(line)
-                if loc is None:
-                    if line.startswith("#"):
-                        continue
-                    ev = _parse_event_line(line)
-                    if ev is None:
-                        unparsed += 1  # srcline, brstack and other decorations
-                        continue
-                    finish()  # a new sample without a blank line between
-                    chain = []
-                    in_sample = False
-                else:
-                    chain.append(loc)
-                    continue
-            else:
-                chain.append(loc)
-                continue
-        else:
-            if not line or line.isspace():
-                continue
+            if loc is not None:
+                self.chain.append(loc)
+                return
             if line.startswith("#"):
-                if not seen_event_line:
-                    header.feed(line)
-                continue
-            if line.startswith("PERF_RECORD_"):
-                continue  # --show-mmap-events & co.
+                return
             ev = _parse_event_line(line)
             if ev is None:
-                parts = _split_frame(line)
-                if parts is None:
-                    unparsed += 1
-                    continue
+                self.unparsed += 1  # srcline, brstack and other decorations
+                return
+            self._end_sample()  # a new sample without a blank line between
+        else:
+            if not line or line.isspace():
+                return
+            if line.startswith("#"):
+                if not self.seen_event_line:
+                    self.header.feed(line)
+                return
+            if line.startswith("PERF_RECORD_"):
+                return  # --show-mmap-events & co.
+            ev = _parse_event_line(line)
+            if ev is None:
+                if _split_frame(line) is None:
+                    self.unparsed += 1
+                    return
                 # `-F ip,sym,...` without comm/tid: the block starts with its first frame
-                cur = (NO_ID, NO_ID, NO_ID, NO_ID, math.nan, 0, p.event(""))
-                chain = [frames.location(line)]
-                in_sample = True
-                seen_event_line = True
-                continue
+                self.cur = (NO_ID, NO_ID, NO_ID, NO_ID, math.nan, 0, p.event(""))
+                self.chain = [frames.location(line)]
+                self.in_sample = True
+                self.seen_event_line = True
+                return
         # an event line
-        seen_event_line = True
+        self.seen_event_line = True
         comm, pid, tid, cpu, time, period, event, more = ev
-        cur = (p.string(comm), pid, tid, cpu, time, period, p.event(event))
-        chain = []
-        in_sample = True
+        self.cur = (p.string(comm), pid, tid, cpu, time, period, p.event(event))
+        self.chain = []
+        self.in_sample = True
         if more:
             parts = _split_frame(more)
             if parts is not None and more.rstrip().endswith(")"):
-                chain.append(frames.location_from_parts(*parts))
-    if in_sample:
-        finish()
-        p.truncated_tail = True
+                self.chain.append(frames.location_from_parts(*parts))
 
-    if not seen_event_line and unparsed:
-        raise UnrecognizedFormat("no perf script sample lines found")
-    if not len(p):
-        p.notes.append("the capture holds no samples: the process did not run on a CPU "
-                       "while perf recorded (idle, 0% CPU)")
-    if unparsed:
-        p.notes.append(f"{unparsed} lines that are neither samples nor frames were skipped")
-    header.finish()
-    return p
-
+    def finish(self) -> Profile:
+        p = self.p
+        if self.in_sample:
+            self._end_sample()
+            p.truncated_tail = True
+        if not self.seen_event_line and self.unparsed:
+            raise UnrecognizedFormat("no perf script sample lines found")
+        if not len(p):
+            p.notes.append("the capture holds no samples: the process did not run on a CPU "
+                           "while perf recorded (idle, 0% CPU)")
+        if self.unparsed:
+            p.notes.append(f"{self.unparsed} lines that are neither samples nor frames "
+                           f"were skipped")
+        self.header.finish()
+        return p
