@@ -47,23 +47,21 @@ def _fold(path, flag, **kw):
     return list(folded_lines(fold(profile, FoldOptions.from_flag(flag, **kw))))
 
 
-@pytest.mark.parametrize("result", _results(FG), ids=lambda p: p.name)
-def test_flamegraph_period_weighted(result):
+def _flamegraph_cases():
+    for directory, weight in ((FG, "period"), (FG_FORK, "samples")):
+        for result in _results(directory):
+            yield pytest.param(result, weight, id=f"{directory.name}/{result.name}")
+
+
+@pytest.mark.parametrize("result,weight", list(_flamegraph_cases()))
+def test_flamegraph_results(result, weight):
+    """brendangregg's results weigh by period, jonhoo's fork counts samples; both fold
+    the inputs in brendangregg__FlameGraph/test."""
     name, flag = result.stem.rsplit("-collapsed-", 1)
     expected = result.read_text(errors="replace").splitlines()
     if STALE_JAVA_PID.search(result.name):
         expected = _apply_java_fix(expected)
-    got = _fold(FG / "test" / f"{name}.txt", flag, convention="flamegraph", weight="period")
-    assert got == expected
-
-
-@pytest.mark.parametrize("result", _results(FG_FORK), ids=lambda p: p.name)
-def test_flamegraph_fork_sample_counts(result):
-    name, flag = result.stem.rsplit("-collapsed-", 1)
-    expected = result.read_text(errors="replace").splitlines()
-    if STALE_JAVA_PID.search(result.name):
-        expected = _apply_java_fix(expected)
-    got = _fold(FG / "test" / f"{name}.txt", flag, convention="flamegraph", weight="samples")
+    got = _fold(FG / "test" / f"{name}.txt", flag, convention="flamegraph", weight=weight)
     assert got == expected
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..errors import UnrecognizedFormat
-from ..profile import KERNEL, Profile
+from ..profile import Profile
 from ..textio import Source, text_lines
 
 NAME = "folded"

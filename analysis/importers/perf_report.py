@@ -159,12 +159,12 @@ def _read_sections(lines, header: HeaderReader) -> list[_Section]:
 
 def _columns(names_line: str, dots_line: str) -> list[tuple[str, int, int]]:
     """Column spans from the dotted underline; names from the text above each span."""
-    spans = [(m.start(), m.end()) for m in re.finditer(r"\.+", dots_line)]
+    starts = [m.start() for m in re.finditer(r"\.+", dots_line)]
     cols = []
-    for i, (a, b) in enumerate(spans):
-        end = spans[i + 1][0] if i + 1 < len(spans) else None
-        name = names_line[a:end].strip() if end else names_line[a:].strip()
-        cols.append((name, a, end if end is not None else -1))
+    for i, a in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else -1
+        name = (names_line[a:end] if end != -1 else names_line[a:]).strip()
+        cols.append((name, a, end))
     return cols
 
 
