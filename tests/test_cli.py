@@ -23,6 +23,7 @@ def test_json_contract_on_the_idle_capture():
     assert doc["samples"] == 975
     assert doc["cpus_busy"] == 1.972  # 975 x 10.10101 ms / 4.994 s
     assert doc["duration_s"] == 4.994
+    assert doc["time_range"] == [1282.145105, 1287.138846]
     assert doc["functions"][0]["name"] == "pthread_mutex_lock@@GLIBC_2.2.5"
     assert doc["functions"][0]["self"] == 179
     selfs = [f["self"] for f in doc["functions"]]

@@ -6,8 +6,10 @@ may be missing (`-F`), frames may share the event line when there is no call cha
 old perf versions print frames at column 0, so a line is classified by its shape and by
 where it stands in the block, not by indentation.
 
-Speed matters (captures of hundreds of MB): every distinct frame line is parsed once and
-then found in a dict keyed by the raw line, so the common path per frame is one lookup.
+Speed matters (captures of hundreds of MB): the input is read in binary chunks and cut
+into blocks at blank lines; a block whose call-chain text was seen before maps to its
+interned stack with one dict lookup, so per sample only the event line is parsed. Every
+other block goes through the line parser, which parses each distinct frame line once.
 """
 from __future__ import annotations
 
@@ -92,8 +94,6 @@ def _split_frame(line: str):
 _EVENT_COMMON = re.compile(
     r"^\s*(\S.*?)\s+(-?\d+)(?:/(-?\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(?:(\d+)\s+)?"
     r"([^\s:][^\s]*?):\s*$")
-
-
 _EVENT_COMMON_BYTES = re.compile(_EVENT_COMMON.pattern.encode())
 
 
