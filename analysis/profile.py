@@ -56,12 +56,13 @@ class Location:
 
     id: int
     mapping_id: int
-    address: int  # as the input printed it (0 when the input had no address)
+    address: int  # as the input gave it: runtime IP, or what the text printed (0: none)
     functions: tuple[int, ...]
-    #: True when `address` is already relative to the DSO (perf 6.1 prints those for
-    #: user-space DSOs, `perf report` prints `[.] 0x0000000000002458`), so step 3 can
-    #: symbolize it without the process's maps.
-    dso_relative: bool = False
+    #: Offset of the frame in its DSO's file-offset space (perf's map_ip: IP - map start +
+    #: pgoff; the raw IP for the kernel), when known: perf.data always knows it, perf 6.1
+    #: text prints it for user DSOs, `perf report` as `[.] 0x0000000000002458`. With the
+    #: build-id it is what symbolization needs; None when only an absolute IP is known.
+    dso_offset: int | None = None
     symbol_offset: int | None = None  # the "+0x38" perf printed after the symbol
 
 
@@ -154,10 +155,10 @@ class Profile:
         return ix
 
     def add_location(self, mapping_id: int, address: int, functions: tuple[int, ...],
-                     dso_relative: bool = False, symbol_offset: int | None = None) -> int:
+                     dso_offset: int | None = None, symbol_offset: int | None = None) -> int:
         """Locations are not deduplicated here: importers keep their own cheaper key."""
         ix = len(self.locations)
-        self.locations.append(Location(ix, mapping_id, address, functions, dso_relative,
+        self.locations.append(Location(ix, mapping_id, address, functions, dso_offset,
                                        symbol_offset))
         return ix
 
@@ -233,6 +234,18 @@ class Profile:
             if c:
                 return i
         return 0 if self.events else None
+
+
+def unresolved_name(profile: Profile, mapping_id: int, address: int,
+                    dso_offset: int | None) -> str:
+    """How a frame without a symbol reads: `libfoo.so+0x2458` when its offset in a user
+    DSO is known (what symbolization will look up), otherwise the raw address."""
+    m = profile.mappings[mapping_id]
+    if m.kind == UNKNOWN:
+        return "[unknown]" if address == 0 else f"0x{address:x}"
+    if dso_offset is not None and m.kind != KERNEL:
+        return f"{m.basename}+0x{dso_offset:x}"
+    return f"0x{address:x}"
 
 
 def classify_dso(path: str) -> str:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UnrecognizedFormat
-from ..profile import KERNEL, UNKNOWN, Profile
+from ..profile import KERNEL, UNKNOWN, Profile, unresolved_name
 from ..textio import Source, text_lines
 from .header import HeaderReader
 
@@ -399,12 +399,10 @@ class _StackBuilder:
         if m is not None:
             # `[.] 0x0000000000002458`: perf's DSO-relative address
             relative = address < _RELATIVE_LIMIT and mapping.kind != UNKNOWN
-            if relative:
-                label = f"{mapping.basename}+0x{address:x}"
-            else:
-                label = f"0x{address:x}"
+            label = unresolved_name(p, mapping_id, address, address if relative else None)
             fid = p.function(label, mapping_id, resolved=False, system_name=name)
-            loc = p.add_location(mapping_id, address, (fid,), dso_relative=relative)
+            loc = p.add_location(mapping_id, address, (fid,),
+                                 dso_offset=address if relative else None)
         else:
             fid = p.function(name.removesuffix(" (inlined)"), mapping_id)
             loc = p.add_location(mapping_id, 0, (fid,))

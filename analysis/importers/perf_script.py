@@ -18,7 +18,7 @@ import re
 from typing import Iterable
 
 from ..errors import UnrecognizedFormat
-from ..profile import NO_ID, UNKNOWN, Profile
+from ..profile import KERNEL, NO_ID, UNKNOWN, Profile, unresolved_name
 from ..textio import Source, open_binary
 from .header import HeaderReader
 
@@ -180,26 +180,21 @@ class _FrameTable:
         if m is not None:
             offset = int(m.group(1), 16)
             sym = sym[:m.start()]
-        relative = mapping.kind not in ("kernel", UNKNOWN) and ip < _RELATIVE_LIMIT
+        if mapping.kind == KERNEL:
+            dso_offset = ip  # perf's kernel maps are identity-mapped
+        elif mapping.kind != UNKNOWN and ip < _RELATIVE_LIMIT:
+            dso_offset = ip
+        else:
+            dso_offset = None
         if sym in ("[unknown]", ""):
-            funcs = (p.function(unresolved_name(mapping.basename, ip, relative, mapping.kind),
+            funcs = (p.function(unresolved_name(p, mapping_id, ip, dso_offset),
                                 mapping_id, resolved=False, system_name=sym),)
         else:
             # `a->b->c`: perf's inline chain, outermost first; we keep leaf-most first
             names = sym.split("->")
             funcs = tuple(p.function(n, mapping_id) for n in reversed(names))
-        return p.add_location(mapping_id, ip, funcs, dso_relative=relative,
+        return p.add_location(mapping_id, ip, funcs, dso_offset=dso_offset,
                               symbol_offset=offset)
-
-
-def unresolved_name(dso_base: str, address: int, relative: bool, kind: str) -> str:
-    """How an unresolved frame reads: `libfoo.so+0x2458` when the DSO offset is known,
-    the raw address otherwise (an absolute address only means something with maps)."""
-    if kind == UNKNOWN or not dso_base:
-        return "[unknown]" if address == 0 else f"0x{address:x}"
-    if relative:
-        return f"{dso_base}+0x{address:x}"
-    return f"[{dso_base}] 0x{address:x}"
 
 
 def parse(source: Source) -> Profile:
