@@ -1,5 +1,7 @@
 """One module per input format; `load` picks the importer from the content, never the name.
 
+Binary formats (perf.data) are recognised by their magic; text formats by their lines.
+
 Each importer module has `NAME`, `sniff(head_text) -> bool` and `parse(source) -> Profile`.
 Order matters only where formats could look alike: perf report text has `#` headers that
 perf script's `--header` also prints, so it is asked first; folded stacks last, since a
@@ -10,13 +12,12 @@ from __future__ import annotations
 from ..errors import UnrecognizedFormat
 from ..profile import Profile
 from ..textio import Source, read_head
-from . import folded, perf_report, perf_script
+from . import folded, perf_data, perf_report, perf_script
 
 IMPORTERS = (perf_report, perf_script, folded)
+BINARY_IMPORTERS = (perf_data,)
 
 _BINARY_KINDS = [
-    (b"PERFILE2", "a perf.data capture"),
-    (b"2ELIFREP", "a perf.data capture (big-endian)"),
     (b"PERFFILE", "a perf.data capture in the format of perf before 2.6.35"),
     (b"\x7fELF", "an ELF binary (a symbol file: attach it as symbols, not as the capture)"),
     (b"PK\x03\x04", "a zip archive"),
@@ -29,12 +30,11 @@ _BINARY_KINDS = [
 def detect(source: Source) -> str:
     """The importer NAME for `source`, or UnrecognizedFormat saying what it looked like."""
     head = read_head(source)
+    for mod in BINARY_IMPORTERS:
+        if mod.sniff_bytes(head):
+            return mod.NAME
     for magic, what in _BINARY_KINDS:
         if head.startswith(magic):
-            if magic == b"PERFILE2" or magic == b"2ELIFREP":
-                raise UnrecognizedFormat(
-                    f"this is {what}; reading perf.data itself is not available yet: "
-                    f"upload the output of `perf script` or `perf report --stdio` instead")
             raise UnrecognizedFormat(f"this is {what}, not a profile we can read")
     if b"\x00" in head[:4096]:
         raise UnrecognizedFormat("this is a binary file of unknown kind, not a profile")
@@ -55,7 +55,7 @@ def detect(source: Source) -> str:
 def load(source: Source, fmt: str | None = None) -> Profile:
     """Detect (unless `fmt` names the importer) and import."""
     name = fmt or detect(source)
-    for mod in IMPORTERS:
+    for mod in IMPORTERS + BINARY_IMPORTERS:
         if mod.NAME == name:
             return mod.parse(source)
     raise UnrecognizedFormat(f"unknown format {name!r}")

@@ -1,0 +1,115 @@
+"""Decoding SAMPLE records: one reader per attr, built from its sample_type once.
+
+Only what a CPU profile needs is decoded (ip, pid/tid, time, id, cpu, period, call chain,
+the branch stack of LBR call stacks, the user IP register of DWARF-mode samples); every
+other field is skipped by its size, so any sample_type combination is walked correctly.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .attr import (ADDR, BRANCH_COUNTERS, BRANCH_HW_INDEX, BRANCH_STACK, CALLCHAIN, CPU,
+                   FMT_GROUP, FMT_ID, FMT_LOST, FMT_TOTAL_TIME_ENABLED,
+                   FMT_TOTAL_TIME_RUNNING, ID, IDENTIFIER, IP, PERIOD, RAW, READ, REGS_USER,
+                   STREAM_ID, TID, TIME, Attr)
+
+#: Bit of the instruction pointer in sample_regs_user, per architecture
+USER_IP_REG = {"x86_64": 8, "i386": 8, "i686": 8, "aarch64": 32, "arm64": 32, "arm": 15,
+               "armv7l": 15, "riscv64": 0, "ppc64le": 32, "ppc64": 32, "s390x": 1}
+
+
+@dataclass
+class Sample:
+    ip: int
+    pid: int
+    tid: int
+    time: int
+    id: int
+    cpu: int
+    period: int
+    chain: bytes | None  # raw u64 call-chain entries, markers included
+    branch_from: tuple[int, ...] | None  # LBR call stack: call sites, innermost first
+    user_ip: int | None  # DWARF mode: the user-space IP from REGS_USER
+
+
+class SampleReader:
+    def __init__(self, attr: Attr, endian: str, arch: str | None) -> None:
+        st = attr.sample_type
+        self.endian = endian
+        fmt, fields = endian, []
+        for bit, code, name in ((IDENTIFIER, "Q", "identifier"), (IP, "Q", "ip"),
+                                (TID, "ii", "pid tid"), (TIME, "Q", "time"),
+                                (ADDR, "Q", "addr"), (ID, "Q", "id"),
+                                (STREAM_ID, "Q", "stream_id"), (CPU, "II", "cpu res"),
+                                (PERIOD, "Q", "period")):
+            if st & bit:
+                fmt += code
+                fields += name.split()
+        self.prefix = struct.Struct(fmt)
+        index = {name: i for i, name in enumerate(fields)}
+        self.i_ip = index.get("ip", -1)
+        self.i_pid = index.get("pid", -1)
+        self.i_tid = index.get("tid", -1)
+        self.i_time = index.get("time", -1)
+        self.i_id = index.get("id", index.get("identifier", -1))
+        self.i_cpu = index.get("cpu", -1)
+        self.i_period = index.get("period", -1)
+        self.st = st
+        rf = attr.read_format
+        self.read_size = None
+        if st & READ:
+            per_value = 8 * (1 + bool(rf & FMT_ID) + bool(rf & FMT_LOST))
+            extra = 8 * (bool(rf & FMT_TOTAL_TIME_ENABLED) + bool(rf & FMT_TOTAL_TIME_RUNNING))
+            self.read_group = bool(rf & FMT_GROUP)
+            self.read_per_value, self.read_extra = per_value, extra
+        self.hw_index = bool(attr.branch_sample_type & BRANCH_HW_INDEX)
+        self.branch_counters = bool(attr.branch_sample_type & BRANCH_COUNTERS)
+        self.want_branches = bool(st & BRANCH_STACK)
+        self.regs_user = bin(attr.sample_regs_user).count("1")
+        ip_bit = USER_IP_REG.get(arch or "x86_64")
+        self.user_ip_index = None
+        if ip_bit is not None and attr.sample_regs_user >> ip_bit & 1:
+            self.user_ip_index = bin(attr.sample_regs_user & ((1 << ip_bit) - 1)).count("1")
+        self.want_regs = bool(st & REGS_USER) and attr.exclude_callchain_user
+        self.needs_tail = self.want_branches or self.want_regs
+
+    def read(self, buf, start: int, end: int) -> Sample:
+        e = self.endian
+        vals = self.prefix.unpack_from(buf, start) + (-1,)  # index -1: field absent
+        pos = start + self.prefix.size
+        st = self.st
+        if st & READ:
+            if self.read_group:
+                (nr,) = struct.unpack_from(e + "Q", buf, pos)
+                pos += 8 + self.read_extra + nr * self.read_per_value
+            else:
+                pos += self.read_extra + self.read_per_value
+        chain = None
+        if st & CALLCHAIN:
+            (nr,) = struct.unpack_from(e + "Q", buf, pos)
+            pos += 8
+            if pos + 8 * nr > end:
+                raise struct.error("call chain runs past the record")
+            chain = bytes(buf[pos:pos + 8 * nr])
+            pos += 8 * nr
+        branch_from = user_ip = None
+        if self.needs_tail:
+            if st & RAW:
+                (size,) = struct.unpack_from(e + "I", buf, pos)
+                pos += 4 + size
+            if st & BRANCH_STACK:
+                (nr,) = struct.unpack_from(e + "Q", buf, pos)
+                pos += 8 + (8 if self.hw_index else 0)
+                if nr:
+                    flat = struct.unpack_from(f"{e}{3 * nr}Q", buf, pos)
+                    branch_from = flat[0::3]
+                pos += 24 * nr + (8 * nr if self.branch_counters else 0)
+            if self.want_regs:
+                (abi,) = struct.unpack_from(e + "Q", buf, pos)
+                pos += 8
+                if abi and self.user_ip_index is not None:
+                    (user_ip,) = struct.unpack_from(e + "Q", buf, pos + 8 * self.user_ip_index)
+        return Sample(max(vals[self.i_ip], 0), vals[self.i_pid], vals[self.i_tid],
+                      max(vals[self.i_time], 0), max(vals[self.i_id], 0), vals[self.i_cpu],
+                      max(vals[self.i_period], 0), chain, branch_from, user_ip)
