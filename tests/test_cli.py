@@ -46,6 +46,16 @@ def test_folded_output_matches_stackcollapse(tmp_path):
     assert r.stdout == expected.read_text()
 
 
+def test_perf_data_report():
+    r = run("report", SPINPOOL / "1.0.0-idle.perf.data", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "perf-data"
+    assert doc["samples"] == 975
+    assert doc["cpus_busy"] == 1.972  # 975 x 10.10101 ms over 4.9937 s (SAMPLE_TIME)
+    assert doc["metadata"]["hostname"] == "vm"
+
+
 def test_symbols_are_accepted_and_said_unused():
     r = run("report", SPINPOOL / "1.0.0-idle.script-raw.txt", "--symbols",
             SPINPOOL / "symbols-1.0.0.zip", "--format", "json")
@@ -55,7 +65,6 @@ def test_symbols_are_accepted_and_said_unused():
 
 def test_unreadable_inputs_give_a_message_not_a_traceback(tmp_path):
     cases = {
-        SPINPOOL / "1.0.0-idle.perf.data": "perf.data capture",
         SPINPOOL / "symbols-1.0.0.zip": "zip archive",
         SPINPOOL / "1.0.0-idle.perf.data.tar.bz2": "bzip2",
     }
