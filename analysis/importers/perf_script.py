@@ -173,7 +173,8 @@ class _FrameTable:
 
     def _new_location(self, ip: int, sym: str, dso: str) -> int:
         p = self.p
-        mapping_id = p.mapping(dso or "[unknown]")
+        # `ip sym (inlined)`: perf's inline expansion; it does not print the DSO
+        mapping_id = p.mapping("[unknown]" if dso == "inlined" or not dso else dso)
         mapping = p.mappings[mapping_id]
         offset = None
         m = _OFFSET.search(sym)
