@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test bench clean
+.PHONY: test bench bench-perf-data clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_script_import.py $(BENCH_ARGS)
+
+bench-perf-data: $(STAMP)
+	$(PY) benchmarks/bench_perf_data_import.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) benchmarks/out

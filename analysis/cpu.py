@@ -17,13 +17,25 @@ _CLOCK_EVENTS = ("cpu-clock", "task-clock")
 _SLEEP = re.compile(r"(?:^|\s)sleep\s+(\d+(?:\.\d+)?)\s*$")
 
 
+def time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | None:
+    """First and last sample timestamp of the event, when samples have them."""
+    if event_id is None or profile.single_event():
+        times = profile.s_time
+    else:
+        times = [t for t, e in zip(profile.s_time, profile.s_event) if e == event_id]
+    if not len(times) or math.isnan(sum(times)):
+        times = [t for t in times if not math.isnan(t)]
+        if not times:
+            return None
+    return min(times), max(times)
+
+
 def duration_s(profile: Profile, event_id: int | None) -> float | None:
     if profile.meta.duration_s:
         return profile.meta.duration_s
-    times = [t for t, e in zip(profile.s_time, profile.s_event)
-             if (event_id is None or e == event_id) and not math.isnan(t)]
-    if len(times) >= 2 and max(times) > min(times):
-        return max(times) - min(times)
+    span = time_range(profile, event_id)
+    if span is not None and span[1] > span[0]:
+        return span[1] - span[0]
     # `perf record ... -- sleep 5`: the usual way to bound a capture
     m = _SLEEP.search(profile.meta.cmdline or "")
     return float(m.group(1)) if m else None
@@ -39,7 +51,10 @@ def cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
         return 0.0 if not len(profile) else None
     if not is_clock_event(profile.events[event_id].name):
         return None
-    total = sum(p for p, e in zip(profile.s_period, profile.s_event) if e == event_id)
+    if profile.single_event():
+        total = sum(profile.s_period)
+    else:
+        total = sum(p for p, e in zip(profile.s_period, profile.s_event) if e == event_id)
     return total / 1e9 if total else None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -213,8 +214,25 @@ class Profile:
     def sample_count(self, event_id: int | None = None) -> int:
         if event_id is None:
             return sum(self.s_count)
-        c, ev = self.s_count, self.s_event
-        return sum(c[i] for i in range(len(ev)) if ev[i] == event_id)
+        return self.event_counts()[event_id] if event_id < len(self.events) else 0
+
+    def event_counts(self) -> list[int]:
+        """Samples per event (one pass; C-speed when every row is one sample)."""
+        counts = [0] * len(self.events)
+        if self.unit_rows():
+            for e, n in Counter(self.s_event).items():
+                counts[e] = n
+        else:
+            for e, c in zip(self.s_event, self.s_count):
+                counts[e] += c
+        return counts
+
+    def unit_rows(self) -> bool:
+        """Every row is one sample (true for perf.data and perf script input)."""
+        return not self.s_count or max(self.s_count) == 1
+
+    def single_event(self) -> bool:
+        return len(self.events) <= 1 or len(set(self.s_event)) <= 1
 
     def comm(self, row: int) -> str:
         cid = self.s_comm[row]
@@ -227,10 +245,7 @@ class Profile:
 
     def default_event(self) -> int | None:
         """The event a view shows unless the user picks another: the first with samples."""
-        counts = [0] * len(self.events)
-        for e, c in zip(self.s_event, self.s_count):
-            counts[e] += c
-        for i, c in enumerate(counts):
+        for i, c in enumerate(self.event_counts()):
             if c:
                 return i
         return 0 if self.events else None

@@ -38,7 +38,7 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
                    for i, e in enumerate(profile.events)],
         "samples": samples,
         "duration_s": _round(cpu.duration_s(profile, event_id)),
-        "time_range": _time_range(profile, event_id),
+        "time_range": _list(cpu.time_range(profile, event_id)),
         "cpus_busy": _round(busy),
         "cpu_seconds": _round(secs),
         "approximate": profile.approximate,
@@ -63,11 +63,8 @@ def _event_id(profile: Profile, event: str | None) -> int | None:
     raise AnalysisError(f"no event {event!r} in this capture (it has: {names})")
 
 
-def _time_range(profile: Profile, event_id: int | None) -> list[float] | None:
-    """First and last sample timestamp (seconds, perf's clock), when samples have them."""
-    times = [t for t, e in zip(profile.s_time, profile.s_event)
-             if e == event_id and t == t]  # t == t: not NaN
-    return [min(times), max(times)] if times else None
+def _list(span: tuple[float, float] | None) -> list[float] | None:
+    return None if span is None else [span[0], span[1]]
 
 
 def _round(x: float | None, digits: int = 3) -> float | None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from ..profile import Profile
@@ -44,8 +45,16 @@ def selected_rows(profile: Profile, sel: Selection):
         yield i
 
 
+def is_whole(profile: Profile, sel: Selection) -> bool:
+    """The selection keeps every row (one event, no other filter)."""
+    return sel.pids is None and sel.tids is None and sel.comms is None and \
+        sel.start_s is None and sel.end_s is None and profile.single_event()
+
+
 def stack_weights(profile: Profile, sel: Selection = Selection()) -> dict[int, int]:
     """stack id -> summed weight (sample counts, or periods) of the selected samples."""
+    if sel.weight != "period" and is_whole(profile, sel) and profile.unit_rows():
+        return dict(Counter(profile.s_stack))
     out: dict[int, int] = {}
     s_stack = profile.s_stack
     w = profile.s_period if sel.weight == "period" else profile.s_count

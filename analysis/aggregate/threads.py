@@ -1,17 +1,22 @@
 """Samples per process and per thread."""
 from __future__ import annotations
 
+from collections import Counter
+
 from ..profile import NO_ID, Profile
-from .selection import Selection, selected_rows
+from .selection import Selection, is_whole, selected_rows
 
 
 def by_thread(profile: Profile, sel: Selection = Selection()) -> list[dict]:
     """One row per (pid, tid, comm), heaviest first."""
     acc: dict[tuple[int, int, int], int] = {}
     count = profile.s_count
-    for i in selected_rows(profile, sel):
-        key = (profile.s_pid[i], profile.s_tid[i], profile.s_comm[i])
-        acc[key] = acc.get(key, 0) + count[i]
+    if is_whole(profile, sel) and profile.unit_rows():
+        acc = Counter(zip(profile.s_pid, profile.s_tid, profile.s_comm))
+    else:
+        for i in selected_rows(profile, sel):
+            key = (profile.s_pid[i], profile.s_tid[i], profile.s_comm[i])
+            acc[key] = acc.get(key, 0) + count[i]
     rows = [{"pid": None if pid == NO_ID else pid, "tid": None if tid == NO_ID else tid,
              "comm": profile.strings[c] if c >= 0 else "", "samples": n}
             for (pid, tid, c), n in acc.items()]

@@ -113,8 +113,11 @@ class _Reader:
         self.features = Features() if self.h.pipe else read_features(buf, self.h)
         self.attrs: list[Attr] = list(self.h.attrs)
         self.by_id: dict[int, Attr] = {}
-        self.readers: dict[int, SampleReader] = {}
-        self.event_of_attr: dict[int, int] = {}
+        self.targets: dict[int, tuple[SampleReader, int]] = {}  # sample id -> reader
+        self.by_attr: dict[int, tuple[SampleReader, int]] = {}
+        self.id_offset: int | None = None
+        self.multi = False
+        self.unpack_u64 = struct.Struct(self.e + "Q").unpack_from
         # sample columns (file order)
         self.c_time = array("q")
         self.c_pid = array("i")
@@ -139,12 +142,45 @@ class _Reader:
         last_time = 0
         seq = 0
         e = self.e
+        targets_get, unpack_u64 = self.targets.get, self.unpack_u64
+        chain_get = self.chain_ix.get
+        a_time, a_pid, a_tid = self.c_time.append, self.c_pid.append, self.c_tid.append
+        a_cpu, a_period = self.c_cpu.append, self.c_period.append
+        a_event, a_chain = self.c_event.append, self.c_chain.append
         for rtype, misc, b, s, end, fpos in walk:
             seq += 1
-            if rtype == R.SAMPLE:
-                t = self._sample(misc, b, s, end)
-                if t is not None:
-                    last_time = t
+            if rtype == 9:  # SAMPLE; the common layouts are decoded right here
+                off = self.id_offset
+                ident = unpack_u64(b, s + off)[0] if self.multi and off is not None else 0
+                target = targets_get(ident) or self._target(ident)
+                fast = target[2]
+                if fast is None or s + fast[1] > end:
+                    t = self._sample(misc, b, s, end)
+                    if t is not None:
+                        last_time = t
+                    continue
+                unpack, size, i_ip, i_pid, i_tid, i_time, i_cpu, i_period, chained = fast
+                v = unpack(b, s) + (0, -1)
+                if chained:
+                    nr = unpack_u64(b, s + size)[0]
+                    cstart = s + size + 8
+                    if cstart + 8 * nr > end:
+                        self.bad_samples += 1
+                        continue
+                    ckey = (misc & 7, b[cstart:cstart + 8 * nr]) if nr else (misc & 7, v[i_ip])
+                else:
+                    ckey = (misc & 7, v[i_ip])
+                cid = chain_get(ckey)
+                if cid is None:
+                    cid = self._intern_chain(ckey, misc & 7, v[i_ip])
+                last_time = v[i_time]
+                a_time(last_time)
+                a_pid(v[i_pid])
+                a_tid(v[i_tid])
+                a_cpu(v[i_cpu])
+                a_period(v[i_period])
+                a_event(target[1])
+                a_chain(cid)
             elif rtype in (R.MMAP, R.MMAP2, R.COMM, R.FORK):
                 t = self._record_time(b, s, end) or 0
                 if t == 0 and not self._has_sideband_time():
@@ -188,65 +224,79 @@ class _Reader:
         for a in self.attrs:
             for i in a.ids:
                 self.by_id[i] = a
+        self.targets.clear()
+        self.multi = len(self.attrs) > 1
+        if self.attrs:
+            self.id_offset = self.attrs[0].sample_id_offset()
 
     def _attr_for(self, ident: int) -> Attr | None:
         if len(self.attrs) == 1 or not ident:
             return self.attrs[0] if self.attrs else None
         return self.by_id.get(ident, self.attrs[0] if self.attrs else None)
 
+    def _target(self, ident: int) -> tuple[SampleReader, int]:
+        """(reader, event id) for samples carrying `ident` (any id when one attr)."""
+        target = self.targets.get(ident)
+        if target is None:
+            attr = self._attr_for(ident)
+            key = id(attr)
+            target = self.by_attr.get(key)
+            if target is None:
+                reader = SampleReader(attr, self.e, self.features.arch)
+                if attr.sample_type & (REGS_USER | STACK_USER) and attr.exclude_callchain_user:
+                    self.dwarf = True
+                target = self.by_attr[key] = (
+                    reader, self.p.event(attr.name or attr.default_name()), reader.fast())
+            self.targets[ident] = target
+        return target
+
     def _sample(self, misc: int, b, s: int, end: int) -> int | None:
-        attrs = self.attrs
-        if not attrs:
+        if not self.attrs:
             self.bad_samples += 1
             return None
-        a0 = attrs[0]
-        if len(attrs) > 1:
-            off = a0.sample_id_offset()
-            ident = struct.unpack_from(self.e + "Q", b, s + off)[0] if off is not None else 0
-            attr = self._attr_for(ident)
+        if len(self.attrs) > 1 and self.id_offset is not None:
+            ident = self.unpack_u64(b, s + self.id_offset)[0]
         else:
-            attr = a0
-        key = id(attr)
-        reader = self.readers.get(key)
-        if reader is None:
-            reader = self.readers[key] = SampleReader(attr, self.e, self.features.arch)
-            if attr.sample_type & (REGS_USER | STACK_USER) and attr.exclude_callchain_user:
-                self.dwarf = True
+            ident = 0
+        reader, ev, _ = self.targets.get(ident) or self._target(ident)
         try:
-            smp = reader.read(b, s, end)
+            ip, pid, tid, time, cpu, period, chain, branch_from, user_ip = \
+                reader.read(b, s, end)
         except struct.error:
             self.bad_samples += 1
             return None
         mode = misc & 7
-        if smp.branch_from is not None and smp.chain is not None:
-            ckey = (mode, smp.chain, smp.branch_from, smp.ip)
-        elif smp.user_ip is not None:
-            ckey = (mode, smp.chain, smp.user_ip, smp.ip)
-        elif smp.chain:
-            ckey = (mode, smp.chain)
+        if branch_from is not None or user_ip is not None:
+            ckey = (mode, chain, branch_from, user_ip, ip)
+        elif chain:
+            ckey = (mode, chain)
         else:
-            ckey = (mode, smp.ip)
+            ckey = (mode, ip)
         cid = self.chain_ix.get(ckey)
         if cid is None:
             cid = self.chain_ix[ckey] = len(self.chains)
-            self.chains.append(self._frames(mode, smp))
-        ev = self.event_of_attr.get(key)
-        if ev is None:
-            ev = self.event_of_attr[key] = self.p.event(attr.name or attr.default_name())
-        self.c_time.append(smp.time)
-        self.c_pid.append(smp.pid)
-        self.c_tid.append(smp.tid)
-        self.c_cpu.append(smp.cpu)
-        self.c_period.append(smp.period)
+            self.chains.append(self._frames(mode, ip, chain, branch_from, user_ip))
+        self.c_time.append(time)
+        self.c_pid.append(pid)
+        self.c_tid.append(tid)
+        self.c_cpu.append(cpu)
+        self.c_period.append(period)
         self.c_event.append(ev)
         self.c_chain.append(cid)
-        return smp.time
+        return time
 
-    def _frames(self, mode: int, smp) -> tuple[tuple[int, int], ...]:
+    def _intern_chain(self, ckey: tuple, mode: int, ip: int) -> int:
+        chain = ckey[1] if isinstance(ckey[1], bytes) else None
+        cid = self.chain_ix[ckey] = len(self.chains)
+        self.chains.append(self._frames(mode, ip, chain, None, None))
+        return cid
+
+    def _frames(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
+                ) -> tuple[tuple[int, int], ...]:
         """(cpumode, address) leaf first: markers switch the mode and are dropped."""
         frames: list[tuple[int, int]] = []
-        if smp.chain:
-            ips = struct.unpack(f"{self.e}{len(smp.chain) // 8}Q", smp.chain)
+        if chain:
+            ips = struct.unpack(f"{self.e}{len(chain) // 8}Q", chain)
             cur = mode
             skip_next = False
             for v in ips:
@@ -260,15 +310,15 @@ class _Reader:
                     continue
                 frames.append((cur, v))
         if not frames:
-            frames.append((mode, smp.ip))
-        if smp.branch_from is not None:
+            frames.append((mode, ip))
+        if branch_from is not None:
             # LBR call stack: the kernel part from the chain, then the user leaf and the
             # call sites the branch records hold
             kernel = [f for f in frames if f[0] == MODE_KERNEL]
-            user_leaf = next((f for f in frames if f[0] != MODE_KERNEL), (MODE_USER, smp.ip))
-            frames = kernel + [user_leaf] + [(MODE_USER, a) for a in smp.branch_from if a]
-        elif smp.user_ip is not None and (not frames or frames[-1][0] == MODE_KERNEL):
-            frames.append((MODE_USER, smp.user_ip))  # DWARF mode: only the user leaf
+            user_leaf = next((f for f in frames if f[0] != MODE_KERNEL), (MODE_USER, ip))
+            frames = kernel + [user_leaf] + [(MODE_USER, a) for a in branch_from if a]
+        elif user_ip is not None and (not frames or frames[-1][0] == MODE_KERNEL):
+            frames.append((MODE_USER, user_ip))  # DWARF mode: only the user leaf
         return tuple(frames)
 
     def _has_sideband_time(self) -> bool:
@@ -331,8 +381,7 @@ class _Reader:
             a.ids = list(struct.unpack_from(f"{self.e}{n}Q", b, s + size))
         if not any(set(a.ids) & set(x.ids) for x in self.attrs):
             self.attrs.append(a)
-        for i in a.ids:
-            self.by_id[i] = a
+        self._index_attrs()
 
     def _event_update(self, b, s: int, end: int) -> None:
         utype, ident = struct.unpack_from(self.e + "QQ", b, s)
@@ -356,34 +405,49 @@ class _Reader:
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
         times = self.c_time
         order = sorted(range(len(times)), key=times.__getitem__)
-        cache: dict[tuple[int, int, int], int] = {}
+        cache: dict[tuple[int, int, int, int], int] = {}
         locs: dict[tuple, int] = {}
         si, n_side = 0, len(side)
+        next_side = side[0][0] if side else None
         build_ids = self.features.build_ids
-        comm_ids: dict[str, int] = {}
+        comm_ids: dict[int, int] = {}  # tid -> string id, valid until the next COMM
+        c_pid, c_tid, c_chain, procs_of = self.c_pid, self.c_tid, self.c_chain, spaces.procs
+        stacks = array("i")
+        comm_col = array("i")
         for row in order:
-            t = times[row]
-            while si < n_side and side[si][0] <= t:
-                self._apply(side[si], spaces, comms)
-                si += 1
-            pid, tid = self.c_pid[row], self.c_tid[row]
-            chain_id = self.c_chain[row]
-            procs = spaces.procs.get(pid)
-            gen = procs.generation if procs is not None else 0
-            key = (pid, gen, spaces.kernel.generation, chain_id)
+            if next_side is not None and next_side <= times[row]:
+                t = times[row]
+                while si < n_side and side[si][0] <= t:
+                    self._apply(side[si], spaces, comms)
+                    si += 1
+                next_side = side[si][0] if si < n_side else None
+                comm_ids.clear()
+            pid = c_pid[row]
+            procs = procs_of.get(pid)
+            key = (pid, procs.generation if procs is not None else 0,
+                   spaces.kernel.generation, c_chain[row])
             sid = cache.get(key)
             if sid is None:
-                sid = cache[key] = self._resolve(self.chains[chain_id], procs, spaces, pid,
-                                                 locs, build_ids)
-            comm = comms.get(tid)
-            if comm is None:
-                comm = f":{tid}"
-            cid = comm_ids.get(comm)
+                sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs, spaces,
+                                                 pid, locs, build_ids)
+            stacks.append(sid)
+            tid = c_tid[row]
+            cid = comm_ids.get(tid)
             if cid is None:
-                cid = comm_ids[comm] = p.string(comm)
-            p.add_sample(sid, period=self.c_period[row], pid=pid, tid=tid,
-                         cpu=self.c_cpu[row], time=t / 1e9, event_id=self.c_event[row],
-                         comm_id=cid)
+                comm = comms.get(tid)
+                cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
+            comm_col.append(cid)
+        # the other columns are the same values in time order
+        n = len(order)
+        p.s_stack = stacks
+        p.s_comm = comm_col
+        p.s_count = array("q", [1]) * n
+        p.s_period = array("q", [self.c_period[i] for i in order])
+        p.s_pid = array("i", [c_pid[i] for i in order])
+        p.s_tid = array("i", [c_tid[i] for i in order])
+        p.s_cpu = array("i", [self.c_cpu[i] for i in order])
+        p.s_time = array("d", [times[i] / 1e9 for i in order])
+        p.s_event = array("i", [self.c_event[i] for i in order])
 
     @staticmethod
     def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]) -> None:

@@ -7,7 +7,6 @@ other field is skipped by its size, so any sample_type combination is walked cor
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 
 from .attr import (ADDR, BRANCH_COUNTERS, BRANCH_HW_INDEX, BRANCH_STACK, CALLCHAIN, CPU,
                    FMT_GROUP, FMT_ID, FMT_LOST, FMT_TOTAL_TIME_ENABLED,
@@ -17,20 +16,6 @@ from .attr import (ADDR, BRANCH_COUNTERS, BRANCH_HW_INDEX, BRANCH_STACK, CALLCHA
 #: Bit of the instruction pointer in sample_regs_user, per architecture
 USER_IP_REG = {"x86_64": 8, "i386": 8, "i686": 8, "aarch64": 32, "arm64": 32, "arm": 15,
                "armv7l": 15, "riscv64": 0, "ppc64le": 32, "ppc64": 32, "s390x": 1}
-
-
-@dataclass
-class Sample:
-    ip: int
-    pid: int
-    tid: int
-    time: int
-    id: int
-    cpu: int
-    period: int
-    chain: bytes | None  # raw u64 call-chain entries, markers included
-    branch_from: tuple[int, ...] | None  # LBR call stack: call sites, innermost first
-    user_ip: int | None  # DWARF mode: the user-space IP from REGS_USER
 
 
 class SampleReader:
@@ -48,13 +33,14 @@ class SampleReader:
                 fields += name.split()
         self.prefix = struct.Struct(fmt)
         index = {name: i for i, name in enumerate(fields)}
-        self.i_ip = index.get("ip", -1)
-        self.i_pid = index.get("pid", -1)
-        self.i_tid = index.get("tid", -1)
-        self.i_time = index.get("time", -1)
-        self.i_id = index.get("id", index.get("identifier", -1))
-        self.i_cpu = index.get("cpu", -1)
-        self.i_period = index.get("period", -1)
+        # absent fields read the sentinels appended to each unpacked tuple: 0 or -1
+        zero, minus_one = -2, -1
+        self.i_ip = index.get("ip", zero)
+        self.i_pid = index.get("pid", minus_one)
+        self.i_tid = index.get("tid", minus_one)
+        self.i_time = index.get("time", zero)
+        self.i_cpu = index.get("cpu", minus_one)
+        self.i_period = index.get("period", zero)
         self.st = st
         rf = attr.read_format
         self.read_size = None
@@ -74,9 +60,18 @@ class SampleReader:
         self.want_regs = bool(st & REGS_USER) and attr.exclude_callchain_user
         self.needs_tail = self.want_branches or self.want_regs
 
-    def read(self, buf, start: int, end: int) -> Sample:
+    def fast(self) -> tuple | None:
+        """What the importer's inline decoder needs, for layouts without variable-size
+        fields before the call chain and nothing wanted after it; else None."""
+        if self.st & READ or self.needs_tail:
+            return None
+        return (self.prefix.unpack_from, self.prefix.size, self.i_ip, self.i_pid, self.i_tid,
+                self.i_time, self.i_cpu, self.i_period, bool(self.st & CALLCHAIN))
+
+    def read(self, buf, start: int, end: int) -> tuple:
+        """(ip, pid, tid, time, cpu, period, chain, branch_from, user_ip)"""
         e = self.endian
-        vals = self.prefix.unpack_from(buf, start) + (-1,)  # index -1: field absent
+        vals = self.prefix.unpack_from(buf, start) + (0, -1)
         pos = start + self.prefix.size
         st = self.st
         if st & READ:
@@ -110,6 +105,5 @@ class SampleReader:
                 pos += 8
                 if abi and self.user_ip_index is not None:
                     (user_ip,) = struct.unpack_from(e + "Q", buf, pos + 8 * self.user_ip_index)
-        return Sample(max(vals[self.i_ip], 0), vals[self.i_pid], vals[self.i_tid],
-                      max(vals[self.i_time], 0), max(vals[self.i_id], 0), vals[self.i_cpu],
-                      max(vals[self.i_period], 0), chain, branch_from, user_ip)
+        return (vals[self.i_ip], vals[self.i_pid], vals[self.i_tid], vals[self.i_time],
+                vals[self.i_cpu], vals[self.i_period], chain, branch_from, user_ip)
