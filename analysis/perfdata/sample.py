@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 
-from .attr import (ADDR, BRANCH_COUNTERS, BRANCH_HW_INDEX, BRANCH_STACK, CALLCHAIN, CPU,
+from .attr import (ADDR, BRANCH_CALL_STACK, BRANCH_COUNTERS, BRANCH_HW_INDEX, BRANCH_STACK, CALLCHAIN, CPU,
                    FMT_GROUP, FMT_ID, FMT_LOST, FMT_TOTAL_TIME_ENABLED,
                    FMT_TOTAL_TIME_RUNNING, ID, IDENTIFIER, IP, PERIOD, RAW, READ, REGS_USER,
                    STREAM_ID, TID, TIME, Attr)
@@ -51,7 +51,10 @@ class SampleReader:
             self.read_per_value, self.read_extra = per_value, extra
         self.hw_index = bool(attr.branch_sample_type & BRANCH_HW_INDEX)
         self.branch_counters = bool(attr.branch_sample_type & BRANCH_COUNTERS)
-        self.want_branches = bool(st & BRANCH_STACK)
+        # branch records make the user call stack only in LBR call-stack mode; plain
+        # branch sampling (-b, -j any) says nothing about the stack
+        self.want_branches = bool(st & BRANCH_STACK) and \
+            bool(attr.branch_sample_type & BRANCH_CALL_STACK)
         self.regs_user = bin(attr.sample_regs_user).count("1")
         ip_bit = USER_IP_REG.get(arch or "x86_64")
         self.user_ip_index = None
@@ -93,7 +96,7 @@ class SampleReader:
             if st & RAW:
                 (size,) = struct.unpack_from(e + "I", buf, pos)
                 pos += 4 + size
-            if st & BRANCH_STACK:
+            if self.want_branches:
                 (nr,) = struct.unpack_from(e + "Q", buf, pos)
                 pos += 8 + (8 if self.hw_index else 0)
                 if nr:
