@@ -22,6 +22,10 @@ F_BUILD_ID, F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS, F_CPUDESC, F_C
 F_TOTAL_MEM, F_CMDLINE, F_EVENT_DESC, F_SAMPLE_TIME, F_COMPRESSED = 10, 11, 12, 21, 27
 F_DIR_FORMAT = 24
 
+_STRING_FEATURES = {F_HOSTNAME: "hostname", F_OSRELEASE: "os_release",
+                    F_VERSION: "perf_version", F_ARCH: "arch", F_CPUDESC: "cpu_desc",
+                    F_CPUID: "cpuid"}
+
 #: misc bit in build_id_event: the size byte after the id is valid
 _BUILD_ID_SIZE_VALID = 1 << 15
 
@@ -133,18 +137,8 @@ def read_features(buf, h: FileHeader) -> Features:
 
 def apply_feature(f: Features, bit: int, data: bytes, endian: str) -> None:
     """Decode one feature payload (file section or HEADER_FEATURE record body)."""
-    if bit == F_HOSTNAME:
-        f.hostname = _string(data, 0, endian)[0]
-    elif bit == F_OSRELEASE:
-        f.os_release = _string(data, 0, endian)[0]
-    elif bit == F_VERSION:
-        f.perf_version = _string(data, 0, endian)[0]
-    elif bit == F_ARCH:
-        f.arch = _string(data, 0, endian)[0]
-    elif bit == F_CPUDESC:
-        f.cpu_desc = _string(data, 0, endian)[0]
-    elif bit == F_CPUID:
-        f.cpuid = _string(data, 0, endian)[0]
+    if bit in _STRING_FEATURES:
+        setattr(f, _STRING_FEATURES[bit], _string(data, 0, endian)[0])
     elif bit == F_NRCPUS:
         f.cpus_available, f.cpus_online = struct.unpack_from(endian + "II", data, 0)
     elif bit == F_TOTAL_MEM:
