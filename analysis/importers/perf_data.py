@@ -4,8 +4,8 @@ Two passes. The first walks the records once, keeping samples in compact columns
 their call chains interned, and the sideband (MMAP, MMAP2, COMM, FORK) in a list. The
 second replays both in time order, as perf does, so each sample is resolved against the
 maps its process had at that moment (exec, dlopen and re-mmaps change them); resolution
-is cached per (process, maps generation, chain), so a chain seen 10,000 times in a
-steady process is resolved once.
+is cached per (process, chain) until that process's maps change, so a chain seen 10,000
+times in a steady process is resolved once.
 
 Frames become locations with their DSO, file offset (perf's map_ip) and build-id;
 naming them is symbolization's job (step 3), until then they read `libfoo.so+0x2458`.
@@ -405,7 +405,10 @@ class _Reader:
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
         times = self.c_time
         order = sorted(range(len(times)), key=times.__getitem__)
-        cache: dict[tuple[int, int, int, int], int] = {}
+        # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
+        # the same; a map change drops the entries of the process it touched
+        cache: dict[int, int] = {}
+        keys_of_pid: dict[int, list[int]] = {}
         locs: dict[tuple, int] = {}
         si, n_side = 0, len(side)
         next_side = side[0][0] if side else None
@@ -418,18 +421,23 @@ class _Reader:
             if next_side is not None and next_side <= times[row]:
                 t = times[row]
                 while si < n_side and side[si][0] <= t:
-                    self._apply(side[si], spaces, comms)
+                    changed = self._apply(side[si], spaces, comms)
+                    if changed == "kernel":
+                        cache.clear()
+                        keys_of_pid.clear()
+                    elif changed is not None:
+                        for k in keys_of_pid.pop(changed, ()):
+                            cache.pop(k, None)
                     si += 1
                 next_side = side[si][0] if si < n_side else None
                 comm_ids.clear()
             pid = c_pid[row]
-            procs = procs_of.get(pid)
-            key = (pid, procs.generation if procs is not None else 0,
-                   spaces.kernel.generation, c_chain[row])
+            key = (pid + 1) << 32 | c_chain[row]
             sid = cache.get(key)
             if sid is None:
-                sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs, spaces,
-                                                 pid, locs, build_ids)
+                sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs_of.get(pid),
+                                                 spaces, pid, locs, build_ids)
+                keys_of_pid.setdefault(pid, []).append(key)
             stacks.append(sid)
             tid = c_tid[row]
             cid = comm_ids.get(tid)
@@ -450,24 +458,30 @@ class _Reader:
         p.s_event = array("i", [self.c_event[i] for i in order])
 
     @staticmethod
-    def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]) -> None:
+    def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]):
+        """Apply one sideband record; returns the pid whose maps changed ("kernel" for
+        the kernel's), or None."""
         kind = ev[2]
         if kind == _SIDE_MMAP:
             _, _, _, pid, start, length, pgoff, path, build_id, executable, cpumode = ev
             if not executable:
-                return
+                return None
+            kernel = cpumode == MODE_KERNEL or pid == -1
             spaces.mmap(pid, Map(start, start + length, pgoff, path, build_id, executable),
-                        kernel=cpumode == MODE_KERNEL)
-        elif kind == _SIDE_COMM:
+                        kernel=kernel)
+            return "kernel" if kernel else pid
+        if kind == _SIDE_COMM:
             _, _, _, pid, tid, comm, is_exec = ev
+            comms[tid] = comm
             if is_exec and pid == tid:
                 spaces.exec(pid)
-            comms[tid] = comm
-        elif kind == _SIDE_FORK:
-            _, _, _, pid, ppid, tid, ptid = ev
-            spaces.fork(pid, ppid)
-            if ptid in comms and tid not in comms:
-                comms[tid] = comms[ptid]
+                return pid
+            return None
+        _, _, _, pid, ppid, tid, ptid = ev  # FORK
+        if ptid in comms and tid not in comms:
+            comms[tid] = comms[ptid]
+        spaces.fork(pid, ppid)
+        return pid
 
     def _resolve(self, frames, procs, spaces: AddressSpaces, pid: int, locs: dict,
                  build_ids: dict) -> int:

@@ -2,16 +2,13 @@
 
 MMAP/MMAP2 add a mapping (replacing whatever it overlaps), FORK of a new process copies
 its parent's maps, an exec (COMM with the exec bit) starts from none, and the kernel's
-own maps live under pid -1. Every change bumps the process's generation, so callers can
-cache address resolution per (pid, generation).
+own maps live under pid -1. The importer tells which process a change touched, so it
+can keep its resolution cache for all the others.
 """
 from __future__ import annotations
 
 import bisect
-import itertools
 from dataclasses import dataclass
-
-_generation = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -25,12 +22,11 @@ class Map:
 
 
 class ProcessMaps:
-    __slots__ = ("maps", "starts", "generation")
+    __slots__ = ("maps", "starts")
 
     def __init__(self, maps: list[Map] | None = None) -> None:
         self.maps: list[Map] = list(maps or [])
         self.starts = [m.start for m in self.maps]
-        self.generation = next(_generation)
 
     def add(self, m: Map) -> None:
         kept: list[Map] = []
@@ -49,7 +45,6 @@ class ProcessMaps:
         kept.sort(key=lambda x: x.start)
         self.maps = kept
         self.starts = [x.start for x in kept]
-        self.generation = next(_generation)
 
     def find(self, address: int) -> Map | None:
         i = bisect.bisect_right(self.starts, address) - 1
