@@ -120,6 +120,7 @@ class Profile:
         self._stack_ix: dict[tuple[int, ...], int] = {}
         self._event_ix: dict[str, int] = {}
         self._string_ix: dict[str, int] = {}
+        self._cache: dict[str, tuple] = {}  # derived per-sample facts, see event_counts
 
         # one entry per sample (or per aggregated row, for perf report text)
         self.s_stack = array("i")
@@ -217,7 +218,11 @@ class Profile:
         return self.event_counts()[event_id] if event_id < len(self.events) else 0
 
     def event_counts(self) -> list[int]:
-        """Samples per event (one pass; C-speed when every row is one sample)."""
+        """Samples per event (one pass; C-speed when every row is one sample). Cached:
+        samples are only ever appended, so the row count tells whether it is stale."""
+        cached = self._cache.get("event_counts")
+        if cached is not None and cached[0] == (len(self), len(self.events)):
+            return cached[1]
         counts = [0] * len(self.events)
         if self.unit_rows():
             for e, n in Counter(self.s_event).items():
@@ -225,14 +230,19 @@ class Profile:
         else:
             for e, c in zip(self.s_event, self.s_count):
                 counts[e] += c
+        self._cache["event_counts"] = ((len(self), len(self.events)), counts)
         return counts
 
     def unit_rows(self) -> bool:
         """Every row is one sample (true for perf.data and perf script input)."""
-        return not self.s_count or max(self.s_count) == 1
+        cached = self._cache.get("unit_rows")
+        if cached is None or cached[0] != len(self):
+            cached = self._cache["unit_rows"] = (
+                len(self), not self.s_count or max(self.s_count) == 1)
+        return cached[1]
 
     def single_event(self) -> bool:
-        return len(self.events) <= 1 or len(set(self.s_event)) <= 1
+        return sum(1 for c in self.event_counts() if c) <= 1
 
     def comm(self, row: int) -> str:
         cid = self.s_comm[row]
