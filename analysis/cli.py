@@ -13,6 +13,7 @@ from .errors import AnalysisError
 from .export.folded import FLAMEGRAPH, INFERNO, PERIOD, SAMPLES, FoldOptions, write_folded
 from .importers import load
 from .report import build_report
+from .symbols import symbolize
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,9 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         profile = load(args.file)
         if args.symbols:
-            profile.notes.append(
-                f"{len(args.symbols)} symbol input(s) given; this version does not "
-                f"symbolize yet, frames are shown as the capture spelled them")
+            symbolize(profile, args.symbols)
         out = sys.stdout
         if args.format == "folded":
             annotate = args.annotate or ""

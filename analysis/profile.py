@@ -65,6 +65,10 @@ class Location:
     #: build-id it is what symbolization needs; None when only an absolute IP is known.
     dso_offset: int | None = None
     symbol_offset: int | None = None  # the "+0x38" perf printed after the symbol
+    #: A caller frame: `address` is where the call returns to, so symbols are looked up
+    #: at address - 1 (the call itself), which may lie in another function when the
+    #: call was the last instruction of a noreturn path.
+    is_return: bool = False
 
 
 @dataclass
@@ -114,6 +118,8 @@ class Profile:
         #: The input ended inside a sample's stack with no blank line after it, so that
         #: sample may be cut short. It is kept; stackcollapse-perf.pl drops it.
         self.truncated_tail = False
+        #: Per DSO: how well symbolization covered it (filled by analysis.symbols)
+        self.coverage: list[dict] = []
 
         self._mapping_ix: dict[str, int] = {}
         self._function_ix: dict[tuple[str, int, bool], int] = {}
@@ -157,11 +163,12 @@ class Profile:
         return ix
 
     def add_location(self, mapping_id: int, address: int, functions: tuple[int, ...],
-                     dso_offset: int | None = None, symbol_offset: int | None = None) -> int:
+                     dso_offset: int | None = None, symbol_offset: int | None = None,
+                     is_return: bool = False) -> int:
         """Locations are not deduplicated here: importers keep their own cheaper key."""
         ix = len(self.locations)
         self.locations.append(Location(ix, mapping_id, address, functions, dso_offset,
-                                       symbol_offset))
+                                       symbol_offset, is_return))
         return ix
 
     def stack(self, location_ids: tuple[int, ...]) -> int:

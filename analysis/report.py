@@ -48,7 +48,7 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
                        "self": f.self, "total": f.total} for f in funcs],
         "dsos": top_dsos(profile, weights),
         "threads": by_thread(profile, sel),
-        "coverage": [],
+        "coverage": profile.coverage,
         "findings": [],
     }
 

@@ -56,11 +56,15 @@ def test_perf_data_report():
     assert doc["metadata"]["hostname"] == "vm"
 
 
-def test_symbols_are_accepted_and_said_unused():
+def test_symbols_name_frames_and_fill_coverage(tmp_path):
     r = run("report", SPINPOOL / "1.0.0-idle.script-raw.txt", "--symbols",
             SPINPOOL / "symbols-1.0.0.zip", "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert any("symbol input" in n for n in json.loads(r.stdout)["notes"])
+    doc = json.loads(r.stdout)
+    names = {f["name"] for f in doc["functions"]}
+    assert "qualla::ThreadPool::loop()" in names
+    cov = {c["dso"]: c for c in doc["coverage"]}
+    assert cov["/opt/qualla-1.0.0/bin/libqualla.so"]["status"] == "resolved"
 
 
 def test_unreadable_inputs_give_a_message_not_a_traceback(tmp_path):

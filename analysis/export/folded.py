@@ -155,7 +155,8 @@ class _Namer:
         module = mapping.path
         pc = f"{loc.address:x}"
         funcs = [p.functions[f] for f in reversed(loc.functions)]  # outermost inline first
-        raw = "->".join(f.system_name for f in funcs)
+        # what perf script would print: the readable name, or `[unknown]`/nothing
+        raw = "->".join(f.system_name if not f.resolved else f.name for f in funcs)
         if raw == "":
             raw = " "  # "ip  (dso)": both tools keep a one-space name
         if raw.startswith("("):

@@ -487,7 +487,8 @@ class _Reader:
                  build_ids: dict) -> int:
         p = self.p
         ids = []
-        for mode, addr in frames:
+        kernel_text = 0
+        for depth, (mode, addr) in enumerate(frames):
             kernel = mode in (MODE_KERNEL, 4) or (mode == 0 and addr >= 0xffff800000000000)
             m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
             if m is None and kernel and not spaces.kernel.maps:
@@ -496,6 +497,8 @@ class _Reader:
                 path, offset, bid = "[unknown]", None, ""
             elif kernel:
                 path, offset = _kernel_dso(m.path), addr
+                if path == "[kernel.kallsyms]":
+                    kernel_text = m.pgoff  # runtime address of _text: the KASLR slide
                 bid = m.build_id or build_ids.get((-1, path)) or \
                     build_ids.get((-1, m.path), "")
             else:
@@ -505,18 +508,22 @@ class _Reader:
                 offset = addr - m.start + m.pgoff
                 bid = m.build_id or build_ids.get((pid, m.path)) or \
                     build_ids.get((-1, m.path), "")
-            key = (path, offset if offset is not None else addr, offset is None)
+            is_return = depth > 0  # callers: return addresses
+            key = (path, offset if offset is not None else addr, offset is None, is_return)
             loc = locs.get(key)
             if loc is None:
                 mid = p.mapping(path, kind=KERNEL if kernel and path != "[unknown]" else None,
                                 build_id=bid)
                 if bid and not p.mappings[mid].build_id:
                     p.mappings[mid].build_id = bid
+                if kernel_text and path == "[kernel.kallsyms]":
+                    p.mappings[mid].pgoff = kernel_text
                 mapping = p.mappings[mid]
                 name = unresolved_name(p, mid, addr, offset if mapping.kind != UNKNOWN
                                        else None)
                 fid = p.function(name, mid, resolved=False, system_name="[unknown]")
-                loc = locs[key] = p.add_location(mid, addr, (fid,), dso_offset=offset)
+                loc = locs[key] = p.add_location(mid, addr, (fid,), dso_offset=offset,
+                                                 is_return=is_return)
             ids.append(loc)
         return p.stack(tuple(ids))
 

@@ -1,0 +1,234 @@
+"""What symbolization needs from an ELF file: build-id, PT_LOAD segments, the debuglink,
+whether it is a separate debug file, and its function symbols.
+
+pyelftools reads the headers; the symbol tables themselves are decoded with
+`struct.iter_unpack` straight from the mapped section bytes, because a library like
+libtorch_cpu.so has hundreds of thousands of symbols and a Python object per symbol is
+too slow (see symindex.py for the index they become).
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass, field
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from ..errors import AnalysisError
+from .symindex import STB_GLOBAL, SymbolIndex, build_index
+
+_STT_FUNC, _STT_GNU_IFUNC = 2, 10
+_SHN_UNDEF = 0
+_PF_X = 1
+#: sections/headers beyond this are not a real ELF but an attack on the reader
+MAX_SECTIONS = 65535
+MAX_SEGMENTS = 4096
+
+
+class ElfUnreadable(AnalysisError):
+    pass
+
+
+@dataclass
+class Segment:
+    vaddr: int
+    offset: int
+    filesz: int
+    executable: bool
+
+
+@dataclass
+class ElfInfo:
+    path: str
+    name: str  # file name as uploaded (member name inside an archive)
+    build_id: str
+    machine: str
+    debug_only: bool  # objcopy --only-keep-debug: code sections are NOBITS
+    has_symtab: bool
+    has_dynsym: bool
+    debuglink: str
+    soname: str
+    segments: list[Segment] = field(default_factory=list)
+
+    def vaddr_of(self, file_offset: int) -> int | None:
+        """File offset -> ELF virtual address through the PT_LOAD that holds it. Only
+        meaningful for the binary that ran (a debug file's offsets are not real)."""
+        best = None
+        for s in self.segments:
+            if s.offset <= file_offset < s.offset + s.filesz:
+                if s.executable:
+                    return file_offset - s.offset + s.vaddr
+                best = best if best is not None else file_offset - s.offset + s.vaddr
+        return best
+
+
+def is_elf(head: bytes) -> bool:
+    return head[:4] == b"\x7fELF"
+
+
+def read_info(path: str, name: str | None = None) -> ElfInfo:
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            if elf.num_sections() > MAX_SECTIONS or elf.num_segments() > MAX_SEGMENTS:
+                raise ElfUnreadable(f"{name or path}: absurd section or segment count")
+            return _info(elf, path, name or os.path.basename(path))
+    except (ELFError, struct.error, ValueError, OSError, IndexError) as e:
+        raise ElfUnreadable(f"{name or path}: not a readable ELF file ({e})") from e
+
+
+def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
+    build_id, debuglink, soname = "", "", ""
+    has_symtab = has_dynsym = False
+    debug_only = False
+    for sec in elf.iter_sections():
+        t = sec["sh_type"]
+        if t == "SHT_NOTE":
+            try:
+                for note in sec.iter_notes():
+                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                        build_id = note["n_desc"]
+            except (ELFError, struct.error, ValueError):
+                pass
+        elif t == "SHT_SYMTAB":
+            has_symtab = sec["sh_size"] > 0
+        elif t == "SHT_DYNSYM":
+            has_dynsym = sec["sh_size"] > 0
+        if sec.name == ".gnu_debuglink" and t != "SHT_NOBITS":
+            raw = sec.data()
+            debuglink = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+        if sec.name == ".text" and t == "SHT_NOBITS":
+            debug_only = True
+        if t == "SHT_DYNAMIC" and t != "SHT_NOBITS":
+            try:
+                for tag in sec.iter_tags():
+                    if tag.entry.d_tag == "DT_SONAME":
+                        soname = tag.soname
+            except (ELFError, struct.error, ValueError, AttributeError):
+                pass
+    segments = []
+    for seg in elf.iter_segments():
+        if seg["p_type"] == "PT_LOAD":
+            segments.append(Segment(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"],
+                                    bool(seg["p_flags"] & _PF_X)))
+    return ElfInfo(path, name, build_id, elf["e_machine"], debug_only, has_symtab,
+                   has_dynsym, debuglink, soname, segments)
+
+
+def function_symbols(path: str) -> tuple[SymbolIndex, str]:
+    """Index of the function symbols of `path` (.symtab if present, else .dynsym), plus
+    `name@plt` entries for PLT stubs as perf makes them. Returns (index, table used)."""
+    with open(path, "rb") as f:
+        try:
+            elf = ELFFile(f)
+            symtab = _section(elf, "SHT_SYMTAB")
+            table = symtab if symtab is not None else _section(elf, "SHT_DYNSYM")
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ELFError, struct.error, ValueError, OSError) as e:
+            raise ElfUnreadable(f"{path}: not a readable ELF file ({e})") from e
+        try:
+            starts, sizes, binds, names = [], [], [], []
+            used = "none"
+            if table is not None:
+                used = ".symtab" if table is symtab else ".dynsym"
+                _read_symbols(elf, mm, table, starts, sizes, binds, names)
+            _plt_symbols(elf, mm, starts, sizes, binds, names)
+            return build_index(starts, sizes, binds, names), used
+        except (ELFError, struct.error, ValueError, IndexError) as e:
+            raise ElfUnreadable(f"{path}: damaged symbol table ({e})") from e
+        finally:
+            mm.close()
+
+
+def _section(elf: ELFFile, sh_type: str):
+    for sec in elf.iter_sections():
+        if sec["sh_type"] == sh_type and sec["sh_size"] > 0:
+            return sec
+    return None
+
+
+def _sym_struct(elf: ELFFile) -> struct.Struct:
+    e = "<" if elf.little_endian else ">"
+    if elf.elfclass == 64:
+        return struct.Struct(e + "IBBHQQ")  # name info other shndx value size
+    return struct.Struct(e + "IIIBBH")  # name value size info other shndx
+
+
+def _read_symbols(elf, mm, table, starts, sizes, binds, names) -> None:
+    strtab = elf.get_section(table["sh_link"])
+    s_off, s_size = strtab["sh_offset"], strtab["sh_size"]
+    strings = mm[s_off:s_off + s_size]
+    off, size = table["sh_offset"], table["sh_size"]
+    st = _sym_struct(elf)
+    size -= size % st.size
+    data = mm[off:off + size]
+    is64 = elf.elfclass == 64
+    for rec in st.iter_unpack(data):
+        if is64:
+            name_off, info, _other, shndx, value, sym_size = rec
+        else:
+            name_off, value, sym_size, info, _other, shndx = rec
+        typ = info & 0xF
+        if (typ != _STT_FUNC and typ != _STT_GNU_IFUNC) or shndx == _SHN_UNDEF or \
+                not name_off or name_off >= s_size:
+            continue
+        end = strings.find(b"\0", name_off)
+        name = strings[name_off:end if end >= 0 else s_size]
+        if name[:1] == b"$":
+            continue  # ARM mapping symbols
+        starts.append(value)
+        sizes.append(sym_size)
+        binds.append(info >> 4)
+        names.append(name)
+
+
+def _plt_symbols(elf, mm, starts, sizes, binds, names) -> None:
+    """perf names PLT stubs `sym@plt`: one entry per .rela.plt relocation, in order, in
+    .plt.sec (x86-64 with IBT) or after .plt's header."""
+    rela = elf.get_section_by_name(".rela.plt") or elf.get_section_by_name(".rel.plt")
+    if rela is None or rela["sh_type"] == "SHT_NOBITS":
+        return
+    plt_sec = elf.get_section_by_name(".plt.sec")
+    plt = elf.get_section_by_name(".plt")
+    machine = elf["e_machine"]
+    if plt_sec is not None and plt_sec["sh_type"] != "SHT_NOBITS":
+        base, header, entry = plt_sec["sh_addr"], 0, 16
+    elif plt is not None and plt["sh_type"] != "SHT_NOBITS":
+        header = 32 if machine == "EM_AARCH64" else 16
+        entry = 16 if machine in ("EM_X86_64", "EM_386", "EM_AARCH64") else 0
+        base = plt["sh_addr"]
+        if not entry:
+            return
+    else:
+        return
+    dynsym = elf.get_section(rela["sh_link"])
+    if dynsym is None or dynsym["sh_type"] == "SHT_NOBITS":
+        return
+    strtab = elf.get_section(dynsym["sh_link"])
+    strings = mm[strtab["sh_offset"]:strtab["sh_offset"] + strtab["sh_size"]]
+    sym = _sym_struct(elf)
+    e = "<" if elf.little_endian else ">"
+    is_rela = rela["sh_type"] == "SHT_RELA"
+    if elf.elfclass == 64:
+        rel = struct.Struct(e + ("QQq" if is_rela else "QQ"))
+    else:
+        rel = struct.Struct(e + ("IIi" if is_rela else "II"))
+    data = mm[rela["sh_offset"]:rela["sh_offset"] + rela["sh_size"]]
+    d_off = dynsym["sh_offset"]
+    for i, r in enumerate(rel.iter_unpack(data[:len(data) - len(data) % rel.size])):
+        info = r[1]
+        sym_ix = info >> 32 if elf.elfclass == 64 else info >> 8
+        if not sym_ix:
+            continue
+        rec = sym.unpack_from(mm, d_off + sym_ix * sym.size)
+        name_off = rec[0]
+        end = strings.find(b"\0", name_off)
+        name = strings[name_off:end if end >= 0 else len(strings)]
+        if not name:
+            continue
+        starts.append(base + header + i * entry)
+        sizes.append(entry)
+        binds.append(STB_GLOBAL)
+        names.append(name + b"@plt")

@@ -1,0 +1,396 @@
+"""The symbolization pass: one walk over the profile's locations, never over samples.
+
+For each location without a name:
+1. place it: a raw absolute address goes through /proc/PID/maps to its DSO and file
+   offset; a kernel address to the kernel;
+2. find the files for its DSO: by GNU build-id first, then by file name (also the
+   `.debug` and debuglink names). A name match whose build-id differs from the
+   capture's is a mismatch: reported, never used;
+3. file offset -> ELF address through the PT_LOAD segments of the binary that ran (a
+   separate debug file's segment offsets are not real), caller frames at address - 1;
+4. look the address up in the best symbol table (debug .symtab, else .symtab, else
+   .dynsym plus PLT stubs), demangle, and point the location at that function.
+
+Kernel addresses use kallsyms/System.map, relocated by the kernel map's `_text` when
+the capture knows it (KASLR). JIT frames use perf-PID.map. The coverage report says, per
+DSO, how much got named, from which file, and what to upload when it did not.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..aggregate.selection import stack_weights
+from ..profile import (JIT, KERNEL, UNKNOWN, USER, VDSO, Profile, classify_dso,
+                       unresolved_name)
+from . import kallsyms, perfmap, procmaps
+from .demangle import demangle
+from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
+from .inputs import SymbolFile, collect
+from .symindex import STB_GLOBAL, SymbolIndex, build_index, cache_dir, cache_key
+
+_KERNEL_ADDR = 0xffff800000000000
+
+
+@dataclass
+class _KernelSource:
+    origin: str
+    index: SymbolIndex
+    build_id: str
+    hidden: bool  # kptr_restrict zeroed every address
+
+
+@dataclass
+class _DsoPlan:
+    """How one DSO of the capture gets its names (decided once per DSO)."""
+    status: str
+    symbols: ElfInfo | None = None
+    runtime: ElfInfo | None = None
+    index: SymbolIndex | None = None
+    table: str = ""
+    note: str = ""
+    mismatch: list[ElfInfo] = field(default_factory=list)
+
+
+class Symbolizer:
+    def __init__(self, files: list[SymbolFile], notes: list[str]) -> None:
+        self.notes = list(notes)
+        self.elfs: list[ElfInfo] = []
+        self.origin_of: dict[int, str] = {}
+        self.kernels: list[_KernelSource] = []
+        self.maps: list[procmaps.MapEntry] = []
+        self.perf_maps: list[tuple[int | None, SymbolIndex]] = []
+        self.hints: dict[int, SymbolFile] = {}
+        for sf in files:
+            try:
+                self._add(sf)
+            except (ElfUnreadable, OSError, ValueError) as e:
+                self.notes.append(f"{sf.origin}: unreadable ({e}); skipped")
+        self.procmaps = procmaps.ProcMaps(self.maps) if self.maps else None
+        self._plans: dict[int, _DsoPlan] = {}
+
+    def _add(self, sf: SymbolFile) -> None:
+        if sf.kind == "elf":
+            info = read_info(sf.path, sf.origin)
+            if not info.build_id and sf.build_id_hint:
+                info.build_id = sf.build_id_hint
+            self.elfs.append(info)
+            self.hints[id(info)] = sf
+        elif sf.kind == "kallsyms":
+            data = open(sf.path, "rb").read()
+            key = cache_key("kallsyms", hashlib.sha256(data).hexdigest())
+            index = _cached(key, lambda: kallsyms.parse(data)[0])
+            hidden = len(index) > 0 and index.starts[-1] == 0
+            self.kernels.append(_KernelSource(sf.origin, index, sf.build_id_hint, hidden))
+        elif sf.kind == "maps":
+            self.maps.extend(procmaps.parse(open(sf.path, "rb").read()).entries)
+        elif sf.kind == "perfmap":
+            self.perf_maps.append((sf.pid_hint, perfmap.parse(open(sf.path, "rb").read())))
+
+    # ---- the pass ----------------------------------------------------------------------
+    def run(self, p: Profile) -> None:
+        for loc in p.locations:
+            if any(p.functions[f].resolved for f in loc.functions):
+                continue  # the input already named it
+            self._place(p, loc)
+            mapping = p.mappings[loc.mapping_id]
+            adjust = 1 if loc.is_return else 0
+            name = None
+            if mapping.kind == KERNEL:
+                name = self._kernel_name(mapping, loc.address - adjust)
+            elif mapping.kind == JIT or (mapping.kind == UNKNOWN and loc.address):
+                name = self._jit_name(loc.address - adjust)
+            elif mapping.kind in (USER, VDSO) and loc.dso_offset is not None:
+                name = self._user_name(p, loc.mapping_id, loc.dso_offset, adjust)
+            if name is not None:
+                fid = p.function(demangle(name), loc.mapping_id, resolved=True,
+                                 system_name=name)
+                loc.functions = (fid,)
+
+    def _place(self, p: Profile, loc) -> None:
+        """Give a raw absolute address its DSO and file offset."""
+        mapping = p.mappings[loc.mapping_id]
+        if loc.address >= _KERNEL_ADDR and mapping.kind in (UNKNOWN, KERNEL):
+            if mapping.kind == UNKNOWN:
+                loc.mapping_id = p.mapping("[kernel.kallsyms]")
+            return
+        if loc.dso_offset is not None or self.procmaps is None or not loc.address:
+            return
+        entry = self.procmaps.find(loc.address)
+        if entry is None:
+            return
+        if mapping.kind != UNKNOWN and mapping.basename != entry.path.rsplit("/", 1)[-1]:
+            return  # the maps file is of another process
+        loc.mapping_id = p.mapping(entry.path)
+        loc.dso_offset = loc.address - entry.start + entry.offset
+        if classify_dso(entry.path) != UNKNOWN and not any(
+                p.functions[f].resolved for f in loc.functions):
+            fid = p.function(unresolved_name(p, loc.mapping_id, loc.address, loc.dso_offset),
+                             loc.mapping_id, resolved=False, system_name="[unknown]")
+            loc.functions = (fid,)
+
+    def _kernel_source(self, mapping) -> _KernelSource | None:
+        usable = [k for k in self.kernels if not k.hidden and len(k.index)]
+        if mapping.build_id:
+            exact = [k for k in usable if k.build_id == mapping.build_id]
+            if exact:
+                return exact[0]
+            usable = [k for k in usable if not k.build_id or k.build_id == mapping.build_id]
+        return usable[0] if usable else None
+
+    def _kernel_name(self, mapping, address: int) -> str | None:
+        src = self._kernel_source(mapping)
+        if src is None:
+            return None
+        reloc = 0
+        if mapping.pgoff:  # runtime address of _text (perf's kernel map)
+            text = src.index.find("_text")
+            if text is not None:
+                reloc = mapping.pgoff - text
+        hit = src.index.lookup(address - reloc)
+        return hit[0] if hit else None
+
+    def _jit_name(self, address: int) -> str | None:
+        for _pid, index in self.perf_maps:
+            hit = index.lookup(address)
+            if hit:
+                return hit[0]
+        return None
+
+    def _user_name(self, p: Profile, mapping_id: int, dso_offset: int, adjust: int):
+        plan = self.plan(p, mapping_id)
+        if plan.index is None:
+            return None
+        vaddr = None
+        if plan.runtime is not None:
+            vaddr = plan.runtime.vaddr_of(dso_offset)
+        if vaddr is None:
+            vaddr = dso_offset  # no binary that ran: PIE and .so map offsets 1:1
+        hit = plan.index.lookup(vaddr - adjust)
+        return hit[0] if hit else None
+
+    # ---- choosing files for a DSO ------------------------------------------------------
+    def plan(self, p: Profile, mapping_id: int) -> _DsoPlan:
+        plan = self._plans.get(mapping_id)
+        if plan is None:
+            plan = self._plans[mapping_id] = self._make_plan(p.mappings[mapping_id])
+        return plan
+
+    def _make_plan(self, mapping) -> _DsoPlan:
+        want = mapping.build_id
+        base = mapping.basename
+        by_name = [e for e in self.elfs if base and base in _names(e, self.hints.get(id(e)))]
+        if want:
+            cands = [e for e in self.elfs if e.build_id == want]
+            mismatch = [e for e in by_name if e.build_id and e.build_id != want]
+            if not cands:
+                unchecked = [e for e in by_name if not e.build_id]
+                if mismatch:
+                    return _DsoPlan("build-id mismatch", mismatch=mismatch)
+                if not unchecked:
+                    return _DsoPlan("missing")
+                cands = unchecked
+        else:
+            cands = by_name
+            mismatch = []
+        if not cands:
+            return _DsoPlan("missing")
+        with_symtab = [e for e in cands if e.has_symtab]
+        symbols = (with_symtab or [e for e in cands if e.has_dynsym] or [None])[0]
+        runtime = next((e for e in cands if not e.debug_only and e.segments), None)
+        if symbols is None:
+            return _DsoPlan("stripped", runtime=runtime, note="no symbol table at all")
+        try:
+            index, table = _elf_index(symbols)
+        except ElfUnreadable as e:
+            return _DsoPlan("unreadable", note=str(e))
+        # PLT stubs are only in the binary that ran; add them when symbols come from a
+        # separate debug file
+        if runtime is not None and runtime is not symbols:
+            try:
+                index = _merge_plt(index, runtime)
+            except ElfUnreadable:
+                pass
+        status = "resolved" if table == ".symtab" else "stripped"
+        note = "" if want else "matched by file name (the capture has no build-id to check)"
+        if runtime is None and symbols.debug_only:
+            note = (note + "; " if note else "") + \
+                "no copy of the binary that ran: file offsets taken as addresses"
+        return _DsoPlan(status, symbols, runtime, index, table, note, mismatch)
+
+
+def _names(e: ElfInfo, sf: SymbolFile | None) -> set[str]:
+    out = {e.name.rsplit("/", 1)[-1], e.name.rsplit(":", 1)[-1].rsplit("/", 1)[-1]}
+    for n in list(out):
+        if n.endswith(".debug"):
+            out.add(n[:-len(".debug")])
+    if e.debuglink:
+        out.add(e.debuglink.removesuffix(".debug"))
+    if e.soname:
+        out.add(e.soname)
+    if sf is not None and sf.path_hint:
+        out.add(sf.path_hint.rsplit("/", 1)[-1])
+    return out
+
+
+def _cached(key: str, build):
+    path = cache_dir() / f"{key}.idx"
+    index = SymbolIndex.load(path)
+    if index is None:
+        index = build()
+        try:
+            index.save(path)
+        except OSError:
+            pass  # a read-only cache only costs time
+    return index
+
+
+def _elf_index(e: ElfInfo) -> tuple[SymbolIndex, str]:
+    """Symbols of one ELF, cached on disk by build-id (or content hash) and table."""
+    ident = e.build_id or _file_hash(e.path)
+    table = ".symtab" if e.has_symtab else ".dynsym" if e.has_dynsym else "none"
+    key = cache_key("elf", ident, table, str(os.path.getsize(e.path)))
+    return _cached(key, lambda: function_symbols(e.path)[0]), table
+
+
+def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
+    plt, _ = _elf_index(runtime)
+    names = [plt.blob[plt.name_offsets[i]:plt.name_offsets[i + 1]] for i in range(len(plt))]
+    extra = [i for i, n in enumerate(names) if n.endswith(b"@plt")]
+    if not extra:
+        return index
+    starts = list(index.starts) + [plt.starts[i] for i in extra]
+    sizes = [index.ends[i] - index.starts[i] for i in range(len(index))] + \
+        [plt.ends[i] - plt.starts[i] for i in extra]
+    binds = [STB_GLOBAL] * len(starts)
+    all_names = [index.blob[index.name_offsets[i]:index.name_offsets[i + 1]]
+                 for i in range(len(index))] + [names[i] for i in extra]
+    return build_index(starts, sizes, binds, all_names)
+
+
+def _file_hash(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---- coverage --------------------------------------------------------------------------
+def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
+    """Per DSO with samples: how much of it got names, from what, and what would help."""
+    weights = stack_weights(p)
+    touched: dict[int, int] = defaultdict(int)
+    frames: dict[int, int] = defaultdict(int)
+    named: dict[int, int] = defaultdict(int)
+    for sid, w in weights.items():
+        seen = set()
+        for loc_id in p.stacks[sid]:
+            loc = p.locations[loc_id]
+            m = loc.mapping_id
+            frames[m] += w
+            if any(p.functions[f].resolved for f in loc.functions):
+                named[m] += w
+            seen.add(m)
+        for m in seen:
+            touched[m] += w
+    out = []
+    for m, samples in sorted(touched.items(), key=lambda kv: -kv[1]):
+        mp = p.mappings[m]
+        fraction = named[m] / frames[m] if frames[m] else 0.0
+        entry = {"dso": mp.path, "kind": mp.kind, "build_id": mp.build_id or None,
+                 "samples": samples, "resolved": round(fraction, 4), "source": None,
+                 "status": "", "reason": "", "advice": ""}
+        _explain(p, m, entry, sym, fraction)
+        out.append(entry)
+    return out
+
+
+def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: float):
+    mp = p.mappings[m]
+    bid = mp.build_id
+    if mp.kind == UNKNOWN:
+        entry.update(status="unknown", reason="frames outside any known mapping",
+                     advice="upload /proc/PID/maps of the process taken during the "
+                            "recording, or upload the perf.data itself")
+        return
+    if sym is None:
+        entry.update(status="resolved" if fraction >= 0.999 else "missing",
+                     reason="" if fraction >= 0.999 else "no symbol files were given")
+        if fraction < 0.999:
+            entry["advice"] = _advice(mp)
+        return
+    if mp.kind == KERNEL:
+        src = sym._kernel_source(mp)
+        if src is not None:
+            entry["source"] = src.origin
+        if fraction >= 0.999:
+            entry["status"] = "resolved"
+        elif any(k.hidden for k in sym.kernels) and src is None:
+            entry.update(status="unreadable", reason="the kallsyms copy shows only zero "
+                         "addresses (kptr_restrict)", advice="copy /proc/kallsyms as root")
+        else:
+            entry.update(status="missing" if src is None else "partial",
+                         reason="no kallsyms or System.map given" if src is None else
+                         "some addresses are outside the symbols given",
+                         advice=_advice(mp))
+        return
+    if mp.kind == JIT:
+        entry.update(status="resolved" if fraction >= 0.999 else "missing",
+                     advice="" if fraction >= 0.999 else
+                     f"upload {mp.path} written by the JIT during the recording")
+        return
+    plan = sym._plans.get(m) or sym.plan(p, m)
+    if plan.symbols is not None:
+        entry["source"] = plan.symbols.name
+    entry["status"] = plan.status if fraction < 0.999 or plan.status != "resolved" \
+        else "resolved"
+    reason = plan.note
+    if plan.status == "build-id mismatch":
+        got = ", ".join(f"{e.name} has build-id {e.build_id}" for e in plan.mismatch)
+        reason = f"{got}, but the capture ran {bid}: those symbols belong to another build"
+        entry["advice"] = f"upload the files of the build that ran ({_advice(mp)})"
+    elif plan.status == "missing":
+        reason = "no file for this DSO among the symbols given"
+        if not bid:
+            reason += ("; the capture has no build-id for it (perf records build-ids only "
+                       "of DSOs where samples landed), so a copy will be matched by name")
+        entry["advice"] = _advice(mp)
+    elif plan.status == "stripped":
+        reason = (reason + "; " if reason else "") + \
+            "only exported symbols (.dynsym): static functions stay unnamed"
+        entry["advice"] = f"upload the debug file ({_advice(mp)})"
+    elif plan.status == "unreadable":
+        entry["advice"] = f"upload an intact copy ({_advice(mp)})"
+    elif fraction < 0.999 and plan.status == "resolved":
+        entry["status"] = "partial"
+        reason = (reason + "; " if reason else "") + "some addresses fall outside symbols"
+    entry["reason"] = reason
+
+
+def _advice(mp) -> str:
+    if mp.kind == KERNEL:
+        return ("upload a copy of /proc/kallsyms taken on the recording host during the "
+                "same boot, or the `perf archive` of the capture")
+    bid = mp.build_id
+    debug = f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug" if bid else \
+        f"its .debug file"
+    what = f"{mp.path}" + (f" (build-id {bid})" if bid else "")
+    return f"upload {what} or {debug}, or run `perf archive` on the recording host"
+
+
+# ---- entry point -------------------------------------------------------------------------
+def symbolize(profile: Profile, inputs: list[str | os.PathLike]) -> list[dict]:
+    """Name the profile's frames from `inputs` (files, directories, archives) and store
+    the coverage report on the profile. Returns the coverage list."""
+    with tempfile.TemporaryDirectory(prefix="perfweb-symbols-") as work:
+        collected = collect(inputs, work)
+        sym = Symbolizer(collected.files, collected.notes)
+        sym.run(profile)
+        profile.coverage = coverage(profile, sym)
+    profile.notes.extend(sym.notes)
+    return profile.coverage
+

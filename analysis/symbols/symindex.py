@@ -1,0 +1,155 @@
+"""A sorted, compact symbol table: start and end addresses in arrays, names in one blob.
+
+Built once per build-id (or per kallsyms file) and cached on disk, so the next capture of
+the same build loads it with two `frombytes` calls instead of parsing the ELF again.
+Symbols at the same address are reduced to the one perf would show (its
+choose_best_symbol rules), and a symbol without a size extends to the next one, as perf
+does, so names match perf's output.
+"""
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import struct
+from array import array
+from pathlib import Path
+
+STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2
+_MAGIC = b"PWSYMIX1"
+
+
+class SymbolIndex:
+    __slots__ = ("starts", "ends", "name_offsets", "blob")
+
+    def __init__(self, starts: array, ends: array, name_offsets: array, blob: bytes) -> None:
+        self.starts, self.ends = starts, ends
+        self.name_offsets, self.blob = name_offsets, blob
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def lookup(self, address: int) -> tuple[str, int] | None:
+        """(raw name, symbol start) of the symbol covering `address`, or None."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0 or address >= self.ends[i]:
+            return None
+        a, b = self.name_offsets[i], self.name_offsets[i + 1]
+        return self.blob[a:b].decode("utf-8", "replace"), self.starts[i]
+
+    def find(self, name: str) -> int | None:
+        """Start address of a symbol by exact name (for kernel relocation: `_text`)."""
+        raw = name.encode()
+        pos = self.blob.find(raw)
+        while pos >= 0:
+            i = bisect.bisect_right(self.name_offsets, pos) - 1
+            if self.name_offsets[i] == pos and self.name_offsets[i + 1] == pos + len(raw):
+                return self.starts[i]
+            pos = self.blob.find(raw, pos + 1)
+        return None
+
+    # ---- cache files ---------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        with open(tmp, "wb") as f:
+            f.write(_MAGIC + struct.pack("<QQ", len(self.starts), len(self.blob)))
+            f.write(self.starts.tobytes())
+            f.write(self.ends.tobytes())
+            f.write(self.name_offsets.tobytes())
+            f.write(self.blob)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "SymbolIndex | None":
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if data[:8] != _MAGIC or len(data) < 24:
+            return None
+        n, blob_len = struct.unpack_from("<QQ", data, 8)
+        pos = 24
+        need = pos + 8 * n * 2 + 8 * (n + 1) + blob_len
+        if len(data) != need:
+            return None
+        starts, ends, offs = array("Q"), array("Q"), array("Q")
+        starts.frombytes(data[pos:pos + 8 * n])
+        ends.frombytes(data[pos + 8 * n:pos + 16 * n])
+        offs.frombytes(data[pos + 16 * n:pos + 16 * n + 8 * (n + 1)])
+        return cls(starts, ends, offs, data[need - blob_len:])
+
+
+def _underscores(name: bytes) -> int:
+    return len(name) - len(name.lstrip(b"_"))
+
+
+def _better(a: tuple, b: tuple) -> bool:
+    """perf's choose_best_symbol: is `a` (size, bind, name) preferred over `b`?"""
+    sa, ba, na = a
+    sb, bb, nb = b
+    if (sa > 0) != (sb > 0):
+        return sa > 0
+    if (ba == STB_WEAK) != (bb == STB_WEAK):
+        return bb == STB_WEAK
+    if (ba == STB_GLOBAL) != (bb == STB_GLOBAL):
+        return ba == STB_GLOBAL
+    ua, ub = _underscores(na), _underscores(nb)
+    if ua != ub:
+        return ua < ub
+    if len(na) != len(nb):
+        return len(na) > len(nb)
+    return na < nb  # deterministic tie-break
+
+
+def build_index(starts: list[int], sizes: list[int], binds: list[int],
+                names: list[bytes], last_end: int | None = None) -> SymbolIndex:
+    """One symbol per address (perf's pick), sorted, with sizeless symbols extended to
+    the next symbol. `last_end` bounds the last sizeless symbol (default: one page)."""
+    order = sorted(range(len(starts)), key=starts.__getitem__)
+    keep_start: list[int] = []
+    keep_size: list[int] = []
+    keep_name: list[bytes] = []
+    cur = None
+    for i in order:
+        cand = (sizes[i], binds[i], names[i])
+        if keep_start and keep_start[-1] == starts[i]:
+            if _better(cand, cur):
+                cur = cand
+                keep_size[-1] = sizes[i]
+                keep_name[-1] = names[i]
+            continue
+        keep_start.append(starts[i])
+        keep_size.append(sizes[i])
+        keep_name.append(names[i])
+        cur = cand
+    n = len(keep_start)
+    ends = array("Q", [0]) * n
+    for i in range(n):
+        if keep_size[i]:
+            ends[i] = keep_start[i] + keep_size[i]
+        elif i + 1 < n:
+            ends[i] = keep_start[i + 1]
+        else:
+            ends[i] = last_end if last_end is not None else (keep_start[i] | 0xFFF) + 1
+    offsets = array("Q", [0]) * (n + 1)
+    pos = 0
+    for i, nm in enumerate(keep_name):
+        offsets[i] = pos
+        pos += len(nm)
+    offsets[n] = pos
+    return SymbolIndex(array("Q", keep_start), ends, offsets, b"".join(keep_name))
+
+
+def cache_dir() -> Path:
+    """PERFWEB_CACHE_DIR, else the user's cache directory (XDG)."""
+    base = os.environ.get("PERFWEB_CACHE_DIR")
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                            os.path.join(os.path.expanduser("~"), ".cache"), "perfweb")
+    path = Path(base) / "symbols"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cache_key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(("v1",) + parts).encode()).hexdigest()[:40]
