@@ -79,3 +79,13 @@ def test_raw_report_text_with_maps_and_bundles_through_the_cli(tmp_path):
     names = {f["name"] for f in doc["functions"]}
     assert {"do_syscall_64", "futex_wake", "entry_SYSCALL_64_after_hwframe"} <= names
     assert not any(n.startswith("0xffffffff") for n in names)
+
+
+@pytest.mark.parametrize("case", ["1.0.0-idle", "1.0.0-busy", "1.1.0-busy"])
+def test_raw_script_text_with_bundles_equals_truth(case):
+    version = case.split("-")[0]
+    p = load(SPINPOOL / f"{case}.script-raw.txt")
+    symbolize(p, [SPINPOOL / f"{case}.perf.data.tar.bz2", SPINPOOL / f"symbols-{version}.zip",
+                  SPINPOOL / "kernel-symbols.zip"])
+    truth = load(SPINPOOL / f"{case}.truth-script.txt")
+    assert _folded(p) == _folded(truth)

@@ -329,7 +329,8 @@ class _StackBuilder:
         p = self.p
         dso = e.values.get("Shared Object", "")
         kind = _symbol_kind(e.values)
-        ids = tuple(self._location(name, dso if i == own else None, kind if i == own else "")
+        ids = tuple(self._location(name, dso if i == own else None, kind if i == own else "",
+                                   is_return=i > 0)
                     for i, name in enumerate(stack_names))
         comm = e.values.get("Command")
         pid = -1
@@ -381,11 +382,11 @@ class _StackBuilder:
             taken += e.pct
         return _split_hidden_callees(sec, out)
 
-    def _location(self, name: str, dso: str | None, kind_hint: str) -> int:
+    def _location(self, name: str, dso: str | None, kind_hint: str, is_return: bool) -> int:
         p = self.p
         if dso is None:
             dso = self.dso_of.get(name, "")
-        key = (name, dso)
+        key = (name, dso, is_return)
         loc = self.locs.get(key)
         if loc is not None:
             return loc
@@ -402,10 +403,11 @@ class _StackBuilder:
             label = unresolved_name(p, mapping_id, address, address if relative else None)
             fid = p.function(label, mapping_id, resolved=False, system_name=name)
             loc = p.add_location(mapping_id, address, (fid,),
-                                 dso_offset=address if relative else None)
+                                 dso_offset=address if relative else None,
+                                 is_return=is_return)
         else:
             fid = p.function(name.removesuffix(" (inlined)"), mapping_id)
-            loc = p.add_location(mapping_id, 0, (fid,))
+            loc = p.add_location(mapping_id, 0, (fid,), is_return=is_return)
         self.locs[key] = loc
         return loc
 

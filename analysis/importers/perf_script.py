@@ -148,6 +148,18 @@ class _FrameTable:
         self.p = profile
         self.by_line: dict[str, int] = {}
         self.by_parts: dict[tuple[int, str, str], int] = {}
+        self.callers: dict[int, int] = {}
+
+    def caller(self, loc_id: int) -> int:
+        """The same frame in a caller position: its address is a return address, which
+        symbolization looks up at address - 1."""
+        twin = self.callers.get(loc_id)
+        if twin is None:
+            loc = self.p.locations[loc_id]
+            twin = self.callers[loc_id] = self.p.add_location(
+                loc.mapping_id, loc.address, loc.functions, loc.dso_offset,
+                loc.symbol_offset, is_return=True)
+        return twin
 
     def location(self, line: str) -> int | None:
         loc = self.by_line.get(line)
@@ -331,7 +343,7 @@ class _Parser:
                     return
                 loc = frames.location(line)
             if loc is not None:
-                self.chain.append(loc)
+                self.chain.append(frames.caller(loc) if self.chain else loc)
                 return
             if line.startswith("#"):
                 return
