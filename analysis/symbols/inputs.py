@@ -183,7 +183,7 @@ def _extract_zip(path, origin, out, budget, work, depth, compressed, before) -> 
             if info.is_dir():
                 continue
             mode = info.external_attr >> 16
-            if mode and not stat.S_ISREG(mode):
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # symlinks, devices
                 out.notes.append(f"{origin}:{info.filename}: not a regular file; skipped")
                 continue
             dst = _target(work, budget, info.filename)

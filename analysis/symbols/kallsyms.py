@@ -11,12 +11,23 @@ import re
 
 from .symindex import STB_GLOBAL, STB_LOCAL, STB_WEAK, SymbolIndex, build_index
 
-_LINE = re.compile(rb"^([0-9a-fA-F]{8,16}) ([a-zA-Z]) (\S+)(?:\s+\[(\S+)\])?")
+# 16 (or, 32-bit, 8) hex digits: perf-PID.map lines (`7fd92648c000 a name`) have other
+# widths and must not pass for kernel symbols
+_LINE = re.compile(rb"^([0-9a-fA-F]{16}|[0-9a-fA-F]{8}) ([a-zA-Z]) (\S+)(?:\s+\[(\S+)\])?\s*$")
 
 
 def looks_like_kallsyms(head: bytes) -> bool:
     lines = [ln for ln in head.split(b"\n")[:50] if ln.strip()]
     return len(lines) >= 3 and sum(1 for ln in lines if _LINE.match(ln)) >= len(lines) - 1
+
+
+_TEXT = re.compile(rb"^([0-9a-fA-F]+) [Tt] _text\s*$", re.M)
+
+
+def text_address(data: bytes) -> int | None:
+    """Where `_text` is in this file: the reference perf relocates kernel symbols by."""
+    m = _TEXT.search(data)
+    return int(m.group(1), 16) if m else None
 
 
 def parse(data: bytes) -> tuple[SymbolIndex, bool]:

@@ -41,6 +41,7 @@ class _KernelSource:
     index: SymbolIndex
     build_id: str
     hidden: bool  # kptr_restrict zeroed every address
+    text: int | None  # address of _text in this file, to relocate against the capture
 
 
 @dataclass
@@ -84,7 +85,8 @@ class Symbolizer:
             key = cache_key("kallsyms", hashlib.sha256(data).hexdigest())
             index = _cached(key, lambda: kallsyms.parse(data)[0])
             hidden = len(index) > 0 and index.starts[-1] == 0
-            self.kernels.append(_KernelSource(sf.origin, index, sf.build_id_hint, hidden))
+            self.kernels.append(_KernelSource(sf.origin, index, sf.build_id_hint, hidden,
+                                              kallsyms.text_address(data)))
         elif sf.kind == "maps":
             self.maps.extend(procmaps.parse(open(sf.path, "rb").read()).entries)
         elif sf.kind == "perfmap":
@@ -146,10 +148,8 @@ class Symbolizer:
         if src is None:
             return None
         reloc = 0
-        if mapping.pgoff:  # runtime address of _text (perf's kernel map)
-            text = src.index.find("_text")
-            if text is not None:
-                reloc = mapping.pgoff - text
+        if mapping.pgoff and src.text:  # runtime address of _text (perf's kernel map)
+            reloc = mapping.pgoff - src.text
         hit = src.index.lookup(address - reloc)
         return hit[0] if hit else None
 

@@ -37,17 +37,6 @@ class SymbolIndex:
         a, b = self.name_offsets[i], self.name_offsets[i + 1]
         return self.blob[a:b].decode("utf-8", "replace"), self.starts[i]
 
-    def find(self, name: str) -> int | None:
-        """Start address of a symbol by exact name (for kernel relocation: `_text`)."""
-        raw = name.encode()
-        pos = self.blob.find(raw)
-        while pos >= 0:
-            i = bisect.bisect_right(self.name_offsets, pos) - 1
-            if self.name_offsets[i] == pos and self.name_offsets[i + 1] == pos + len(raw):
-                return self.starts[i]
-            pos = self.blob.find(raw, pos + 1)
-        return None
-
     # ---- cache files ---------------------------------------------------------------
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(f".tmp{os.getpid()}")
