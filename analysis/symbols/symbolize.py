@@ -377,7 +377,7 @@ def _advice(mp) -> str:
                 "same boot, or the `perf archive` of the capture")
     bid = mp.build_id
     debug = f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug" if bid else \
-        f"its .debug file"
+        "its .debug file"
     what = f"{mp.path}" + (f" (build-id {bid})" if bid else "")
     return f"upload {what} or {debug}, or run `perf archive` on the recording host"
 
