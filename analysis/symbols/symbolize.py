@@ -258,7 +258,8 @@ def _elf_index(e: ElfInfo) -> tuple[SymbolIndex, str]:
 
 def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
     plt, _ = _elf_index(runtime)
-    names = [plt.blob[plt.name_offsets[i]:plt.name_offsets[i + 1]] for i in range(len(plt))]
+    names = [bytes(plt.blob[plt.name_offsets[i]:plt.name_offsets[i + 1]])
+             for i in range(len(plt))]
     extra = [i for i, n in enumerate(names) if n.endswith(b"@plt")]
     if not extra:
         return index
@@ -266,7 +267,7 @@ def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
     sizes = [index.ends[i] - index.starts[i] for i in range(len(index))] + \
         [plt.ends[i] - plt.starts[i] for i in extra]
     binds = [STB_GLOBAL] * len(starts)
-    all_names = [index.blob[index.name_offsets[i]:index.name_offsets[i + 1]]
+    all_names = [bytes(index.blob[index.name_offsets[i]:index.name_offsets[i + 1]])
                  for i in range(len(index))] + [names[i] for i in extra]
     return build_index(starts, sizes, binds, all_names)
 
