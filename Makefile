@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test bench bench-perf-data clean
+.PHONY: test bench bench-perf-data bench-symbols clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ bench: $(STAMP)
 
 bench-perf-data: $(STAMP)
 	$(PY) benchmarks/bench_perf_data_import.py $(BENCH_ARGS)
+
+bench-symbols: $(STAMP)
+	$(PY) benchmarks/bench_symbols.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) benchmarks/out
