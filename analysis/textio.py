@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from typing import BinaryIO, Iterator, Union
 
 Source = Union[str, os.PathLike, BinaryIO]
@@ -30,27 +31,23 @@ def open_binary(source: Source) -> BinaryIO:
 
 
 def read_head(source: Source, size: int = HEAD_BYTES) -> bytes:
-    """The first `size` decompressed bytes, for detection. Rewinds file objects."""
+    """The first `size` decompressed bytes, for detection. File objects are rewound and
+    left open."""
     if isinstance(source, (str, os.PathLike)):
-        with open_binary(source) as f:
-            return _read_upto(f, size)
-    pos = source.tell()
-    try:
-        f = open_binary(source)
-        return _read_upto(f, size)
-    finally:
-        source.seek(pos)
-
-
-def _read_upto(f: BinaryIO, size: int) -> bytes:
-    chunks, left = [], size
-    while left > 0:
-        b = f.read(left)
-        if not b:
-            break
-        chunks.append(b)
-        left -= len(b)
-    return b"".join(chunks)
+        with open(source, "rb") as f:
+            raw = f.read(size)
+    else:
+        pos = source.tell()
+        try:
+            raw = source.read(size)
+        finally:
+            source.seek(pos)
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, size)
+        except zlib.error:
+            return raw
+    return raw
 
 
 def text_lines(source: Source) -> Iterator[str]:

@@ -65,3 +65,13 @@ def test_truncated_capture_gives_what_was_written(tmp_path):
     assert not Counter(_samples(p)) - Counter(_samples(full))
     assert any("cut short" in n for n in p.notes)
     assert any("at byte" in n for n in p.notes)
+
+
+def test_file_objects_and_streams_are_read(tmp_path):
+    """Uploads arrive as file objects; those without a file descriptor go through a
+    temporary file."""
+    import io
+    raw = (SPINPOOL / "1.0.0-idle.perf.data").read_bytes()
+    with open(SPINPOOL / "1.0.0-idle.perf.data", "rb") as f:
+        assert len(load(f)) == 975
+    assert len(load(io.BytesIO(raw))) == 975

@@ -89,3 +89,15 @@ def test_raw_script_text_with_bundles_equals_truth(case):
                   SPINPOOL / "kernel-symbols.zip"])
     truth = load(SPINPOOL / f"{case}.truth-script.txt")
     assert _folded(p) == _folded(truth)
+
+
+def test_perf_data_folded_through_the_cli(tmp_path):
+    """What a user types: the capture, its perf archive and the build's bundle."""
+    args = [sys.executable, "-m", "analysis", "report", SPINPOOL / "1.0.0-busy.perf.data",
+            "--symbols", SPINPOOL / "1.0.0-busy.perf.data.tar.bz2",
+            "--symbols", SPINPOOL / "symbols-1.0.0.zip",
+            "--format", "folded", "--convention", "inferno", "--weight", "samples"]
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    truth = _folded(load(SPINPOOL / "1.0.0-busy.truth-script.txt"))
+    assert r.stdout == "".join(f"{k} {truth[k]}\n" for k in sorted(truth))

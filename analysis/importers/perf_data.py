@@ -13,6 +13,7 @@ naming them is symbolization's job (step 3), until then they read `libfoo.so+0x2
 from __future__ import annotations
 
 import gzip
+import io
 import mmap
 import os
 import shutil
@@ -83,11 +84,12 @@ class _mapped:
             target = self.fh
         try:
             fileno = target.fileno()
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, io.UnsupportedOperation):
             self.tmp = tempfile.TemporaryFile()
             shutil.copyfileobj(target, self.tmp, 1 << 20)
             target, fileno = self.tmp, self.tmp.fileno()
-        target.flush() if hasattr(target, "flush") else None
+        if target is self.tmp:
+            self.tmp.flush()
         size = os.fstat(fileno).st_size
         if size == 0:
             return b""

@@ -344,7 +344,7 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
                      advice="" if fraction >= 0.999 else
                      f"upload {mp.path} written by the JIT during the recording")
         return
-    plan = sym._plans.get(m) or sym.plan(p, m)
+    plan = sym.plan(p, m)
     if plan.symbols is not None:
         entry["source"] = plan.symbols.name
     entry["status"] = plan.status if fraction < 0.999 or plan.status != "resolved" \
