@@ -10,6 +10,10 @@
    machine's files) against perfweb importing the perf.data and symbolizing it from the
    same files given explicitly (the binaries of every DSO with samples, and a copy of
    /proc/kallsyms).
+3. With --torch-python PYTHON (a Python with torch installed, e.g. a scratch venv made
+   with `python3 -m venv v && v/bin/pip install torch==2.13.0`): a capture of a matmul
+   loop that spends its time in libtorch_cpu.so, `perf report` against perfweb symbolizing
+   it with a cold and a warm cache.
 Goals (issue step 3): index under 1 s cold and 0.1 s cached; end to end within 1.5x of
 `perf report`.
 """
@@ -100,15 +104,36 @@ def bench_end_to_end(data: Path) -> None:
           f"warm (goal <= 1.5x)")
 
 
+_TORCH_WORK = """
+import torch
+torch.set_num_threads(2)
+a = torch.randn(384, 384)
+for _ in range(400):
+    b = a @ a
+    c = torch.relu(b).sum()
+"""
+
+
+def bench_torch(python: str) -> None:
+    data = OUT / "torch.perf.data"
+    subprocess.run(["perf", "record", "-q", "-g", "-F", "999", "-o", str(data), "--",
+                    python, "-W", "ignore", "-c", _TORCH_WORK], check=True,
+                   stderr=subprocess.DEVNULL)
+    bench_end_to_end(data)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--elf", type=Path)
     ap.add_argument("--perf-data", type=Path)
     ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--torch-python", help="a python with torch, for the libtorch capture")
     args = ap.parse_args()
     # end to end first, while this process is small: a child's peak memory counts the
     # pages it shared with this process when it started
     bench_end_to_end(args.perf_data or record(args.seconds))
+    if args.torch_python:
+        bench_torch(args.torch_python)
     elf = large_elf(args.elf)
     if elf is None:
         print("no large ELF: pass --elf PATH (no torch wheel under /opt/wheels)")
