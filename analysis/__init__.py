@@ -1,0 +1,6 @@
+"""perfweb's analysis engine: perf captures in, profiles, views and diagnoses out.
+
+A library with no web framework in it; `python -m analysis` is its command line.
+"""
+#: Bumped when results computed from the same inputs change; stored with every result.
+ANALYSIS_VERSION = "3"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CapturesConfig(AppConfig):
+    name = "perfweb.captures"
+    label = "captures"

@@ -1,0 +1,75 @@
+"""The upload form: a capture, any number of symbol files, where it belongs."""
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from .uploads import human_size
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data if d]
+        return [single(data, initial)] if data else []
+
+
+def _check_size(f) -> None:
+    limit = settings.PERFWEB_MAX_UPLOAD_BYTES
+    if f is not None and f.size > limit:
+        raise forms.ValidationError(
+            f"{f.name} is {human_size(f.size)}; the limit is {human_size(limit)}")
+
+
+class UploadForm(forms.Form):
+    capture = forms.FileField(help_text="perf.data, `perf script` or `perf report --stdio` "
+                                        "output, or folded stacks; gzip is fine")
+    symbols = MultipleFileField(required=False,
+                                help_text="ELF binaries or debug files, perf archive "
+                                          "bundles, kallsyms, /proc/PID/maps, perf-PID.map, "
+                                          "or archives of them")
+    symbols_for_build = forms.BooleanField(
+        required=False, initial=True,
+        label="Use these symbol files for every capture of this build")
+    team = forms.ChoiceField(required=False)
+    service = forms.CharField(max_length=100, help_text="e.g. llm-api")
+    version = forms.CharField(max_length=100, label="Build version", help_text="e.g. 1.4.2")
+    git_revision = forms.CharField(max_length=64, required=False)
+    label = forms.CharField(max_length=100, required=False, help_text="e.g. idle, load test")
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args, teams=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].choices = [(str(t.pk), t.name) for t in teams]
+        if len(self.fields["team"].choices) <= 1:
+            self.fields["team"].widget = forms.HiddenInput()
+
+    def clean_capture(self):
+        f = self.cleaned_data["capture"]
+        _check_size(f)
+        return f
+
+    def clean_symbols(self):
+        files = self.cleaned_data.get("symbols") or []
+        for f in files:
+            _check_size(f)
+        return files
+
+
+class SymbolUploadForm(forms.Form):
+    symbols = MultipleFileField()
+
+    def clean_symbols(self):
+        files = self.cleaned_data.get("symbols") or []
+        for f in files:
+            _check_size(f)
+        return files

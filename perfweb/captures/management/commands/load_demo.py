@@ -1,0 +1,96 @@
+"""Load the spinpool demo: an idle inference API burning ~2 CPUs in 1.0.0, fixed in 1.1.0.
+
+Creates the demo user (printing its password), a team, the `llm-api` service with builds
+1.0.0 and 1.1.0, their captures and symbol bundles from the corpus, and analyzes them at
+once so a newcomer sees a diagnosis on first sign-in. Running it again changes nothing.
+"""
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from perfweb.captures import pipeline
+from perfweb.captures.models import Build, Capture, Membership, Service, SymbolFile, Team
+from perfweb.captures.uploads import sha256_of
+
+DEFAULT_CORPUS = Path(settings.BASE_DIR).parent / "shared" / "corpus" / "cases" / "spinpool"
+
+
+class Command(BaseCommand):
+    help = "Create the demo user and load the spinpool captures."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--path", default=str(DEFAULT_CORPUS),
+                            help="folder with the spinpool case files")
+        parser.add_argument("--username", default="demo")
+        parser.add_argument("--queue", action="store_true",
+                            help="queue the captures for a worker instead of analyzing now")
+
+    def handle(self, *args, path, username, queue, **options):
+        folder = Path(path)
+        if not (folder / "1.0.0-idle.perf.data").exists():
+            raise CommandError(f"spinpool case files not found in {folder}")
+        user, password = self._user(username)
+        team, _ = Team.objects.get_or_create(name="demo")
+        Membership.objects.get_or_create(team=team, user=user)
+        service, _ = Service.objects.get_or_create(team=team, name="llm-api")
+        todo = []
+        for version in ("1.0.0", "1.1.0"):
+            build, _ = Build.objects.get_or_create(
+                service=service, version=version,
+                defaults={"notes": "thread pool spins on a mutex" if version == "1.0.0"
+                          else "thread pool waits on a condition variable"})
+            for name in (f"symbols-{version}.zip", "kernel-symbols.zip",
+                         f"{version}-busy.perf.data.tar.bz2"):
+                self._symbols(build, folder / name, user)
+            for label in ("idle", "busy"):
+                capture = self._capture(build, folder / f"{version}-{label}.perf.data",
+                                        label, user)
+                if capture is not None:
+                    todo.append(capture)
+        for capture in todo:
+            if queue:
+                with transaction.atomic():
+                    pipeline.enqueue(capture)
+            else:
+                pipeline.process_capture(capture.pk)
+        if password:
+            self.stdout.write(self.style.SUCCESS(
+                f"demo user: {username} / password: {password}"))
+        self.stdout.write(f"demo loaded: {len(todo)} new capture(s)")
+
+    def _user(self, username):
+        User = get_user_model()
+        user = User.objects.filter(username=username).first()
+        if user is not None:
+            return user, None
+        password = secrets.token_urlsafe(12)
+        return User.objects.create_user(username, password=password), password
+
+    def _symbols(self, build, path: Path, user) -> None:
+        if not path.exists() or build.symbol_files.filter(original_name=path.name).exists():
+            return
+        with path.open("rb") as f:
+            wrapped = File(f, name=path.name)
+            sf = SymbolFile(build=build, original_name=path.name, sha256=sha256_of(wrapped),
+                            size=path.stat().st_size, uploaded_by=user)
+            sf.file.save(path.name, wrapped, save=False)
+            sf.save()
+
+    def _capture(self, build, path: Path, label: str, user) -> Capture | None:
+        if build.captures.filter(original_name=path.name).exists():
+            return None
+        with path.open("rb") as f:
+            wrapped = File(f, name=path.name)
+            capture = Capture(build=build, original_name=path.name, label=label,
+                              sha256=sha256_of(wrapped), size=path.stat().st_size,
+                              uploaded_by=user)
+            capture.file.save(path.name, wrapped, save=False)
+            capture.save()
+        return capture

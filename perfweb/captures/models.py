@@ -1,0 +1,161 @@
+"""The domain: teams own services, services have builds, builds have captures and the
+symbol files every capture of the build uses, captures have their analysis results."""
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership",
+                                     related_name="teams")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership")]
+
+
+class Service(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="services")
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="service_name")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Build(models.Model):
+    service = models.ForeignKey(Service, on_delete=models.CASCADE, related_name="builds")
+    version = models.CharField(max_length=100)
+    git_revision = models.CharField(max_length=64, blank=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["service", "version"],
+                                               name="build_version")]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.service.name} {self.version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("build", args=[self.pk])
+
+
+def _upload_path(kind: str):
+    def path(instance, filename: str) -> str:
+        # our own name: the uploaded one is kept in original_name, never used as a path
+        return f"{kind}/{uuid.uuid4().hex}"
+    return path
+
+
+def capture_path(instance, filename):
+    return _upload_path("captures")(instance, filename)
+
+
+def symbol_path(instance, filename):
+    return _upload_path("symbols")(instance, filename)
+
+
+def folded_path(instance, filename):
+    return _upload_path("results")(instance, filename)
+
+
+class Capture(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        PARSING = "parsing"
+        SYMBOLIZING = "symbolizing"
+        ANALYZING = "analyzing"
+        DONE = "done"
+        FAILED = "failed"
+
+    ACTIVE = (Status.PARSING, Status.SYMBOLIZING, Status.ANALYZING)
+
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="captures")
+    file = models.FileField(upload_to=capture_path)
+    original_name = models.CharField(max_length=255)
+    format = models.CharField(max_length=32, blank=True)
+    sha256 = models.CharField(max_length=64, db_index=True)
+    size = models.BigIntegerField()
+    label = models.CharField(max_length=100, blank=True)
+    notes = models.TextField(blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                    on_delete=models.SET_NULL)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["build", "sha256"],
+                                               name="one_capture_per_content")]
+
+    def __str__(self) -> str:
+        return f"{self.build} {self.label or self.original_name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("capture", args=[self.pk])
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    def latest_result(self) -> "AnalysisResult | None":
+        return self.results.order_by("-created_at").first()
+
+
+class SymbolFile(models.Model):
+    """Attached to a build (every capture of it uses the file) or to one capture."""
+    build = models.ForeignKey(Build, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="symbol_files")
+    capture = models.ForeignKey(Capture, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="symbol_files")
+    file = models.FileField(upload_to=symbol_path)
+    original_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                    on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(
+            condition=models.Q(build__isnull=False) | models.Q(capture__isnull=False),
+            name="symbols_belong_somewhere")]
+
+
+class AnalysisResult(models.Model):
+    """What the engine computed, kept per analysis version so a new engine can recompute
+    without losing the old numbers."""
+    capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="results")
+    analysis_version = models.CharField(max_length=32)
+    report = models.JSONField()  # the analysis JSON contract
+    flamegraph = models.JSONField()  # top-down tree, small frames merged
+    timeline = models.JSONField()
+    folded = models.FileField(upload_to=folded_path)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["capture", "analysis_version"],
+                                               name="one_result_per_version")]

@@ -1,0 +1,170 @@
+"""Processing a capture: the service functions the Celery tasks call.
+
+The database is the source of truth: a capture's status says where it is, every stage
+saves progress, and a capture found stuck (its worker died, its message was lost) is
+taken back by `sweep`. Processing is idempotent: running it again on the same capture
+recomputes the same result and replaces the stored one.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from analysis import ANALYSIS_VERSION
+from analysis.aggregate import stack_weights
+from analysis.aggregate.timeline import samples_over_time
+from analysis.aggregate.tree import to_dict, top_down
+from analysis.errors import AnalysisError
+from analysis.export.folded import FoldOptions, folded_lines, fold
+from analysis.importers import load
+from analysis.report import build_report
+from analysis.symbols import symbolize
+
+from .models import AnalysisResult, Capture, SymbolFile
+
+log = logging.getLogger(__name__)
+Status = Capture.Status
+
+#: flame graph nodes below this share of samples are merged into "[other]" when stored
+FLAME_MIN_SHARE = 0.001
+
+
+def enqueue(capture: Capture) -> None:
+    """Queue a capture once the transaction that created or reset it has committed, so
+    the worker never looks for a row it cannot see yet."""
+    from .tasks import analyze_capture
+    pk = capture.pk
+    transaction.on_commit(lambda: analyze_capture.delay(pk))
+
+
+def process_capture(capture_id: int) -> None:
+    with transaction.atomic():
+        capture = Capture.objects.select_for_update().filter(pk=capture_id).first()
+        if capture is None or capture.status == Status.DONE:
+            return  # deleted, or a duplicate delivery of finished work
+        capture.attempts += 1
+        capture.error = ""
+        capture.save(update_fields=["attempts", "error", "updated_at"])
+    try:
+        _run(capture)
+    except AnalysisError as e:
+        _fail(capture, str(e))
+    except Exception as e:  # noqa: BLE001 - the user gets a message, we get the trace
+        if type(e).__name__ == "SoftTimeLimitExceeded":
+            _fail(capture, f"processing took longer than the "
+                           f"{settings.CELERY_TASK_SOFT_TIME_LIMIT // 60}-minute limit")
+            return
+        log.exception("capture %s failed", capture_id)
+        _fail(capture, f"processing failed unexpectedly; the error was logged "
+                       f"(capture {capture_id}). Retrying may help.")
+
+
+def _stage(capture: Capture, status: str, progress: int) -> None:
+    capture.status, capture.progress = status, progress
+    capture.save(update_fields=["status", "progress", "updated_at"])
+    if settings.PERFWEB_STAGE_DELAY_S:
+        time.sleep(settings.PERFWEB_STAGE_DELAY_S)
+
+
+def _fail(capture: Capture, message: str) -> None:
+    Capture.objects.filter(pk=capture.pk).update(
+        status=Status.FAILED, error=message[:2000], finished_at=timezone.now(),
+        updated_at=timezone.now())
+
+
+def _local_copy(field_file, folder: str, name: str) -> str:
+    """A path on local disk for a stored file (storage may be S3)."""
+    try:
+        return field_file.path
+    except NotImplementedError:
+        path = os.path.join(folder, name)
+        with field_file.open("rb") as src, open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        return path
+
+
+def _run(capture: Capture) -> None:
+    with tempfile.TemporaryDirectory(prefix="perfweb-capture-") as work:
+        _stage(capture, Status.PARSING, 10)
+        profile = load(_local_copy(capture.file, work, "capture"))
+        Capture.objects.filter(pk=capture.pk).update(format=profile.meta.format)
+
+        _stage(capture, Status.SYMBOLIZING, 40)
+        files = SymbolFile.objects.filter(build=capture.build) | \
+            SymbolFile.objects.filter(capture=capture)
+        paths = [_local_copy(sf.file, work, f"symbols-{sf.pk}")
+                 for sf in files.order_by("created_at")]
+        if paths:
+            symbolize(profile, paths)
+
+        _stage(capture, Status.ANALYZING, 70)
+        report = build_report(profile)
+        weights = stack_weights(profile)
+        total = sum(weights.values())
+        flame = to_dict(profile, top_down(profile, weights),
+                        min_weight=max(1, int(total * FLAME_MIN_SHARE)))
+        timeline = samples_over_time(profile, bucket_s=0.1)
+        timeline["series"] = {str(k): v for k, v in timeline["series"].items()}
+        folded = "".join(line + "\n" for line in folded_lines(
+            fold(profile, FoldOptions(weight="samples"))))
+        with transaction.atomic():
+            AnalysisResult.objects.filter(capture=capture,
+                                          analysis_version=ANALYSIS_VERSION).delete()
+            result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
+                                    report=report, flamegraph=flame, timeline=timeline)
+            result.folded.save("folded", ContentFile(folded.encode()), save=False)
+            result.save()
+            Capture.objects.filter(pk=capture.pk).update(
+                status=Status.DONE, progress=100, finished_at=timezone.now(),
+                updated_at=timezone.now(), error="")
+
+
+def retry(capture: Capture) -> None:
+    Capture.objects.filter(pk=capture.pk).update(
+        status=Status.QUEUED, progress=0, error="", finished_at=None, attempts=0,
+        updated_at=timezone.now())
+    enqueue(capture)
+
+
+def reanalyze_build(build) -> int:
+    """After new symbol files: analyze the build's finished captures again."""
+    n = 0
+    for capture in build.captures.filter(status__in=[Status.DONE, Status.FAILED]):
+        retry(capture)
+        n += 1
+    return n
+
+
+def sweep() -> dict[str, int]:
+    """Take back captures nobody is working on: queued ones whose message may be lost
+    (Redis restarted) are queued again; active ones whose worker stopped reporting are
+    queued again, or failed after PERFWEB_MAX_ATTEMPTS."""
+    now = timezone.now()
+    requeued = failed = 0
+    lost = Capture.objects.filter(
+        status=Status.QUEUED,
+        updated_at__lt=now - timedelta(seconds=settings.PERFWEB_QUEUED_GRACE_S))
+    stuck = Capture.objects.filter(
+        status__in=Capture.ACTIVE,
+        updated_at__lt=now - timedelta(seconds=settings.PERFWEB_STUCK_AFTER_S))
+    with transaction.atomic():
+        for capture in list(lost.select_for_update()) + list(stuck.select_for_update()):
+            if capture.attempts >= settings.PERFWEB_MAX_ATTEMPTS:
+                _fail(capture, f"processing stopped {capture.attempts} times without "
+                               f"finishing (a worker died or ran out of time); giving up")
+                failed += 1
+            else:
+                Capture.objects.filter(pk=capture.pk).update(
+                    status=Status.QUEUED, progress=0, updated_at=now)
+                enqueue(capture)
+                requeued += 1
+    return {"requeued": requeued, "failed": failed}

@@ -1,0 +1,183 @@
+"""Pages and downloads. Every object is looked up through access.py, so members of other
+teams get 404 everywhere."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
+from django.http import FileResponse, Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from . import access, pipeline
+from .forms import SymbolUploadForm, UploadForm
+from .models import Build, Capture, Membership, Service, SymbolFile, Team
+from .uploads import human_size, sha256_of
+
+
+@login_required
+def home(request):
+    services = access.services_of(request.user).prefetch_related("builds__captures")
+    return render(request, "captures/home.html", {"services": services})
+
+
+def _teams_for_upload(user):
+    teams = list(access.teams_of(user))
+    if not teams:  # a user without a team gets one of their own on first upload
+        team, _ = Team.objects.get_or_create(name=f"{user.username}'s team")
+        Membership.objects.get_or_create(team=team, user=user)
+        teams = [team]
+    return teams
+
+
+@login_required
+def upload(request):
+    teams = _teams_for_upload(request.user)
+    form = UploadForm(request.POST or None, request.FILES or None, teams=teams,
+                      initial={"team": str(teams[0].pk)})
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        team = next((t for t in teams if str(t.pk) == d.get("team")), teams[0])
+        capture, created = _store_upload(request.user, team, d)
+        if not created:
+            messages.info(request, "This exact file was already uploaded to this build; "
+                                   "here is that capture.")
+        if request.headers.get("Accept") == "application/json":
+            return JsonResponse({"capture": capture.pk, "url": capture.get_absolute_url(),
+                                 "duplicate": not created})
+        return redirect(capture)
+    if request.method == "POST" and request.headers.get("Accept") == "application/json":
+        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+    return render(request, "captures/upload.html", {"form": form},
+                  status=400 if form.errors else 200)
+
+
+def _store_upload(user, team, d) -> tuple[Capture, bool]:
+    service, _ = Service.objects.get_or_create(team=team, name=d["service"].strip())
+    build, _ = Build.objects.get_or_create(
+        service=service, version=d["version"].strip(),
+        defaults={"git_revision": d.get("git_revision", "")})
+    upload = d["capture"]
+    digest = sha256_of(upload)
+    existing = Capture.objects.filter(build=build, sha256=digest).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
+                              size=upload.size, label=d.get("label", ""),
+                              notes=d.get("notes", ""), uploaded_by=user)
+            capture.file.save(upload.name, upload, save=False)
+            capture.save()
+            for f in d.get("symbols") or []:
+                _store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
+                              capture=None if d.get("symbols_for_build") else capture)
+            pipeline.enqueue(capture)
+    except IntegrityError:  # the same file uploaded twice at once
+        return Capture.objects.get(build=build, sha256=digest), False
+    return capture, True
+
+
+def _store_symbol(f, user, build=None, capture=None) -> SymbolFile:
+    sf = SymbolFile(build=build, capture=capture, original_name=f.name[:255],
+                    sha256=sha256_of(f), size=f.size, uploaded_by=user)
+    sf.file.save(f.name, f, save=False)
+    sf.save()
+    return sf
+
+
+@login_required
+def capture_detail(request, pk: int):
+    capture = get_object_or_404(access.captures_of(request.user).select_related(
+        "build__service__team"), pk=pk)
+    result = capture.latest_result()
+    report = result.report if result else None
+    context = {"capture": capture, "report": report,
+               "size": human_size(capture.size),
+               "symbol_files": list(capture.build.symbol_files.all()) +
+               list(capture.symbol_files.all())}
+    if report:
+        total = report["samples"] or 1
+        context["functions"] = [dict(f, self_pct=100 * f["self"] / total,
+                                     total_pct=100 * f["total"] / total)
+                                for f in report["functions"][:50]]
+        context["meta"] = report["metadata"]
+    return render(request, "captures/capture.html", context)
+
+
+@login_required
+def capture_status(request, pk: int):
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    return JsonResponse({"status": capture.status, "progress": capture.progress,
+                         "error": capture.error, "finished": capture.finished})
+
+
+@login_required
+def capture_download(request, pk: int):
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    return FileResponse(capture.file.open("rb"), as_attachment=True,
+                        filename=capture.original_name)
+
+
+@login_required
+def capture_folded(request, pk: int):
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    result = capture.latest_result()
+    if result is None:
+        raise Http404("no result yet")
+    return FileResponse(result.folded.open("rb"), as_attachment=True,
+                        filename=f"capture-{capture.pk}.folded.txt",
+                        content_type="text/plain; charset=utf-8")
+
+
+@login_required
+def capture_result(request, pk: int):
+    """The analysis JSON contract of the capture."""
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    result = capture.latest_result()
+    if result is None:
+        raise Http404("no result yet")
+    return JsonResponse(result.report)
+
+
+@login_required
+@require_POST
+def capture_retry(request, pk: int):
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    if capture.status == Capture.Status.FAILED or capture.status == Capture.Status.DONE:
+        pipeline.retry(capture)
+        messages.info(request, "The capture is queued for analysis again.")
+    return redirect(capture)
+
+
+@login_required
+def build_detail(request, pk: int):
+    build = get_object_or_404(access.builds_of(request.user).select_related("service"),
+                              pk=pk)
+    form = SymbolUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            for f in form.cleaned_data["symbols"]:
+                _store_symbol(f, request.user, build=build)
+        messages.info(request, "Symbol files added. Re-analyze the captures to use them.")
+        return redirect(build)
+    return render(request, "captures/build.html",
+                  {"build": build, "form": form, "captures": build.captures.all(),
+                   "symbol_files": build.symbol_files.all()},
+                  status=400 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def build_reanalyze(request, pk: int):
+    build = get_object_or_404(access.builds_of(request.user), pk=pk)
+    with transaction.atomic():
+        n = pipeline.reanalyze_build(build)
+    messages.info(request, f"{n} capture(s) queued for analysis again.")
+    return redirect(build)
+
+
+@login_required
+def symbol_download(request, pk: int):
+    sf = get_object_or_404(access.symbol_files_of(request.user), pk=pk)
+    return FileResponse(sf.file.open("rb"), as_attachment=True, filename=sf.original_name)

@@ -1,0 +1,43 @@
+// Upload with a progress bar: the same POST the form makes, sent by XHR so the browser
+// reports bytes sent. Without JavaScript the form posts normally.
+"use strict";
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("upload-form");
+  if (!form || !window.XMLHttpRequest) return;
+  const bar = document.getElementById("upload-progress");
+  const status = document.getElementById("upload-status");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", form.action || window.location.href);
+    xhr.setRequestHeader("Accept", "application/json");
+    bar.hidden = false;
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) {
+        bar.value = Math.round((100 * e.loaded) / e.total);
+        status.textContent = `Uploading: ${bar.value}%`;
+      }
+    });
+    xhr.addEventListener("load", () => {
+      let body = {};
+      try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
+      if (xhr.status === 200 && body.url) {
+        window.location.assign(body.url);
+        return;
+      }
+      const errors = body.errors || {};
+      const lines = [];
+      for (const field of Object.keys(errors)) {
+        for (const err of errors[field]) lines.push(`${field}: ${err.message}`);
+      }
+      status.textContent = lines.length ? lines.join("; ") :
+        `Upload failed (HTTP ${xhr.status}).`;
+      bar.hidden = true;
+    });
+    xhr.addEventListener("error", () => {
+      status.textContent = "Upload failed: the connection was lost.";
+      bar.hidden = true;
+    });
+    xhr.send(new FormData(form));
+  });
+});
