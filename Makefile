@@ -1,17 +1,23 @@
-# make test: create .venv from pyproject.toml and run the whole suite.
+# make run: create .venv, migrate, create the demo user, load the demo, start web + worker.
+# make test: create .venv from pyproject.toml and run the whole suite (PostgreSQL + Redis).
 # make bench: the import benchmark against perf script and stackcollapse-perf.pl.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test bench bench-perf-data bench-symbols clean
+.PHONY: run test bench bench-perf-data bench-symbols clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	DEBUG=1 $(PY) manage.py rundev
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

@@ -125,9 +125,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=25 
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        # an unacknowledged task (its worker died) is delivered again after this long
+        # an unacknowledged task (its worker died) is delivered again after this long,
+        # found by a scan every interval x throttle seconds
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT",
                                       default=CELERY_TASK_TIME_LIMIT + 60),
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
     }
 else:
     _broker = VAR_DIR / "broker"

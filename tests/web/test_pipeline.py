@@ -1,0 +1,176 @@
+"""Upload -> Redis -> Celery worker process -> PostgreSQL -> capture page, for real."""
+import os
+import re
+import signal
+from datetime import timedelta
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.management import call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from perfweb.captures import pipeline
+from perfweb.captures.models import Build, Capture, Service, Team
+
+from .conftest import SPINPOOL, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _upload(client, capture, symbols=(), **fields):
+    data = {"service": "llm-api", "version": "1.0.0", "label": "idle",
+            "symbols_for_build": "on", **fields}
+    files = [open(capture, "rb")] + [open(s, "rb") for s in symbols]
+    try:
+        data["capture"] = files[0]
+        data["symbols"] = files[1:]
+        return client.post(reverse("upload"), data)
+    finally:
+        for f in files:
+            f.close()
+
+
+def _status(pk):
+    c = Capture.objects.get(pk=pk)
+    return c if c.finished else None
+
+
+def test_upload_is_processed_by_the_worker(client, member, worker_factory):
+    worker_factory()
+    client.force_login(member)
+    r = _upload(client, SPINPOOL / "1.0.0-idle.perf.data",
+                [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "kernel-symbols.zip",
+                 SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
+    assert r.status_code == 302
+    capture = Capture.objects.get()
+    assert r["Location"] == capture.get_absolute_url()
+    done = wait_for(lambda: _status(capture.pk))
+    assert done.status == "done", done.error
+    assert done.format == "perf-data" and done.progress == 100
+    page = client.get(capture.get_absolute_url())
+    html = page.content.decode()
+    assert "qualla::ThreadPool::loop()" in html
+    busy = float(re.search(r'id="cpus-busy">([^<]*)<', html).group(1))
+    assert 1.9 <= busy <= 2.0
+    assert "libstdc++.so.6.0.30" in html  # named as missing in the coverage table
+    folded = client.get(reverse("capture-folded", args=[capture.pk]))
+    body = b"".join(folded.streaming_content).decode()
+    assert "qualla::ThreadPool::loop" in body
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in body.splitlines()) == 975
+
+
+def test_garbage_fails_with_a_readable_reason(client, member, worker_factory, tmp_path):
+    worker_factory()
+    client.force_login(member)
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\nthis is not a profile\n")
+    _upload(client, junk)
+    capture = Capture.objects.get()
+    done = wait_for(lambda: _status(capture.pk))
+    assert done.status == "failed"
+    assert "not perf script, perf report or folded-stack text" in done.error
+    page = client.get(capture.get_absolute_url()).content.decode()
+    assert "not perf script" in page and "Retry" in page
+
+
+def test_worker_killed_mid_task_is_redelivered(client, member, worker_factory):
+    slow = {"PERFWEB_STAGE_DELAY_S": "3", "CELERY_VISIBILITY_TIMEOUT": "5",
+            "CELERY_UNACKED_RESTORE_INTERVAL": "1", "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
+    first = worker_factory(slow)
+    client.force_login(member)
+    _upload(client, SPINPOOL / "1.1.0-busy.perf.data", version="1.1.0", label="busy")
+    capture = Capture.objects.get()
+    wait_for(lambda: Capture.objects.get(pk=capture.pk).status in Capture.ACTIVE)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    worker_factory(slow)
+    done = wait_for(lambda: _status(capture.pk), timeout=120)
+    assert done.status == "done", done.error
+    assert done.attempts == 2
+
+
+def test_outsiders_get_404_everywhere(client, member, outsider):
+    team = Team.objects.get(name="inference")
+    build = Build.objects.create(service=Service.objects.create(team=team, name="llm-api"),
+                                 version="1.0.0")
+    client.force_login(member)
+    _upload(client, SPINPOOL / "1.1.0-busy.perf.data",
+            [SPINPOOL / "symbols-1.1.0.zip"], version="1.0.0")
+    capture = Capture.objects.get()
+    pipeline.process_capture(capture.pk)
+    symbol = build.symbol_files.get()
+    urls = [capture.get_absolute_url(), reverse("capture-status", args=[capture.pk]),
+            reverse("capture-download", args=[capture.pk]),
+            reverse("capture-folded", args=[capture.pk]),
+            reverse("capture-result", args=[capture.pk]), build.get_absolute_url(),
+            reverse("symbol-download", args=[symbol.pk])]
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+    client.force_login(outsider)
+    for url in urls:
+        assert client.get(url).status_code == 404, url
+    for url in (reverse("capture-retry", args=[capture.pk]),
+                reverse("build-reanalyze", args=[build.pk])):
+        assert client.post(url).status_code == 404, url
+    assert b"llm-api" not in client.get(reverse("home")).content
+    client.logout()
+    assert client.get(capture.get_absolute_url()).status_code == 302  # to sign-in
+
+
+def test_duplicate_upload_is_linked_not_processed_twice(client, member):
+    client.force_login(member)
+    first = _upload(client, SPINPOOL / "1.1.0-busy.perf.data")
+    second = _upload(client, SPINPOOL / "1.1.0-busy.perf.data")
+    assert Capture.objects.count() == 1
+    assert first["Location"] == second["Location"]
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    assert redis.Redis.from_url(settings.REDIS_URL).llen(queue) <= 1
+
+
+def test_upload_limit_gives_a_message(client, member, settings):
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 1000
+    client.force_login(member)
+    r = _upload(client, SPINPOOL / "1.1.0-busy.perf.data")
+    assert r.status_code == 400
+    assert "the limit is 1000 bytes" in r.content.decode()
+    assert Capture.objects.count() == 0
+    r = client.post(reverse("upload"), {"service": "x", "version": "1"},
+                    HTTP_ACCEPT="application/json")
+    assert r.status_code == 400 and "capture" in r.json()["errors"]
+
+
+def test_sweep_requeues_lost_and_gives_up_on_hopeless(member):
+    team = Team.objects.get(name="inference")
+    build = Build.objects.create(service=Service.objects.create(team=team, name="s"),
+                                 version="1")
+    old = timezone.now() - timedelta(hours=2)
+    lost = Capture.objects.create(build=build, original_name="a", sha256="a" * 64, size=1,
+                                  status="queued")
+    stuck = Capture.objects.create(build=build, original_name="b", sha256="b" * 64, size=1,
+                                   status="symbolizing", attempts=1)
+    hopeless = Capture.objects.create(build=build, original_name="c", sha256="c" * 64,
+                                      size=1, status="analyzing", attempts=3)
+    fresh = Capture.objects.create(build=build, original_name="d", sha256="d" * 64, size=1,
+                                   status="parsing", attempts=1)
+    Capture.objects.filter(pk__in=[lost.pk, stuck.pk, hopeless.pk]).update(updated_at=old)
+    r = redis.Redis.from_url(settings.REDIS_URL)
+    r.flushdb()
+    assert pipeline.sweep() == {"requeued": 2, "failed": 1}
+    assert r.llen(settings.CELERY_TASK_DEFAULT_QUEUE) == 2
+    states = dict(Capture.objects.values_list("original_name", "status"))
+    assert states == {"a": "queued", "b": "queued", "c": "failed", "d": "parsing"}
+    assert "giving up" in Capture.objects.get(pk=hopeless.pk).error
+
+
+def test_demo_loader(client, capsys):
+    call_command("load_demo")
+    out = capsys.readouterr().out
+    password = re.search(r"password: (\S+)", out).group(1)
+    assert client.login(username="demo", password=password)
+    assert Capture.objects.filter(status="done").count() == 4
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    assert "qualla::ThreadPool::loop()" in client.get(idle.get_absolute_url()).content.decode()
+    call_command("load_demo")  # again: nothing new
+    assert Capture.objects.count() == 4
