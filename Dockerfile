@@ -1,0 +1,17 @@
+# One image for the web server and the worker (docker-compose.yml picks the command).
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PERFWEB_VAR_DIR=/data
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends libstdc++6 \
+    && rm -rf /var/lib/apt/lists/*
+COPY pyproject.toml README.md ./
+COPY analysis ./analysis
+COPY perfweb ./perfweb
+COPY templates ./templates
+COPY static ./static
+COPY manage.py ./
+RUN pip install --no-cache-dir . && useradd --create-home perfweb && mkdir -p /data \
+    && chown perfweb /data
+USER perfweb
+EXPOSE 8000
+CMD ["gunicorn", "perfweb.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
