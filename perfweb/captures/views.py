@@ -119,12 +119,17 @@ def capture_download(request, pk: int):
                         filename=capture.original_name)
 
 
-@login_required
-def capture_folded(request, pk: int):
+def _result_of(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
     result = capture.latest_result()
     if result is None:
         raise Http404("no result yet")
+    return capture, result
+
+
+@login_required
+def capture_folded(request, pk: int):
+    capture, result = _result_of(request, pk)
     return FileResponse(result.folded.open("rb"), as_attachment=True,
                         filename=f"capture-{capture.pk}.folded.txt",
                         content_type="text/plain; charset=utf-8")
@@ -133,10 +138,7 @@ def capture_folded(request, pk: int):
 @login_required
 def capture_result(request, pk: int):
     """The analysis JSON contract of the capture."""
-    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    result = capture.latest_result()
-    if result is None:
-        raise Http404("no result yet")
+    _, result = _result_of(request, pk)
     return JsonResponse(result.report)
 
 

@@ -70,19 +70,18 @@ def wait_for(predicate, timeout=90.0, every=0.25):
     raise AssertionError("timed out waiting")
 
 
+def _user_in_team(user_model, username: str, team_name: str):
+    from perfweb.captures.models import Membership, Team
+    user = user_model.objects.create_user(username, password=f"pw-{username}-123")
+    Membership.objects.create(team=Team.objects.create(name=team_name), user=user)
+    return user
+
+
 @pytest.fixture
 def member(django_user_model):
-    from perfweb.captures.models import Membership, Team
-    user = django_user_model.objects.create_user("alice", password="pw-alice-123")
-    team = Team.objects.create(name="inference")
-    Membership.objects.create(team=team, user=user)
-    return user
+    return _user_in_team(django_user_model, "alice", "inference")
 
 
 @pytest.fixture
 def outsider(django_user_model):
-    from perfweb.captures.models import Membership, Team
-    user = django_user_model.objects.create_user("mallory", password="pw-mallory-123")
-    team = Team.objects.create(name="elsewhere")
-    Membership.objects.create(team=team, user=user)
-    return user
+    return _user_in_team(django_user_model, "mallory", "elsewhere")

@@ -152,8 +152,8 @@ def test_sweep_requeues_lost_and_gives_up_on_hopeless(member):
                                    status="symbolizing", attempts=1)
     hopeless = Capture.objects.create(build=build, original_name="c", sha256="c" * 64,
                                       size=1, status="analyzing", attempts=3)
-    fresh = Capture.objects.create(build=build, original_name="d", sha256="d" * 64, size=1,
-                                   status="parsing", attempts=1)
+    Capture.objects.create(build=build, original_name="d", sha256="d" * 64, size=1,
+                           status="parsing", attempts=1)  # recent: left alone
     Capture.objects.filter(pk__in=[lost.pk, stuck.pk, hopeless.pk]).update(updated_at=old)
     r = redis.Redis.from_url(settings.REDIS_URL)
     r.flushdb()
