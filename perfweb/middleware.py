@@ -5,7 +5,9 @@ class ContentSecurityPolicyMiddleware:
     """No inline scripts or styles anywhere: capture data (function names, comm names)
     comes from uploaded files, so the policy is the second line behind escaping."""
 
-    POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    # styles may be inline: the charts library writes its own <style>; scripts may not
+    POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+              "img-src 'self' data: blob:; "
               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
               "frame-ancestors 'none'")
 

@@ -82,7 +82,10 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+import plotly  # noqa: E402  (its own bundle serves the charts: no CDN)
+
+STATICFILES_DIRS = [BASE_DIR / "static",
+                    ("vendor/plotly", Path(plotly.__file__).parent / "package_data")]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve static/ without collectstatic, also under gunicorn

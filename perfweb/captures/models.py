@@ -154,6 +154,8 @@ class AnalysisResult(models.Model):
     flamegraph = models.JSONField()  # top-down tree, small frames merged
     timeline = models.JSONField()
     folded = models.FileField(upload_to=folded_path)
+    #: the whole analyzed profile (analysis.profile_io), for views computed on demand
+    profile = models.FileField(upload_to=folded_path, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,6 +7,7 @@ recomputes the same result and replaces the stored one.
 """
 from __future__ import annotations
 
+import io
 import logging
 import os
 import shutil
@@ -19,7 +20,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from analysis import ANALYSIS_VERSION
+from analysis import ANALYSIS_VERSION, profile_io
 from analysis.aggregate import stack_weights
 from analysis.aggregate.timeline import samples_over_time
 from analysis.aggregate.tree import to_dict, top_down
@@ -122,6 +123,9 @@ def _run(capture: Capture) -> None:
             result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
                                     report=report, flamegraph=flame, timeline=timeline)
             result.folded.save("folded", ContentFile(folded.encode()), save=False)
+            buf = io.BytesIO()
+            profile_io.dump(profile, buf)
+            result.profile.save("profile", ContentFile(buf.getvalue()), save=False)
             result.save()
             Capture.objects.filter(pk=capture.pk).update(
                 status=Status.DONE, progress=100, finished_at=timezone.now(),

@@ -97,10 +97,6 @@ def capture_detail(request, pk: int):
                "symbol_files": list(capture.build.symbol_files.all()) +
                list(capture.symbol_files.all())}
     if report:
-        total = report["samples"] or 1
-        context["functions"] = [dict(f, self_pct=100 * f["self"] / total,
-                                     total_pct=100 * f["total"] / total)
-                                for f in report["functions"][:50]]
         context["meta"] = report["metadata"]
     return render(request, "captures/capture.html", context)
 

@@ -1,0 +1,90 @@
+"""Saving a profile after analysis and loading it back, so the dashboard can compute any
+view (zoomed flame graph, threads, time range) without importing the capture again.
+
+The format is ours and plain: a magic line, a JSON document with the tables (mappings,
+functions, locations, stacks, events, strings, metadata), then the per-sample columns as
+raw little-endian arrays. No pickle: a stored file is data, never code.
+"""
+from __future__ import annotations
+
+import json
+import struct
+import sys
+from array import array
+from dataclasses import asdict
+from typing import BinaryIO
+
+from .errors import AnalysisError
+from .profile import Event, Function, Location, Mapping, Metadata, Profile
+
+MAGIC = b"PWPROF1\n"
+_COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
+            "s_event", "s_comm")
+
+
+def dump(profile: Profile, out: BinaryIO) -> None:
+    doc = {
+        "meta": asdict(profile.meta),
+        "mappings": [[m.path, m.kind, m.build_id, m.start, m.limit, m.pgoff, m.deleted]
+                     for m in profile.mappings],
+        "functions": [[f.name, f.system_name, f.mapping_id, f.resolved]
+                      for f in profile.functions],
+        "locations": [[loc.mapping_id, loc.address, list(loc.functions), loc.dso_offset,
+                       loc.symbol_offset, loc.is_return] for loc in profile.locations],
+        "stacks": [list(s) for s in profile.stacks],
+        "events": [[e.name, e.frequency, e.period] for e in profile.events],
+        "strings": profile.strings,
+        "notes": profile.notes,
+        "coverage": profile.coverage,
+        "approximate": profile.approximate,
+        "truncated_tail": profile.truncated_tail,
+    }
+    blob = json.dumps(doc, separators=(",", ":")).encode()
+    out.write(MAGIC)
+    out.write(struct.pack("<Q", len(blob)))
+    out.write(blob)
+    for name in _COLUMNS:
+        col = getattr(profile, name)
+        if sys.byteorder != "little":
+            col = array(col.typecode, col)
+            col.byteswap()
+        data = col.tobytes()
+        out.write(struct.pack("<cQ", col.typecode.encode(), len(data)))
+        out.write(data)
+
+
+def load(src: BinaryIO) -> Profile:
+    if src.read(len(MAGIC)) != MAGIC:
+        raise AnalysisError("not a saved perfweb profile")
+    (n,) = struct.unpack("<Q", src.read(8))
+    doc = json.loads(src.read(n))
+    p = Profile(doc["meta"].get("format", ""))
+    p.meta = Metadata(**doc["meta"])
+    for i, (path, kind, build_id, start, limit, pgoff, deleted) in enumerate(doc["mappings"]):
+        p.mappings.append(Mapping(i, path, kind, build_id, start, limit, pgoff, deleted))
+        p._mapping_ix.setdefault(path, i)
+    for i, (name, system_name, mapping_id, resolved) in enumerate(doc["functions"]):
+        p.functions.append(Function(i, name, system_name, mapping_id, resolved))
+        p._function_ix.setdefault((name, mapping_id, resolved), i)
+    for i, (mid, address, funcs, dso_offset, sym_off, is_return) in enumerate(
+            doc["locations"]):
+        p.locations.append(Location(i, mid, address, tuple(funcs), dso_offset, sym_off,
+                                    is_return))
+    for s in doc["stacks"]:
+        p.stack(tuple(s))
+    for name, freq, period in doc["events"]:
+        p.events[p.event(name)] = Event(name, freq, period)
+    for s in doc["strings"]:
+        p.string(s)
+    p.notes = doc["notes"]
+    p.coverage = doc["coverage"]
+    p.approximate = doc["approximate"]
+    p.truncated_tail = doc["truncated_tail"]
+    for name in _COLUMNS:
+        code, size = struct.unpack("<cQ", src.read(9))
+        col = array(code.decode())
+        col.frombytes(src.read(size))
+        if sys.byteorder != "little":
+            col.byteswap()
+        setattr(p, name, col)
+    return p

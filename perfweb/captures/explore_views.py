@@ -1,0 +1,106 @@
+"""JSON for the interactive capture page: flame graph, functions, threads, timeline.
+
+The analyzed profile is loaded from storage once per worker process and kept in a small
+LRU cache, so zooming, searching and filtering cost one aggregation each, not an import.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from analysis import explore, profile_io
+from analysis.errors import AnalysisError
+
+from . import access
+
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 8
+_LOCK = threading.Lock()
+
+
+def _profile(request, pk: int):
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    result = capture.latest_result()
+    if result is None or not result.profile:
+        raise Http404("no result yet")
+    key = (result.pk, result.profile.name)
+    with _LOCK:
+        profile = _CACHE.get(key)
+        if profile is not None:
+            _CACHE.move_to_end(key)
+            return profile
+    with result.profile.open("rb") as f:
+        profile = profile_io.load(f)
+    with _LOCK:
+        _CACHE[key] = profile
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return profile
+
+
+def _ints(value: str | None) -> tuple[int, ...]:
+    if not value:
+        return ()
+    try:
+        return tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise Http404("bad parameter") from None
+
+
+def _float(value: str | None) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise Http404("bad parameter") from None
+
+
+def _query(request) -> explore.Query:
+    g = request.GET
+    tids = _ints(g.get("tids"))
+    focus = _ints(g.get("focus"))
+    return explore.Query(tids=frozenset(tids) if tids else None, start=_float(g.get("start")),
+                         end=_float(g.get("end")), root=_ints(g.get("root")),
+                         invert=g.get("invert") in ("1", "true"),
+                         focus=focus[0] if focus else None, search=g.get("search", ""))
+
+
+def _json(data) -> JsonResponse:
+    response = JsonResponse(data)
+    response["Cache-Control"] = "private, max-age=60"
+    return response
+
+
+@login_required
+@require_GET
+def flame(request, pk: int):
+    profile = _profile(request, pk)
+    try:
+        return _json(explore.flame(profile, _query(request)))
+    except AnalysisError as e:
+        return JsonResponse({"error": str(e)}, status=400)
+
+
+@login_required
+@require_GET
+def functions(request, pk: int):
+    profile = _profile(request, pk)
+    return _json(explore.functions(profile, _query(request), dso=request.GET.get("dso") or None))
+
+
+@login_required
+@require_GET
+def threads(request, pk: int):
+    return _json(explore.threads(_profile(request, pk), _query(request)))
+
+
+@login_required
+@require_GET
+def timeline(request, pk: int):
+    return _json(explore.timeline(_profile(request, pk)))

@@ -1,0 +1,181 @@
+// Flame graph on a canvas. layout() turns a tree into rectangles (pure, testable); the
+// FlameGraph class draws them, answers hover and click, and highlights search matches.
+// Names are drawn as canvas text and shown in the tooltip with textContent: never HTML.
+"use strict";
+
+import {frameColor, MATCH_COLOR} from "./colors.js";
+
+export const ROW = 18;
+const MIN_WIDTH = 0.5; // px: narrower frames are not drawn (the server merged most)
+
+// Rectangles of the tree scaled to `width`: {x, w, depth, node, path}. `path` is the list
+// of function ids from the tree's root (excluded) down to the node.
+export function layout(tree, width) {
+  const rects = [];
+  const scale = tree.t > 0 ? width / tree.t : 0;
+  const walk = (node, x, depth, path) => {
+    const w = node.t * scale;
+    if (w < MIN_WIDTH) return;
+    rects.push({x, w, depth, node, path});
+    let cx = x;
+    for (const child of node.c || []) {
+      walk(child, cx, depth + 1, child.f >= 0 ? path.concat([child.f]) : path);
+      cx += child.t * scale;
+    }
+  };
+  walk(tree, 0, 0, []);
+  return rects;
+}
+
+export function compileSearch(text) {
+  if (!text) return null;
+  try {
+    return new RegExp(text, "i");
+  } catch (e) {
+    return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i");
+  }
+}
+
+export class FlameGraph {
+  constructor(canvas, tooltip, {onZoom, onFocus} = {}) {
+    this.canvas = canvas;
+    this.tooltip = tooltip;
+    this.onZoom = onZoom || (() => {});
+    this.onFocus = onFocus || (() => {});
+    this.rects = [];
+    this.byDepth = [];
+    this.tree = null;
+    this.total = 0;
+    this.orient = "flame";
+    this.search = null;
+    this.hover = null;
+    this.lastDrawMs = 0;
+    canvas.addEventListener("mousemove", (e) => this._move(e));
+    canvas.addEventListener("mouseleave", () => this._hideTip());
+    canvas.addEventListener("click", (e) => {
+      const r = this._hit(e);
+      if (r) this.onZoom(r);
+    });
+    canvas.addEventListener("dblclick", (e) => {
+      const r = this._hit(e);
+      if (r && r.node.f >= 0) this.onFocus(r.node.f);
+    });
+    window.addEventListener("resize", () => this.draw());
+  }
+
+  setData(tree, total) {
+    this.tree = tree;
+    this.total = total;
+    this.draw();
+  }
+
+  setOrientation(orient) {
+    this.orient = orient;
+    this.draw();
+  }
+
+  setSearch(text) {
+    this.search = compileSearch(text);
+    this.draw();
+  }
+
+  draw() {
+    const t0 = performance.now();
+    const canvas = this.canvas;
+    const width = canvas.parentElement.clientWidth || 800;
+    if (!this.tree) return;
+    this.rects = layout(this.tree, width);
+    this.byDepth = [];
+    for (const r of this.rects) (this.byDepth[r.depth] ||= []).push(r);
+    const depth = this.byDepth.length;
+    const height = Math.max(depth, 1) * ROW;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(width * dpr);
+    canvas.height = Math.round(height * dpr);
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${height}px`;
+    const ctx = canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    let matched = 0;
+    for (const r of this.rects) {
+      const y = this._y(r.depth, depth);
+      const hit = this.search && r.node.f >= 0 && this.search.test(r.node.n);
+      if (hit) matched++;
+      ctx.fillStyle = hit ? MATCH_COLOR : frameColor(r.node);
+      ctx.fillRect(r.x, y, Math.max(r.w - 0.5, 0.5), ROW - 1);
+      if (r.w > 28) {
+        ctx.fillStyle = "#111";
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(r.x, y, r.w - 2, ROW - 1);
+        ctx.clip();
+        ctx.fillText(r.node.n, r.x + 3, y + ROW / 2);
+        ctx.restore();
+      }
+    }
+    this.matchedFrames = matched;
+    this.lastDrawMs = performance.now() - t0;
+    return this.lastDrawMs;
+  }
+
+  _y(depth, rows) {
+    return this.orient === "icicle" ? depth * ROW : (rows - 1 - depth) * ROW;
+  }
+
+  _hit(event) {
+    const box = this.canvas.getBoundingClientRect();
+    const x = event.clientX - box.left;
+    const y = event.clientY - box.top;
+    const rows = this.byDepth.length;
+    const depth = this.orient === "icicle" ? Math.floor(y / ROW) : rows - 1 - Math.floor(y / ROW);
+    const row = this.byDepth[depth] || [];
+    let lo = 0;
+    let hi = row.length - 1;
+    while (lo <= hi) { // rects of a row are sorted by x
+      const mid = (lo + hi) >> 1;
+      const r = row[mid];
+      if (x < r.x) hi = mid - 1;
+      else if (x >= r.x + r.w) lo = mid + 1;
+      else return r;
+    }
+    return null;
+  }
+
+  frameAt(name) {
+    return this.rects.find((r) => r.node.n === name) || null;
+  }
+
+  centerOf(rect) {
+    const rows = this.byDepth.length;
+    return {x: rect.x + rect.w / 2, y: this._y(rect.depth, rows) + ROW / 2};
+  }
+
+  _move(event) {
+    const r = this._hit(event);
+    if (!r) return this._hideTip();
+    const n = r.node;
+    const pct = (v) => (this.total ? (100 * v / this.total).toFixed(2) : "0.00");
+    const tip = this.tooltip;
+    tip.replaceChildren();
+    const name = document.createElement("strong");
+    name.textContent = n.n;
+    const dso = document.createElement("div");
+    dso.textContent = n.d || "";
+    const nums = document.createElement("div");
+    nums.textContent = `total ${n.t} (${pct(n.t)}%) · self ${n.s} (${pct(n.s)}%)`;
+    tip.append(name, dso, nums);
+    tip.hidden = false;
+    const box = this.canvas.getBoundingClientRect();
+    tip.style.left = `${Math.min(event.clientX - box.left + 12, box.width - 320)}px`;
+    tip.style.top = `${event.clientY - box.top + 14}px`;
+    this.hover = r;
+  }
+
+  _hideTip() {
+    this.tooltip.hidden = true;
+    this.hover = null;
+  }
+}

@@ -1,0 +1,291 @@
+// The capture explorer: flame graph, call trees, top functions, threads and timeline,
+// all driven by one state that lives in the URL.
+"use strict";
+
+import {dataParams, readState, writeState} from "./state.js";
+import {compileSearch, FlameGraph} from "./flamegraph.js";
+import {CallTree} from "./calltree.js";
+import {drawHeatmap, drawTimeline} from "./timeline.js";
+
+const $ = (id) => document.getElementById(id);
+const root = $("explorer");
+const urls = {
+  flame: root.dataset.flameUrl, functions: root.dataset.functionsUrl,
+  threads: root.dataset.threadsUrl, timeline: root.dataset.timelineUrl,
+};
+const state = readState();
+const perf = (window.perfweb = {ready: false, draws: []});
+
+async function getJSON(url, params) {
+  const q = params && params.toString();
+  const response = await fetch(q ? `${url}?${q}` : url, {headers: {Accept: "application/json"},
+                                                      credentials: "same-origin"});
+  if (!response.ok) throw new Error(`${response.status}`);
+  return response.json();
+}
+
+const fg = new FlameGraph($("flame-canvas"), $("flame-tooltip"), {
+  onZoom: (rect) => {
+    if (rect.node.f < 0) {
+      if (rect.depth === 0 && state.root.length) state.root = state.root.slice(0, -1);
+      else return;
+    } else {
+      state.root = state.root.concat(rect.path);
+    }
+    state.focus = null;
+    changed({flame: true});
+  },
+  onFocus: (fid) => {
+    state.focus = fid;
+    state.root = [];
+    changed({flame: true});
+  },
+});
+const callers = new FlameGraph($("callers-canvas"), $("flame-tooltip"), {
+  onFocus: (fid) => { state.focus = fid; changed({flame: true}); },
+});
+const tree = new CallTree($("calltree"), {
+  onShow: (path) => {
+    state.invert = state.view === "bottomup";  // bottom-up paths live in the inverted tree
+    state.view = "flame";
+    state.root = path;
+    state.focus = null;
+    changed({flame: true, view: true});
+  },
+});
+
+function changed(what) {
+  writeState(state);
+  if (what.view) showView();
+  if (what.flame) refreshFlame();
+  if (what.tree) refreshTree();
+  if (what.filters) {
+    refreshFlame();
+    refreshTree();
+    refreshFunctions();
+  }
+}
+
+function showView() {
+  for (const b of document.querySelectorAll("#view-tabs button")) {
+    b.classList.toggle("active", b.dataset.view === state.view);
+  }
+  $("flame-panel").hidden = state.view !== "flame";
+  $("tree-panel").hidden = state.view === "flame";
+  if (state.view !== "flame") refreshTree();
+}
+
+function breadcrumbs(path) {
+  const box = $("breadcrumbs");
+  box.replaceChildren();
+  const crumb = (label, depth) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "crumb";
+    b.textContent = label;
+    b.addEventListener("click", () => {
+      state.root = state.root.slice(0, depth);
+      state.focus = null;
+      changed({flame: true});
+    });
+    box.append(b);
+  };
+  crumb("all", 0);
+  path.forEach((p, i) => crumb(p.n, i + 1));
+}
+
+function showShare(search) {
+  const el = $("flame-share");
+  if (!search) { el.textContent = ""; return; }
+  el.textContent = `“${search.pattern}” matches ${search.samples} samples ` +
+    `(${(100 * search.share).toFixed(2)}% of the selection)`;
+}
+
+async function refreshFlame() {
+  const t0 = performance.now();
+  const data = await getJSON(urls.flame, dataParams(state, {flame: true}));
+  perf.flameFetchMs = performance.now() - t0;
+  $("selection-total").textContent = String(data.total);
+  showShare(data.search);
+  fg.setOrientation(state.orient);
+  fg.search = compileSearch(state.search);
+  const focused = data.focus !== undefined;
+  $("callers-box").hidden = !focused;
+  if (focused) {
+    callers.orient = "icicle";
+    callers.search = fg.search;
+    callers.setData(data.callers, data.total);
+    fg.setData(data.callees, data.total);
+    breadcrumbs([]);
+    $("focus-label").textContent = data.callees.n;
+  } else {
+    fg.setData(data.tree, data.total);
+    breadcrumbs(data.path);
+  }
+  perf.draws.push(fg.lastDrawMs);
+  perf.lastFlameMs = performance.now() - t0;
+  if (!perf.ready) {
+    perf.interactiveMs = performance.now();
+    perf.ready = true;
+  }
+  root.dataset.flameTotal = String(data.total);
+}
+
+async function refreshTree() {
+  if (state.view === "flame") return;
+  const invert = state.view === "bottomup";
+  const params = dataParams({...state, root: [], focus: null, search: ""},
+                            {flame: true, invert});
+  const data = await getJSON(urls.flame, params);
+  tree.setData(data.tree, data.total);
+  root.dataset.treeTotal = String(data.total);
+}
+
+async function refreshFunctions() {
+  const params = dataParams(state);
+  if (state.dso) params.set("dso", state.dso);
+  const data = await getJSON(urls.functions, params);
+  const select = $("dso-filter");
+  if (select.options.length <= 1) {
+    for (const d of data.dsos) {
+      const o = document.createElement("option");
+      o.value = d;
+      o.textContent = d;
+      select.append(o);
+    }
+    select.value = state.dso;
+  }
+  const body = $("functions").tBodies[0];
+  body.replaceChildren();
+  const pct = (v) => (data.total ? (100 * v / data.total).toFixed(2) : "0.00");
+  for (const f of data.functions.slice(0, 100)) {
+    const tr = document.createElement("tr");
+    tr.className = `kind-${f.k}`;
+    for (const [v, cls] of [[f.s], [pct(f.s)], [f.t], [pct(f.t)], [f.n, "fn"], [f.d, "dso"]]) {
+      const td = document.createElement("td");
+      td.textContent = String(v);
+      if (cls) td.className = cls;
+      tr.append(td);
+    }
+    tr.addEventListener("click", () => {
+      state.focus = f.f;
+      state.view = "flame";
+      changed({flame: true, view: true});
+    });
+    body.append(tr);
+  }
+}
+
+async function loadThreads() {
+  const data = await getJSON(urls.threads);
+  const box = $("threads");
+  box.replaceChildren();
+  for (const t of data.threads) {
+    const label = document.createElement("label");
+    const cb = document.createElement("input");
+    cb.type = "checkbox";
+    cb.value = String(t.tid);
+    cb.checked = state.tids.includes(t.tid);
+    cb.addEventListener("change", () => {
+      state.tids = [...box.querySelectorAll("input:checked")].map((i) => Number(i.value));
+      changed({filters: true});
+    });
+    const text = document.createElement("span");
+    text.textContent = `${t.comm} ${t.pid ?? ""}/${t.tid ?? ""}: ${t.samples}`;
+    label.append(cb, text);
+    box.append(label);
+  }
+}
+
+function setRange(a, b) {
+  state.start = Math.max(0, a);
+  state.end = b;
+  showRange();
+  changed({filters: true});
+}
+
+function showRange() {
+  const has = state.start !== null || state.end !== null;
+  $("range-status").textContent = has ?
+    `Showing ${(state.start ?? 0).toFixed(3)} s to ${state.end === null ? "end" : state.end.toFixed(3) + " s"}` :
+    "Showing the whole capture";
+  $("range-clear").hidden = !has;
+}
+
+async function loadTimeline() {
+  const data = await getJSON(urls.timeline);
+  drawTimeline($("timeline"), data, setRange);
+  drawHeatmap($("heatmap"), data, setRange);
+}
+
+function wire() {
+  const search = $("flame-search");
+  search.value = state.search;
+  let timer = null;
+  search.addEventListener("input", () => {
+    state.search = search.value;
+    const t0 = performance.now();
+    fg.setSearch(state.search);
+    perf.lastSearchDrawMs = performance.now() - t0;
+    tree.setFilter(compileSearch(state.search));
+    clearTimeout(timer);
+    timer = setTimeout(() => changed({flame: true}), 250);
+  });
+  $("flame-reset").addEventListener("click", () => {
+    state.root = [];
+    state.focus = null;
+    changed({flame: true});
+  });
+  $("flame-orient").addEventListener("click", () => {
+    state.orient = state.orient === "flame" ? "icicle" : "flame";
+    writeState(state);
+    fg.setOrientation(state.orient);
+  });
+  $("flame-invert").addEventListener("click", () => {
+    state.invert = !state.invert;
+    state.root = [];
+    state.focus = null;
+    changed({flame: true});
+  });
+  for (const b of document.querySelectorAll("#view-tabs button")) {
+    b.addEventListener("click", () => { state.view = b.dataset.view; changed({view: true}); });
+  }
+  $("dso-filter").addEventListener("change", (e) => {
+    state.dso = e.target.value;
+    writeState(state);
+    refreshFunctions();
+  });
+  $("range-clear").addEventListener("click", () => {
+    state.start = null;
+    state.end = null;
+    showRange();
+    changed({filters: true});
+  });
+  $("calltree-filter").addEventListener("input", (e) => tree.setFilter(compileSearch(e.target.value)));
+  document.addEventListener("keydown", (e) => {
+    if (e.target.matches("input, textarea, select")) {
+      if (e.key === "Escape") e.target.blur();
+      return;
+    }
+    if (e.key === "/") { e.preventDefault(); search.focus(); }
+    else if (e.key === "Escape") { state.root = []; state.focus = null; changed({flame: true}); }
+    else if (e.key === "i") $("flame-invert").click();
+    else if (e.key === "o") $("flame-orient").click();
+    else if (e.key === "f" && fg.hover && fg.hover.node.f >= 0) fg.onFocus(fg.hover.node.f);
+  });
+}
+
+// for tests and benchmarks: where a frame is drawn, and a timed redraw
+perf.frameCenter = (name) => {
+  const r = fg.frameAt(name);
+  return r ? {...fg.centerOf(r), total: r.node.t, self: r.node.s} : null;
+};
+perf.redraw = () => fg.draw();
+
+wire();
+showRange();
+showView();
+refreshFlame();
+refreshFunctions();
+loadThreads();
+loadTimeline().catch(() => { $("timeline").textContent = "The timeline could not be drawn."; });

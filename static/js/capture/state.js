@@ -1,0 +1,52 @@
+// The page's view state lives in the URL, so a reload or a shared link shows the same view.
+"use strict";
+
+const ints = (v) => (v ? v.split(",").filter((x) => x !== "").map(Number) : []);
+
+export function readState(search = window.location.search) {
+  const p = new URLSearchParams(search);
+  const num = (k) => (p.has(k) && p.get(k) !== "" ? Number(p.get(k)) : null);
+  return {
+    view: p.get("view") || "flame",          // flame | topdown | bottomup
+    orient: p.get("orient") || "flame",      // flame (root at bottom) | icicle
+    invert: p.get("invert") === "1",
+    root: ints(p.get("root")),                // function ids down to the zoomed frame
+    focus: num("focus"),
+    search: p.get("search") || "",
+    tids: ints(p.get("tids")),
+    start: num("start"),
+    end: num("end"),
+    dso: p.get("dso") || "",
+  };
+}
+
+export function writeState(state) {
+  const p = new URLSearchParams();
+  if (state.view !== "flame") p.set("view", state.view);
+  if (state.orient !== "flame") p.set("orient", state.orient);
+  if (state.invert) p.set("invert", "1");
+  if (state.root.length) p.set("root", state.root.join(","));
+  if (state.focus !== null) p.set("focus", String(state.focus));
+  if (state.search) p.set("search", state.search);
+  if (state.tids.length) p.set("tids", state.tids.join(","));
+  if (state.start !== null) p.set("start", state.start.toFixed(3));
+  if (state.end !== null) p.set("end", state.end.toFixed(3));
+  if (state.dso) p.set("dso", state.dso);
+  const qs = p.toString();
+  window.history.replaceState(null, "", qs ? `?${qs}` : window.location.pathname);
+}
+
+// What the data endpoints need: the filters, and for the flame graph the zoom and focus.
+export function dataParams(state, {flame = false, invert = state.invert} = {}) {
+  const p = new URLSearchParams();
+  if (state.tids.length) p.set("tids", state.tids.join(","));
+  if (state.start !== null) p.set("start", String(state.start));
+  if (state.end !== null) p.set("end", String(state.end));
+  if (flame) {
+    if (state.focus !== null) p.set("focus", String(state.focus));
+    else if (state.root.length) p.set("root", state.root.join(","));
+    if (invert) p.set("invert", "1");
+    if (state.search) p.set("search", state.search);
+  }
+  return p;
+}

@@ -1,0 +1,53 @@
+// Samples over time per thread (Plotly, from the plotly package's own bundle) and a
+// FlameScope-style sub-second heat map. Selecting a range on either restricts every view.
+"use strict";
+
+export function drawTimeline(el, data, onRange) {
+  if (!window.Plotly || !data.series.length) {
+    el.textContent = "No timestamps in this capture.";
+    return;
+  }
+  const traces = data.series.map((s) => ({
+    type: "scatter", mode: "lines", stackgroup: "threads",
+    name: `${s.comm} ${s.tid ?? ""}`.trim(),
+    x: s.counts.map((_, i) => +(i * data.bucket_s).toFixed(3)),
+    y: s.counts,
+  }));
+  const layout = {
+    height: 220, margin: {l: 40, r: 10, t: 10, b: 35}, dragmode: "select",
+    xaxis: {title: {text: "seconds"}}, yaxis: {title: {text: "samples"}},
+    showlegend: data.series.length <= 12, legend: {orientation: "h"},
+  };
+  window.Plotly.newPlot(el, traces, layout, {displaylogo: false, responsive: true});
+  el.on("plotly_selected", (ev) => {
+    if (ev && ev.range && ev.range.x) onRange(ev.range.x[0], ev.range.x[1]);
+  });
+}
+
+export function drawHeatmap(el, data, onRange) {
+  if (!window.Plotly || !data.heatmap) return;
+  const rows = data.heatmap.rows_per_s;
+  const cells = data.heatmap.cells;
+  const trace = {
+    type: "heatmap", z: cells, colorscale: "YlOrRd", reversescale: true, zmin: 0,
+    x: cells[0].map((_, i) => i), y: cells.map((_, r) => +(r / rows).toFixed(3)),
+    hovertemplate: "%{x}s + %{y}s: %{z} samples<extra></extra>",
+  };
+  const layout = {height: 260, margin: {l: 50, r: 10, t: 10, b: 35},
+                  xaxis: {title: {text: "second"}}, yaxis: {title: {text: "offset (s)"}}};
+  window.Plotly.newPlot(el, [trace], layout, {displaylogo: false, responsive: true});
+  let first = null;
+  el.on("plotly_click", (ev) => {
+    const p = ev.points[0];
+    const t = p.x + p.y;
+    if (first === null) {
+      first = t;
+      el.dataset.pending = t.toFixed(3);
+    } else {
+      const [a, b] = first <= t ? [first, t] : [t, first];
+      first = null;
+      delete el.dataset.pending;
+      onRange(a, b + 1 / rows);
+    }
+  });
+}
