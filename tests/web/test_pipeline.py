@@ -51,7 +51,8 @@ def test_upload_is_processed_by_the_worker(client, member, worker_factory):
     assert done.format == "perf-data" and done.progress == 100
     page = client.get(capture.get_absolute_url())
     html = page.content.decode()
-    assert "qualla::ThreadPool::loop()" in html
+    functions = client.get(reverse("data-functions", args=[capture.pk])).json()
+    assert "qualla::ThreadPool::loop()" in {f["n"] for f in functions["functions"]}
     busy = float(re.search(r'id="cpus-busy">([^<]*)<', html).group(1))
     assert 1.9 <= busy <= 2.0
     assert "libstdc++.so.6.0.30" in html  # named as missing in the coverage table
@@ -105,6 +106,10 @@ def test_outsiders_get_404_everywhere(client, member, outsider):
             reverse("capture-download", args=[capture.pk]),
             reverse("capture-folded", args=[capture.pk]),
             reverse("capture-result", args=[capture.pk]), build.get_absolute_url(),
+            reverse("data-flame", args=[capture.pk]),
+            reverse("data-functions", args=[capture.pk]),
+            reverse("data-threads", args=[capture.pk]),
+            reverse("data-timeline", args=[capture.pk]),
             reverse("symbol-download", args=[symbol.pk])]
     for url in urls:
         assert client.get(url).status_code == 200, url
@@ -171,6 +176,8 @@ def test_demo_loader(client, capsys):
     assert client.login(username="demo", password=password)
     assert Capture.objects.filter(status="done").count() == 4
     idle = Capture.objects.get(build__version="1.0.0", label="idle")
-    assert "qualla::ThreadPool::loop()" in client.get(idle.get_absolute_url()).content.decode()
+    assert client.get(idle.get_absolute_url()).status_code == 200
+    functions = client.get(reverse("data-functions", args=[idle.pk])).json()["functions"]
+    assert functions[6]["n"] == "qualla::ThreadPool::loop()" and functions[6]["s"] == 52
     call_command("load_demo")  # again: nothing new
     assert Capture.objects.count() == 4
