@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-perf-data bench-symbols clean
+.PHONY: run test bench bench-perf-data bench-symbols bench-browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ bench-perf-data: $(STAMP)
 
 bench-symbols: $(STAMP)
 	$(PY) benchmarks/bench_symbols.py $(BENCH_ARGS)
+
+bench-browser: $(STAMP)
+	$(PY) benchmarks/bench_browser.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) benchmarks/out

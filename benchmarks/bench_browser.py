@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Benchmark: the capture page in Chromium on a large capture.
+
+Loads the system-wide capture (239k samples; --perf-data, or a fresh 30 s recording) into
+a private instance of the app (SQLite under a temporary folder), symbolized from the
+files of its DSOs and a kallsyms copy, serves it with gunicorn as deployed, and measures
+in Chromium with performance.now():
+  - the flame graph data response (20 fetches after the first; p50 and p95),
+  - the capture page until the flame graph is drawn (interactive),
+  - a zoom (click -> data -> redraw) and its redraw alone, and a search redraw.
+Goals (issue step 5): data p50 < 200 ms, interactive < 1.5 s, zoom and search redraws
+< 50 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import OUT, ROOT, record  # noqa: E402
+
+SETUP = r"""
+import os, sys
+from pathlib import Path
+from django.contrib.auth import get_user_model
+from perfweb.captures.models import Team, Membership, Service, Build, Capture, SymbolFile
+from perfweb.captures import pipeline
+from perfweb.captures.uploads import sha256_of
+from django.core.files import File
+data, *symbols = os.environ["PERFWEB_BENCH_FILES"].split("\n")
+user = get_user_model().objects.create_user("bench", password="bench-password-1")
+team = Team.objects.create(name="bench")
+Membership.objects.create(team=team, user=user)
+build = Build.objects.create(service=Service.objects.create(team=team, name="bench"),
+                             version="1")
+for path in symbols:
+    with open(path, "rb") as f:
+        sf = SymbolFile(build=build, original_name=Path(path).name,
+                        sha256=sha256_of(File(f)), size=os.path.getsize(path))
+        sf.file.save(Path(path).name, File(f), save=False)
+        sf.save()
+with open(data, "rb") as f:
+    c = Capture(build=build, original_name="bench.perf.data", sha256=sha256_of(File(f)),
+                size=os.path.getsize(data), label="system-wide")
+    c.file.save("bench.perf.data", File(f), save=False)
+    c.save()
+pipeline.process_capture(c.pk)
+c.refresh_from_db()
+print(c.pk, c.status, c.error)
+"""
+
+MEASURE = """async ([flameUrl]) => {
+  const times = [];
+  for (let i = 0; i < 21; i++) {
+    const t0 = performance.now();
+    const r = await fetch(flameUrl, {credentials: "same-origin", cache: "no-store"});
+    await r.json();
+    times.push(performance.now() - t0);
+  }
+  return times.slice(1);
+}"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--perf-data", type=Path)
+    ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--port", type=int, default=8077)
+    args = ap.parse_args()
+    data = args.perf_data or record(args.seconds)
+    var = Path(tempfile.mkdtemp(prefix="perfweb-bench-"))
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(PERFWEB_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="perfweb.settings")
+    kallsyms = OUT / "kallsyms"
+    shutil.copyfile("/proc/kallsyms", kallsyms)
+    dsos = subprocess.run(
+        [sys.executable, "-c", "import sys, os; from analysis.importers import load; "
+         "[print(m.path) for m in load(sys.argv[1]).mappings if m.path.startswith('/') "
+         "and os.path.isfile(m.path)]", str(data)],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    py = sys.executable
+    subprocess.run([py, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    t0 = time.perf_counter()
+    files = "\n".join([str(data), *dsos, str(kallsyms)])
+    out = subprocess.run([py, "manage.py", "shell", "--no-imports", "-c", SETUP], cwd=ROOT,
+                         env=dict(env, PERFWEB_BENCH_FILES=files), capture_output=True,
+                         text=True)
+    pk = out.stdout.strip().splitlines()[-1].split()[0] if out.returncode == 0 else None
+    if pk is None:
+        print(out.stderr[-3000:])
+        return 1
+    print(f"analysis of {data.name}: {time.perf_counter() - t0:.1f} s ({out.stdout.strip()})")
+    server = subprocess.Popen([py, "-m", "gunicorn", "perfweb.wsgi", "-w", "2", "-b",
+                               f"127.0.0.1:{args.port}"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{args.port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/login/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        report = measure(base, pk)
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(var, ignore_errors=True)
+    for line in report:
+        print(line)
+    return 0
+
+
+def measure(base: str, pk: str) -> list[str]:
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{base}/login/")
+        page.fill("#id_username", "bench")
+        page.fill("#id_password", "bench-password-1")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/")
+        url = f"{base}/captures/{pk}/"
+        page.goto(url)  # warms the server's profile cache
+        page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=60000)
+        page.goto(url)
+        page.wait_for_selector("#explorer[data-flame-total]", state="attached")
+        interactive = page.evaluate("window.perfweb.interactiveMs")
+        fetches = page.evaluate(MEASURE, [f"{base}/captures/{pk}/data/flame.json"])
+        redraws = [page.evaluate("window.perfweb.redraw()") for _ in range(10)]
+        # zoom: click the frame above the root, in the middle of the graph
+        page.locator("#flame-canvas").scroll_into_view_if_needed()
+        box = page.locator("#flame-canvas").bounding_box()
+        before = page.evaluate("window.perfweb.draws.length")
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 27)
+        for _ in range(200):
+            if page.evaluate("window.perfweb.draws.length") > before:
+                break
+            time.sleep(0.01)
+        zoom_total = page.evaluate("window.perfweb.lastFlameMs")
+        zoom_draw = page.evaluate("window.perfweb.draws[window.perfweb.draws.length - 1]")
+        page.fill("#flame-search", "write")
+        search_draw = page.evaluate("window.perfweb.lastSearchDrawMs")
+        browser.close()
+    fetches.sort()
+    return [
+        f"flame data response: p50 {statistics.median(fetches):.0f} ms, "
+        f"p95 {fetches[int(0.95 * len(fetches)) - 1]:.0f} ms (goal p50 < 200 ms)",
+        f"page interactive (flame graph drawn): {interactive:.0f} ms (goal < 1500 ms)",
+        f"zoom: {zoom_total:.0f} ms with its data request, redraw {zoom_draw:.1f} ms; "
+        f"plain redraw median {statistics.median(redraws):.1f} ms (goal < 50 ms)",
+        f"search redraw: {search_draw:.1f} ms (goal < 50 ms)",
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
