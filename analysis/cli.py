@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                 annotate_jit=annotate in ("jit", "all"), include_addrs=args.addrs)
             write_folded(profile, out, opts)
         else:
-            report = build_report(profile, event=args.event, top=args.top)
+            report = build_report(profile, event=args.event, top=args.top, label=args.label)
             if args.format == "json":
                 json.dump(report, out, indent=1)
                 out.write("\n")
@@ -66,6 +66,15 @@ def render_text(r: dict) -> str:
         lines.append(f"CPUs busy:  {r['cpus_busy']:.2f}  ({r['cpus_busy'] * 100:.0f}% CPU)")
     for n in r["notes"]:
         lines.append(f"note:       {n}")
+    if r["findings"]:
+        lines.append("")
+        lines.append("findings:")
+        for f in r["findings"]:
+            lines.append(f"  [{f['severity']}] {f['title']}")
+            if f["summary"]:
+                lines.append(f"      {f['summary']}")
+            if f["fix"]:
+                lines.append(f"      fix: {f['fix']}")
     total = r["samples"] or 1
     lines.append("")
     lines.append(f"{'self':>8} {'self%':>7} {'total':>8} {'total%':>7}  function  [dso]")
@@ -87,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("text", "json", "folded"), default="text")
     r.add_argument("--event", help="event to show (default: the first with samples)")
     r.add_argument("--top", type=int, default=None, help="only the N heaviest functions")
+    r.add_argument("--label", default="", help='what the capture is, e.g. "idle"')
     f = r.add_argument_group("folded output")
     f.add_argument("--convention", choices=(FLAMEGRAPH, INFERNO), default=FLAMEGRAPH,
                    help="spell frames like stackcollapse-perf.pl or inferno-collapse-perf")

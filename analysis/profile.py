@@ -261,8 +261,13 @@ class Profile:
         return [funcs[f].name for f in self.locations[location_id].functions]
 
     def default_event(self) -> int | None:
-        """The event a view shows unless the user picks another: the first with samples."""
-        for i, c in enumerate(self.event_counts()):
+        """The event a view shows unless the user picks another: the first with samples
+        (samples without an event name only when no named event has any)."""
+        counts = self.event_counts()
+        for i, c in enumerate(counts):
+            if c and self.events[i].name:
+                return i
+        for i, c in enumerate(counts):
             if c:
                 return i
         return 0 if self.events else None

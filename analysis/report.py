@@ -11,13 +11,17 @@ from . import cpu
 from .aggregate.functions import top_dsos, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
+from .diagnosis import diagnose
 from .errors import AnalysisError
 from .profile import Profile
 
 CONTRACT_VERSION = 1
 
 
-def build_report(profile: Profile, event: str | None = None, top: int | None = None) -> dict:
+def build_report(profile: Profile, event: str | None = None, top: int | None = None,
+                 label: str = "") -> dict:
+    """The contract. `label` is what the user called the capture ("idle", "load test"):
+    the CPU headline treats a busy "idle" capture as a finding."""
     event_id = _event_id(profile, event)
     sel = Selection(event_id=event_id)
     weights = stack_weights(profile, sel)
@@ -49,7 +53,7 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
         "dsos": top_dsos(profile, weights),
         "threads": by_thread(profile, sel),
         "coverage": profile.coverage,
-        "findings": [],
+        "findings": [f.to_dict() for f in diagnose(profile, event_id, label)],
     }
 
 

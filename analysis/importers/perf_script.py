@@ -83,8 +83,9 @@ def _split_frame(line: str):
     if m is None:
         return None
     rest = m.group("rest") or ""
-    if rest and "(" not in rest and not line[:1].isspace():
-        # column-0 text without a DSO is an event line, not a frame
+    if rest and not line[:1].isspace() and not rest.rstrip().endswith(")"):
+        # column-0 text without a `(dso)` is not a frame (old perf printed frames at column
+        # 0, always with their DSO); `def work(n):` in a header is not one either
         return None
     sym, dso = split_dso(rest)
     return int(m.group("ip"), 16), sym, dso

@@ -108,7 +108,7 @@ def _run(capture: Capture) -> None:
             symbolize(profile, paths)
 
         _stage(capture, Status.ANALYZING, 70)
-        report = build_report(profile)
+        report = build_report(profile, label=capture.label)
         weights = stack_weights(profile)
         total = sum(weights.values())
         flame = to_dict(profile, top_down(profile, weights),

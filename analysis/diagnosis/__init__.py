@@ -1,0 +1,31 @@
+"""Diagnosis: findings a performance engineer would write after reading the capture, each
+with its evidence, why it costs CPU, what to change, and what to focus the flame graph on.
+
+Rules live in rules.py (one explicit list), the meaning of symbols in knowledge.py.
+"""
+from __future__ import annotations
+
+from ..profile import Profile
+from .context import Context
+from .rules import RULES, SEVERITY_RANK, Finding
+
+
+def diagnose(profile: Profile, event_id: int | None = None, label: str = "") -> list[Finding]:
+    """Findings ordered by impact; the CPU headline first; "nothing notable" when no rule
+    found a pattern."""
+    ctx = Context.build(profile, event_id, label)
+    found = [f for f in (rule.evaluate(ctx, rule.thresholds) for rule in RULES) if f]
+    headline = [f for f in found if f.rule == "cpu-use"]
+    rest = [f for f in found if f.rule != "cpu-use"]
+    rest.sort(key=lambda f: (-SEVERITY_RANK[f.severity], -f.share, f.rule))
+    if ctx.total and not rest and not any(f.severity != "info" for f in headline):
+        rest.append(Finding(
+            "nothing-notable", "No known waste pattern found", "info", "medium", 0.0, 0,
+            "None of the rules (spinning, locks, kernel time, I/O, allocation, copying, "
+            "scheduling, interpreters, missing symbols) matched this capture.",
+            "", "The flame graph shows where the time goes; the widest frames are the "
+                "place to start."))
+    return headline + rest
+
+
+__all__ = ["diagnose", "Finding", "RULES"]

@@ -1,0 +1,143 @@
+"""Facts every rule needs, computed once per capture: weights per stack, the categories of
+each function, per-thread totals, CPU use, and helpers to gather evidence."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .. import cpu
+from ..aggregate.functions import stack_functions
+from ..aggregate.selection import Selection, stack_weights
+from ..profile import KERNEL, NO_ID, USER, Profile
+from . import knowledge
+
+
+@dataclass
+class Context:
+    profile: Profile
+    event_id: int | None
+    label: str = ""
+    weights: dict[int, int] = field(default_factory=dict)
+    total: int = 0
+    cpus_busy: float | None = None
+    cpus_online: int | None = None
+    funcs: dict[int, list[int]] = field(default_factory=dict)  # stack -> function ids
+    cats: dict[int, frozenset[str]] = field(default_factory=dict)  # function -> categories
+    app: dict[int, bool] = field(default_factory=dict)  # function -> application code?
+    thread_of: dict[int, Counter] = field(default_factory=dict)  # stack -> Counter(tid)
+
+    @classmethod
+    def build(cls, profile: Profile, event_id: int | None = None, label: str = "") -> Context:
+        if event_id is None:
+            event_id = profile.default_event()
+        ctx = cls(profile, event_id, label.lower())
+        ctx.weights = stack_weights(profile, Selection(event_id=event_id))
+        ctx.total = sum(ctx.weights.values())
+        ctx.cpus_busy = cpu.cpus_busy(profile, event_id) if event_id is not None else None
+        ctx.cpus_online = profile.meta.cpus_online
+        for sid in ctx.weights:
+            fids = stack_functions(profile, profile.stacks[sid])
+            ctx.funcs[sid] = fids
+            for f in fids:
+                if f not in ctx.cats:
+                    fn = profile.functions[f]
+                    m = profile.mappings[fn.mapping_id]
+                    ctx.cats[f] = knowledge.categories(fn.name, m.path, fn.resolved)
+                    ctx.app[f] = (fn.resolved and m.kind == USER and not ctx.cats[f]
+                                  and not knowledge.is_system_dso(m.path))
+        per = {}
+        s_stack, s_tid, s_count, s_event = (profile.s_stack, profile.s_tid, profile.s_count,
+                                            profile.s_event)
+        for i in range(len(s_stack)):
+            if event_id is not None and s_event[i] != event_id:
+                continue
+            per.setdefault(s_stack[i], Counter())[s_tid[i]] += s_count[i]
+        ctx.thread_of = per
+        return ctx
+
+    # ---- questions rules ask ------------------------------------------------------------
+    def name(self, fid: int) -> str:
+        return self.profile.functions[fid].name
+
+    def dso(self, fid: int) -> str:
+        return self.profile.mappings[self.profile.functions[fid].mapping_id].path
+
+    def kind_of_leaf(self, sid: int) -> str:
+        stack = self.profile.stacks[sid]
+        if not stack:
+            return ""
+        return self.profile.mappings[self.profile.locations[stack[0]].mapping_id].kind
+
+    def has(self, sid: int, category: str) -> bool:
+        return any(category in self.cats[f] for f in self.funcs[sid])
+
+    def leaf_has(self, sid: int, category: str) -> bool:
+        f = self.funcs[sid]
+        return bool(f) and category in self.cats[f[0]]
+
+    def share(self, samples: int) -> float:
+        return samples / self.total if self.total else 0.0
+
+    def cpus(self, samples: int) -> float | None:
+        return None if self.cpus_busy is None else self.cpus_busy * self.share(samples)
+
+    def is_idle_task(self, sid: int) -> bool:
+        """Samples of the idle task (swapper, tid 0) or in the kernel's idle loop."""
+        tids = self.thread_of.get(sid, Counter())
+        return (bool(tids) and set(tids) == {0}) or self.leaf_has(sid, "idle")
+
+    def matching(self, pred) -> dict[int, int]:
+        return {sid: w for sid, w in self.weights.items() if pred(sid)}
+
+    def samples(self, stacks: dict[int, int]) -> int:
+        return sum(stacks.values())
+
+    def threads(self, stacks: dict[int, int]) -> Counter:
+        out: Counter = Counter()
+        for sid in stacks:
+            out.update(self.thread_of.get(sid, {}))
+        return out
+
+    def same_threads(self, stacks: dict[int, int]) -> dict[int, int]:
+        """All samples of the threads that appear in `stacks`."""
+        tids = set(self.threads(stacks))
+        return {sid: w for sid, w in self.weights.items()
+                if set(self.thread_of.get(sid, {})) & tids}
+
+    def thread_totals(self) -> Counter:
+        return self.threads(self.weights)
+
+    # ---- evidence -------------------------------------------------------------------------
+    def top_functions(self, stacks: dict[int, int], pred, n: int = 5) -> list[dict]:
+        """Functions satisfying `pred(fid)` in these stacks, by samples (once per stack)."""
+        acc: Counter = Counter()
+        for sid, w in stacks.items():
+            for f in set(self.funcs[sid]):
+                if pred(f):
+                    acc[f] += w
+        return [{"id": f, "name": self.name(f), "dso": self.dso(f), "samples": c,
+                 "share": round(self.share(c), 4)} for f, c in acc.most_common(n)]
+
+    def heaviest_stacks(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
+        out = []
+        for sid, w in sorted(stacks.items(), key=lambda kv: -kv[1])[:n]:
+            out.append({"frames": [self.name(f) for f in reversed(self.funcs[sid])],
+                        "samples": w, "share": round(self.share(w), 4)})
+        return out
+
+    def app_functions(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
+        return self.top_functions(stacks, lambda f: self.app.get(f, False), n)
+
+    def busy_threads(self, min_cpus: float = 0.1) -> list[tuple[int, int]]:
+        """(tid, samples) of threads using at least `min_cpus` CPUs, idle task excluded."""
+        out = []
+        for tid, c in self.thread_totals().most_common():
+            if tid in (0, NO_ID):
+                continue
+            used = self.cpus(c)
+            if used is None or used >= min_cpus:
+                out.append((tid, c))
+        return out
+
+    def kernel_leaf(self, sid: int) -> bool:
+        return self.kind_of_leaf(sid) == KERNEL

@@ -1,0 +1,144 @@
+"""What symbols mean: the tables the rules consult, kept apart from the rules themselves.
+
+Each category is a list of regular expressions matched against readable function names
+(parameters removed), plus DSO name patterns for code whose symbols may be missing.
+Extending the knowledge means adding a line here, not touching a rule.
+"""
+from __future__ import annotations
+
+import re
+
+LOCK = [  # taking and releasing locks, fast and slow paths
+    r"^pthread_mutex_(try)?lock", r"^pthread_mutex_unlock", r"^__pthread_mutex_(un)?lock",
+    r"^__GI___pthread_mutex_(un)?lock", r"^___?pthread_mutex_(un)?lock",
+    r"^__pthread_mutex_unlock_usercnt", r"__pthread_mutex_(cond_)?lock_full",
+    r"^(__GI_)?_*lll_lock_(wait|wake)", r"^__lll_(un)?lock", r"^pthread_rwlock_",
+    r"^__pthread_rwlock_", r"^pthread_spin_(try)?lock", r"^pthread_spin_unlock",
+    r"^std::mutex::(try_)?lock", r"^std::mutex::unlock", r"^std::__1::mutex::",
+    r"^std::shared_mutex::", r"^absl::(lts_\w+::)?Mutex::", r"^folly::.*Mutex",
+    r"^parking_lot", r"^std::sys::.*(futex|mutex)", r"^__x64_sys_futex$", r"^do_futex$",
+    r"^futex_(wait|wake|hash|q_lock|q_unlock|wait_setup)", r"^__futex_(wait|hash)",
+    r"^get_futex_key", r"^futex_hash_put", r"^futex_ref_get",
+]
+LOCK_SLOW = [  # a lock was contended: somebody had to wait or be woken
+    r"^(__GI_)?_*lll_lock_(wait|wake)", r"^__pthread_mutex_lock_full", r"^__x64_sys_futex$",
+    r"^do_futex$", r"^futex_(wait|wake)", r"^__futex_wait", r"^rwsem_down_",
+    r"^native_queued_spin_lock_slowpath", r"^__pv_queued_spin_lock_slowpath",
+    r"^osq_lock", r"^mutex_spin_on_owner", r"^__mutex_lock",
+]
+YIELD_POLL = [  # giving the CPU back only to take it again, or polling
+    r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",
+    r"^std::this_thread::yield", r"^__x64_sys_epoll_wait$", r"^__x64_sys_poll$",
+    r"^__x64_sys_ppoll$", r"^__x64_sys_select$", r"^__x64_sys_nanosleep$",
+]
+RUNTIME_SPIN = [  # thread-pool runtimes waiting for work by spinning
+    r"^gomp_(team_)?barrier_wait", r"^gomp_spin", r"^do_spin$", r"^do_wait$",
+    r"^__kmp_(wait|yield|hyper_barrier|fork_barrier|join_barrier|execute_tasks)",
+    r"^__kmpc_barrier", r"^_INTERNAL.*__kmp", r"^tbb::.*(spin|backoff|prolonged_pause)",
+    r"^tbb::detail::.*(wait|pause)", r"^__TBB_.*(Pause|Yield)", r"spin_?wait",
+    r"^std::thread::.*spin",
+]
+RUNTIME_SPIN_DSOS = [r"libgomp\.so", r"libiomp5\.so", r"libomp\.so", r"libtbb\.so",
+                     r"libtbbmalloc\.so"]
+ALLOCATOR = [
+    r"^malloc$", r"^free$", r"^cfree", r"^calloc$", r"^realloc$", r"^__libc_(malloc|free|"
+    r"calloc|realloc|memalign)", r"^_int_(malloc|free|realloc|memalign)", r"^tcache_",
+    r"^malloc_consolidate", r"^sysmalloc", r"^arena_", r"^unlink_chunk",
+    r"^operator new", r"^operator delete", r"^__GI___libc_(malloc|free)",
+    r"^je_", r"^tc_(malloc|free|new|delete)", r"^tcmalloc::", r"^mi_(malloc|free)",
+    r"^posix_memalign$", r"^aligned_alloc$", r"^__x64_sys_(mmap|munmap|brk|madvise)$",
+    r"^asm_exc_page_fault$", r"^exc_page_fault$", r"^do_user_addr_fault$",
+    r"^handle_mm_fault$", r"^__handle_mm_fault$", r"^do_anonymous_page$",
+    r"^clear_page_(erms|rep|orig)", r"^do_huge_pmd_anonymous_page",
+]
+ALLOCATOR_DSOS = [r"libjemalloc\.so", r"libtcmalloc", r"libmimalloc\.so"]
+COPY = [
+    r"^memcpy$", r"^memmove$", r"^__memcpy", r"^__memmove", r"^__GI_memcpy",
+    r"^__GI_memmove", r"^bcopy$", r"^wmemcpy", r"^copy_user_", r"^_copy_(to|from)_user",
+    r"^copy_page", r"^rep_movs_alternative", r"^memcpy_orig", r"^memcpy_erms",
+    r"^__memcpy_chk", r"^std::__copy_move", r"^std::copy", r"^copy_(to|from)_iter",
+    r"^_copy_(to|from)_iter",
+]
+SYNC_IO = [  # writing files, flushing, logging on the calling thread (not sockets)
+    r"^fwrite", r"^_IO_(new_)?file_(write|xsputn|overflow|sync)", r"^_IO_fflush",
+    r"^_IO_do_write", r"^fflush", r"^fsync$", r"^fdatasync$", r"^__fsync", r"^sync_file_range",
+    r"^__x64_sys_(fsync|fdatasync|sync_file_range)$", r"^vfs_fsync_range$",
+    r"^generic_perform_write$", r"^generic_file_write_iter$",
+    r"^ext4_(file_write_iter|buffered_write_iter|sync_file|da_write_begin|da_write_end)",
+    r"^xfs_file_(write|buffered_write|fsync)", r"^btrfs_(file_write_iter|sync_file)",
+    r"^syslog$", r"^__vsyslog", r"^spdlog::", r"^google::LogMessage", r"^log4cxx::",
+    r"^std::basic_ostream<.*>::flush", r"^std::ostream::flush", r"^std::endl",
+    r"^fprintf$", r"^__vfprintf_internal$", r"^vfprintf$", r"^fputs$", r"^puts$",
+]
+SCHEDULER = [
+    r"^schedule$", r"^__schedule$", r"^finish_task_switch", r"^context_switch$",
+    r"^__switch_to", r"^pick_next_task", r"^try_to_wake_up$", r"^ttwu_", r"^select_task_rq",
+    r"^migration_cpu_stop$", r"^set_task_cpu$", r"^enqueue_task", r"^dequeue_task",
+    r"^load_balance$", r"^newidle_balance", r"^sched_balance",
+]
+INTERPRETER = [
+    r"^_PyEval_EvalFrameDefault$", r"^PyEval_EvalFrameEx$", r"^_PyEval_EvalFrame",
+    r"^_PyEval_Vector$", r"^vm_exec_core$", r"^rb_vm_exec$", r"^luaV_execute$",
+    r"^Interpreter$", r"^Builtins_InterpreterEntryTrampoline$", r"^execute_ex$",
+    r"^zend_execute", r"^Perl_runops", r"^ExecuteNode", r"^interpret_",
+]
+INTERPRETER_ADVICE = {
+    "python": "run CPython 3.12+ with `-X perf` (or PYTHONPERFSUPPORT=1) so perf sees "
+              "Python functions, or profile with py-spy",
+    "java": "start the JVM with -XX:+PreserveFramePointer and write a perf map with "
+            "perf-map-agent (or async-profiler)",
+    "node": "start node with --perf-basic-prof so perf sees JavaScript functions",
+    "other": "use the runtime's own profiler, or a perf map of its JIT, to see the "
+             "language-level functions",
+}
+IDLE = [  # the idle task: a CPU with nothing to run
+    r"^native_safe_halt$", r"^pv_native_safe_halt$", r"^default_idle", r"^cpu_idle",
+    r"^do_idle$", r"^cpuidle_enter", r"^intel_idle", r"^acpi_idle", r"^mwait_idle",
+    r"^arch_cpu_idle", r"^poll_idle$", r"^cpu_startup_entry$",
+]
+SYSCALL_ENTRY = re.compile(r"^(?:__x64_sys_|__ia32_sys_|__arm64_sys_|__se_sys_|__do_sys_|"
+                           r"sys_)(\w+)$")
+#: the dispatcher frames a syscall's own function sits right below (leaf side)
+SYSCALL_DISPATCH = ("x64_sys_call", "do_syscall_64", "el0_svc_common", "invoke_syscall",
+                    "do_int80_syscall_32", "__do_fast_syscall_32")
+_SYSCALL_PREFIX = re.compile(r"^(?:ksys_|__x64_sys_|__arm64_sys_|__se_sys_|__do_sys_|do_sys_|"
+                             r"sys_|do_)")
+
+
+def syscall_of(names_leaf_first: list[str]) -> str | None:
+    """Which system call a kernel stack serves: its __x64_sys_* frame, or the frame the
+    dispatcher called (kernels that inline the entry points show `ksys_write`)."""
+    for n in names_leaf_first:
+        m = SYSCALL_ENTRY.match(n)
+        if m:
+            return m.group(1)
+    for i, n in enumerate(names_leaf_first):
+        if n in SYSCALL_DISPATCH and i > 0 and names_leaf_first[i - 1] not in SYSCALL_DISPATCH:
+            return _SYSCALL_PREFIX.sub("", names_leaf_first[i - 1]).split(".")[0]
+    return None
+#: DSOs that are the system's, not the application's
+SYSTEM_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/libm[.-]",
+               r"/libgcc", r"/ld-linux", r"/libdl", r"/librt", r"/libc\+\+", r"^\[",
+               r"/libpython", r"/libjvm", r"/libz\.", r"/libssl", r"/libcrypto"]
+
+CATEGORIES = {
+    "lock": LOCK, "lock_slow": LOCK_SLOW, "yield_poll": YIELD_POLL,
+    "runtime_spin": RUNTIME_SPIN, "allocator": ALLOCATOR, "copy": COPY,
+    "sync_io": SYNC_IO, "scheduler": SCHEDULER, "interpreter": INTERPRETER, "idle": IDLE,
+}
+DSO_CATEGORIES = {"runtime_spin": RUNTIME_SPIN_DSOS, "allocator": ALLOCATOR_DSOS}
+
+_compiled = {k: re.compile("|".join(f"(?:{p})" for p in v)) for k, v in CATEGORIES.items()}
+_compiled_dso = {k: re.compile("|".join(v)) for k, v in DSO_CATEGORIES.items()}
+_system = re.compile("|".join(SYSTEM_DSOS))
+
+
+def categories(name: str, dso: str, resolved: bool) -> frozenset[str]:
+    """The categories a function belongs to, by its name, or by its DSO when unnamed."""
+    out = {k for k, rx in _compiled.items() if resolved and rx.search(name)}
+    out |= {k for k, rx in _compiled_dso.items() if rx.search(dso)}
+    return frozenset(out)
+
+
+def is_system_dso(dso: str) -> bool:
+    return bool(_system.search(dso))

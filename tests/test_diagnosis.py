@@ -1,0 +1,145 @@
+"""Findings on real captures: each rule where its pattern is present, and silence where it
+is absent. Every expectation says why it holds."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from analysis.diagnosis import RULES, diagnose
+from analysis.importers import load
+from analysis.symbols import symbolize
+from conftest import FIXTURES, PUBLIC, ROOT, SPINPOOL
+
+DIAG = FIXTURES / "diagnosis"
+ALL_RULES = {r.id for r in RULES} - {"cpu-use"}
+
+
+def _spinpool(case, symbols=True):
+    p = load(SPINPOOL / f"{case}.perf.data")
+    if symbols:
+        version = case.split("-")[0]
+        symbolize(p, [SPINPOOL / f"symbols-{version}.zip",
+                      SPINPOOL / f"{case}.perf.data.tar.bz2"])
+    return p
+
+
+def _fired(findings):
+    return {f.rule for f in findings if f.rule not in ("cpu-use", "nothing-notable")}
+
+
+def test_spinpool_idle_1_0_0_is_a_spinning_thread_pool():
+    findings = diagnose(_spinpool("1.0.0-idle"), label="idle")
+    by = {f.rule: f for f in findings}
+    # headline: labelled idle, 975 samples x 10.1 ms over 4.99 s
+    assert findings[0].rule == "cpu-use" and findings[0].severity == "high"
+    assert findings[0].title == "Idle, yet 1.97 CPUs busy"
+    spin = by["spin-wait"]
+    assert spin.severity == "high"
+    # both workers; everything but the 52 samples inside the loop itself is lock traffic
+    assert spin.samples == 923 and round(spin.cpus, 1) == 1.9
+    assert "qualla::ThreadPool::loop()" in spin.title
+    assert spin.evidence["functions"][0]["name"] == "qualla::ThreadPool::loop()"
+    assert "condition variable" in spin.fix and "wake the workers" in spin.fix
+    assert spin.focus["functions"][0]["name"] == "qualla::ThreadPool::loop()"
+    assert len(spin.focus["threads"]) == 2
+    # the two threads fight over one mutex: futex wait/wake in 64% of samples
+    assert by["lock-contention"].samples == 624
+    # futex syscalls: __x64_sys_futex's total (386) is 39.6% of the samples
+    syscalls = {s["name"]: s["samples"] for s in by["kernel-heavy"].evidence["syscalls"]}
+    assert syscalls["futex"] == 386
+    # nothing else: no allocation, copying, I/O, interpreters; symbols are complete
+    assert _fired(findings) == {"spin-wait", "lock-contention", "kernel-heavy"}
+
+
+def test_spinpool_busy_1_0_0_still_spins():
+    """The same bug under load: the workers spin between jobs."""
+    findings = diagnose(_spinpool("1.0.0-busy"), label="busy")
+    assert findings[0].severity == "info"  # busy, and it is called busy: not a finding
+    assert _fired(findings) == {"spin-wait", "lock-contention", "kernel-heavy"}
+
+
+def test_spinpool_1_1_0_is_clean():
+    """The fix waits on a condition variable: busy time is the jobs, idle is asleep."""
+    busy = diagnose(_spinpool("1.1.0-busy"), label="busy")
+    assert _fired(busy) == set()
+    assert busy[-1].rule == "nothing-notable"
+    idle = diagnose(load(SPINPOOL / "1.1.0-idle.perf.data"), label="idle")
+    assert [f.rule for f in idle] == ["cpu-use"] and idle[0].cpus == 0.0
+
+
+def test_missing_symbols_names_what_to_upload():
+    """Without the bundles every user frame is an address: the finding names the DSOs
+    (with the build-ids perf recorded) and the kernel."""
+    findings = diagnose(_spinpool("1.0.0-idle", symbols=False))
+    missing = {f.rule: f for f in findings}["missing-symbols"]
+    dsos = {d["dso"]: d for d in missing.evidence["dsos"]}
+    assert dsos["/usr/lib/x86_64-linux-gnu/libc.so.6"]["build_id"] == \
+        "93ac61ec5a8eb1396f9fbd350e3169a558528a40"
+    assert "kallsyms" in dsos["[kernel.kallsyms]"]["upload"]
+    # libc and the kernel; libqualla's 52 samples (5.3%) are under the 10% threshold
+    assert missing.samples == 918 and "/opt/qualla-1.0.0/bin/libqualla.so" not in dsos
+
+
+@pytest.mark.parametrize("name,expected,why", [
+    ("alloc", {"allocator-churn"},
+     "malloc/free of 64..4000 bytes per iteration: 95% of samples in the allocator"),
+    ("copy", {"memory-copy"}, "1 MiB memcpy per iteration: all samples in __memmove_*"),
+    ("log", {"sync-io", "kernel-heavy"},
+     "fprintf + fflush per request: stdio, write(2) and ext4 on the calling thread"),
+    ("oversubscribe", {"scheduling-pressure"}, "8 busy threads on the 2 CPUs perf saw"),
+    ("python", {"interpreter-bound"}, "a Python loop: _PyEval_EvalFrameDefault on top"),
+])
+def test_each_pattern_fires_its_rule_and_only_it(name, expected, why):
+    findings = diagnose(load(DIAG / f"{name}.script.txt"))
+    assert _fired(findings) == expected, why
+    first = findings[1]
+    assert first.rule in expected, why
+    assert any(first.evidence.get(k) for k in ("functions", "threads")), why
+
+
+def test_oversubscription_counts_threads_and_cpus():
+    f = {x.rule: x for x in diagnose(load(DIAG / "oversubscribe.script.txt"))}
+    sched = f["scheduling-pressure"]
+    assert sched.summary == "8 busy threads compete for 2 CPUs."
+    assert len(sched.focus["threads"]) == 8
+
+
+@pytest.mark.parametrize("rel,expected,why", [
+    ("brendangregg__FlameGraph/test/perf-vertx-stacks-01.txt", {"interpreter-bound",
+                                                                "kernel-heavy"},
+     "Java under the interpreter (frames named Interpreter in the perf map); socket "
+     "writes make a third of the samples kernel time"),
+    ("brendangregg__FlameGraph/test/perf-dd-stacks-01.txt", {"kernel-heavy"},
+     "dd copies through read/write system calls: the work is in the kernel; /dev/null "
+     "writes are not file-system I/O"),
+    ("tidesdb__tidesdb/perf_report.txt", set(),
+     "a CPU-bound benchmark in its own code (random, bloom filter hashing)"),
+    ("jrfonseca__gprof2dot/tests/perf/glxgears.perf", set(),
+     "Mesa's software rasterizer doing its job in JIT code and libraries"),
+])
+def test_public_captures(rel, expected, why):
+    assert _fired(diagnose(load(PUBLIC / rel))) == expected, why
+
+
+def test_rules_are_one_explicit_list_with_thresholds():
+    ids = [r.id for r in RULES]
+    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 10
+    assert all(r.thresholds for r in RULES)
+    assert ALL_RULES == {"spin-wait", "lock-contention", "kernel-heavy", "sync-io",
+                         "allocator-churn", "memory-copy", "scheduling-pressure",
+                         "interpreter-bound", "missing-symbols"}
+
+
+def test_cli_prints_and_returns_findings():
+    args = [sys.executable, "-m", "analysis", "report", SPINPOOL / "1.0.0-idle.perf.data",
+            "--symbols", SPINPOOL / "symbols-1.0.0.zip",
+            "--symbols", SPINPOOL / "1.0.0-idle.perf.data.tar.bz2", "--label", "idle"]
+    text = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "[high] Threads spin instead of waiting: qualla::ThreadPool::loop()" in text.stdout
+    doc = json.loads(subprocess.run(args + ["--format", "json"], cwd=ROOT,
+                                    capture_output=True, text=True, timeout=120).stdout)
+    spin = next(f for f in doc["findings"] if f["rule"] == "spin-wait")
+    assert set(spin) >= {"rule", "title", "severity", "share", "functions"}
+    assert spin["functions"][0] == "qualla::ThreadPool::loop()"
+    assert spin["severity"] == "high" and spin["share"] == 0.9467
