@@ -124,6 +124,15 @@ class Capture(models.Model):
     def latest_result(self) -> "AnalysisResult | None":
         return self.results.order_by("-created_at").first()
 
+    def top_finding(self) -> dict | None:
+        """The most important finding, for lists of captures."""
+        result = self.latest_result()
+        if result is None:
+            return None
+        findings = result.report.get("findings") or []
+        notable = [f for f in findings if f["severity"] in ("high", "medium")]
+        return (notable or findings or [None])[0]
+
 
 class SymbolFile(models.Model):
     """Attached to a build (every capture of it uses the file) or to one capture."""

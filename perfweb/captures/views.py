@@ -98,7 +98,20 @@ def capture_detail(request, pk: int):
                list(capture.symbol_files.all())}
     if report:
         context["meta"] = report["metadata"]
+        context["findings"] = [dict(f, focus_query=_focus_query(f))
+                               for f in report.get("findings", [])]
     return render(request, "captures/capture.html", context)
+
+
+def _focus_query(finding: dict) -> str:
+    """The flame graph URL state that shows a finding's evidence."""
+    focus = finding.get("focus") or {}
+    params = []
+    if focus.get("functions"):
+        params.append(f"focus={int(focus['functions'][0]['id'])}")
+    if focus.get("threads"):
+        params.append("tids=" + ",".join(str(int(t)) for t in focus["threads"]))
+    return "?" + "&".join(params) if params else ""
 
 
 @login_required

@@ -55,6 +55,13 @@ def test_upload_is_processed_by_the_worker(client, member, worker_factory):
     assert "qualla::ThreadPool::loop()" in {f["n"] for f in functions["functions"]}
     busy = float(re.search(r'id="cpus-busy">([^<]*)<', html).group(1))
     assert 1.9 <= busy <= 2.0
+    # the diagnosis sits at the top: labelled idle yet busy, and why
+    assert html.index('id="findings"') < html.index('id="explorer"')
+    assert "Idle, yet 1.97 CPUs busy" in html
+    assert "Threads spin instead of waiting: qualla::ThreadPool::loop() burns 1.9 CPUs" in html
+    assert re.search(r'href="\?focus=\d+&amp;tids=\d+,\d+#explorer"', html)
+    home = client.get(reverse("home")).content.decode()
+    assert "Idle, yet 1.97 CPUs busy" in home  # the findings column of capture lists
     assert "libstdc++.so.6.0.30" in html  # named as missing in the coverage table
     folded = client.get(reverse("capture-folded", args=[capture.pk]))
     body = b"".join(folded.streaming_content).decode()
@@ -167,6 +174,27 @@ def test_sweep_requeues_lost_and_gives_up_on_hopeless(member):
     states = dict(Capture.objects.values_list("original_name", "status"))
     assert states == {"a": "queued", "b": "queued", "c": "failed", "d": "parsing"}
     assert "giving up" in Capture.objects.get(pk=hopeless.pk).error
+
+
+def test_outdated_results_are_reanalyzed(member, worker_factory):
+    from analysis import ANALYSIS_VERSION
+    from perfweb.captures.models import AnalysisResult
+    team = Team.objects.get(name="inference")
+    build = Build.objects.create(service=Service.objects.create(team=team, name="s"),
+                                 version="1")
+    with open(SPINPOOL / "1.1.0-busy.perf.data", "rb") as f:
+        from django.core.files import File
+        capture = Capture(build=build, original_name="x", sha256="e" * 64, size=1)
+        capture.file.save("x", File(f), save=False)
+        capture.save()
+    pipeline.process_capture(capture.pk)
+    AnalysisResult.objects.filter(capture=capture).update(analysis_version="old")
+    worker_factory()
+    call_command("reanalyze_outdated")
+    done = wait_for(lambda: Capture.objects.get(pk=capture.pk).results.filter(
+        analysis_version=ANALYSIS_VERSION).first())
+    # no symbol files were given: the new engine says so
+    assert "missing-symbols" in {f["rule"] for f in done.report["findings"]}
 
 
 def test_demo_loader(client, capsys):

@@ -88,10 +88,10 @@ def test_explore_the_spinpool_capture(page, worker_factory):
     assert page.errors == []
 
 
-def test_call_tree_and_time_range(page, worker_factory):
+def test_call_tree_time_range_and_findings(page, worker_factory):
     worker_factory()
     _upload_in_browser(page, SPINPOOL / "1.0.0-idle.perf.data",
-                       [SPINPOOL / "symbols-1.0.0.zip"])
+                       [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
     flame_loop = page.evaluate("window.perfweb.frameCenter('qualla::ThreadPool::loop()')")
 
     page.click("#view-tabs button[data-view=topdown]")
@@ -122,6 +122,12 @@ def test_call_tree_and_time_range(page, worker_factory):
     page.click("#range-clear")
     page.wait_for_timeout(800)
     assert page.text_content("#selection-total") == "975"
+
+    # a finding's link opens the flame graph focused on its function
+    page.click("article[data-rule=spin-wait] a.show-flame")
+    page.wait_for_selector("#callers-box:not([hidden])")
+    assert "focus=" in page.url
+    assert page.text_content("#focus-label") == "qualla::ThreadPool::loop()"
 
 
 def test_symbol_names_are_text_not_html(page, worker_factory, tmp_path):
