@@ -24,7 +24,11 @@ _LOCK = threading.Lock()
 
 
 def _profile(request, pk: int):
-    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    return load_profile(get_object_or_404(access.captures_of(request.user), pk=pk))
+
+
+def load_profile(capture):
+    """The analyzed profile of a capture the caller may see (checked by the caller)."""
     result = capture.latest_result()
     if result is None or not result.profile:
         raise Http404("no result yet")
@@ -61,7 +65,7 @@ def _float(value: str | None) -> float | None:
         raise Http404("bad parameter") from None
 
 
-def _query(request) -> explore.Query:
+def query_of(request) -> explore.Query:
     g = request.GET
     tids = _ints(g.get("tids"))
     focus = _ints(g.get("focus"))
@@ -82,7 +86,7 @@ def _json(data) -> JsonResponse:
 def flame(request, pk: int):
     profile = _profile(request, pk)
     try:
-        return _json(explore.flame(profile, _query(request)))
+        return _json(explore.flame(profile, query_of(request)))
     except AnalysisError as e:
         return JsonResponse({"error": str(e)}, status=400)
 
@@ -91,13 +95,13 @@ def flame(request, pk: int):
 @require_GET
 def functions(request, pk: int):
     profile = _profile(request, pk)
-    return _json(explore.functions(profile, _query(request), dso=request.GET.get("dso") or None))
+    return _json(explore.functions(profile, query_of(request), dso=request.GET.get("dso") or None))
 
 
 @login_required
 @require_GET
 def threads(request, pk: int):
-    return _json(explore.threads(_profile(request, pk), _query(request)))
+    return _json(explore.threads(_profile(request, pk), query_of(request)))
 
 
 @login_required

@@ -147,6 +147,7 @@ class SymbolFile(models.Model):
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                     on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    indexed = models.BooleanField(default=False)  # its build-ids are in BuildIdEntry
 
     class Meta:
         constraints = [models.CheckConstraint(
@@ -170,3 +171,48 @@ class AnalysisResult(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["capture", "analysis_version"],
                                                name="one_result_per_version")]
+
+
+class ShareLink(models.Model):
+    """A read-only link to one capture for people without an account."""
+    capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="share_links")
+    token = models.CharField(max_length=64, unique=True)  # 192 random bits, urlsafe
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                   on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def valid(self, now) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+class ShareLinkUse(models.Model):
+    link = models.ForeignKey(ShareLink, on_delete=models.CASCADE, related_name="uses")
+    at = models.DateTimeField(auto_now_add=True)
+    path = models.CharField(max_length=255)
+    remote_addr = models.CharField(max_length=64, blank=True)
+    user_agent = models.CharField(max_length=255, blank=True)
+
+
+class ApiToken(models.Model):
+    """A personal API token: acts as its user, so it sees that user's teams only. Only a
+    hash is stored; the token is shown once."""
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=8)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+
+class BuildIdEntry(models.Model):
+    """Which stored symbol file (or member of it) holds an ELF with this build-id, for
+    the debuginfod endpoints."""
+    symbol_file = models.ForeignKey(SymbolFile, on_delete=models.CASCADE,
+                                    related_name="build_ids")
+    build_id = models.CharField(max_length=64, db_index=True)
+    kind = models.CharField(max_length=16)  # debuginfo | executable
+    member = models.CharField(max_length=1024, blank=True)  # path inside an archive

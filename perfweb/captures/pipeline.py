@@ -30,6 +30,7 @@ from analysis.importers import load
 from analysis.report import build_report
 from analysis.symbols import symbolize
 
+from . import buildids
 from .models import AnalysisResult, Capture, SymbolFile
 
 log = logging.getLogger(__name__)
@@ -102,8 +103,10 @@ def _run(capture: Capture) -> None:
         _stage(capture, Status.SYMBOLIZING, 40)
         files = SymbolFile.objects.filter(build=capture.build) | \
             SymbolFile.objects.filter(capture=capture)
-        paths = [_local_copy(sf.file, work, f"symbols-{sf.pk}")
-                 for sf in files.order_by("created_at")]
+        ordered = list(files.order_by("created_at"))
+        paths = [_local_copy(sf.file, work, f"symbols-{sf.pk}") for sf in ordered]
+        for sf in ordered:
+            buildids.index(sf)  # for debuginfod; once per file
         if paths:
             symbolize(profile, paths)
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import explore_views, views
+from . import explore_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,6 +17,23 @@ urlpatterns = [
     path("captures/<int:pk>/data/threads.json", explore_views.threads, name="data-threads"),
     path("captures/<int:pk>/data/timeline.json", explore_views.timeline,
          name="data-timeline"),
+    path("captures/<int:pk>/export/<str:fmt>/", team_views.capture_export,
+         name="capture-export"),
+    path("captures/<int:pk>/compare-previous/", team_views.compare_previous,
+         name="compare-previous"),
+    path("captures/<int:pk>/share/", team_views.share_create, name="share-create"),
+    path("captures/<int:pk>/share/<int:link_id>/revoke/", team_views.share_revoke,
+         name="share-revoke"),
+    path("compare/<int:a>/<int:b>/", team_views.compare_page, name="compare"),
+    path("compare/<int:a>/<int:b>/data.json", team_views.compare_data, name="compare-data"),
+    path("services/<int:pk>/", team_views.service_detail, name="service"),
+    path("services/<int:pk>/history.json", team_views.service_history,
+         name="service-history"),
+    path("s/<str:token>/", team_views.shared_capture, name="shared"),
+    path("s/<str:token>/data/<str:kind>.json", team_views.shared_data, name="shared-data"),
+    path("account/tokens/", team_views.tokens, name="tokens"),
+    path("debuginfod/<str:key>/buildid/<str:build_id>/<str:kind>", team_views.debuginfod,
+         name="debuginfod"),
     path("builds/<int:pk>/", views.build_detail, name="build"),
     path("builds/<int:pk>/reanalyze/", views.build_reanalyze, name="build-reanalyze"),
     path("symbols/<int:pk>/download/", views.symbol_download, name="symbol-download"),

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from . import access, pipeline
 from .forms import SymbolUploadForm, UploadForm
-from .models import Build, Capture, Membership, Service, SymbolFile, Team
-from .uploads import human_size, sha256_of
+from .models import Capture, Membership, Team
+from .uploads import human_size, store_symbol, store_upload
 
 
 @login_required
@@ -38,7 +38,7 @@ def upload(request):
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         team = next((t for t in teams if str(t.pk) == d.get("team")), teams[0])
-        capture, created = _store_upload(request.user, team, d)
+        capture, created = store_upload(request.user, team, d)
         if not created:
             messages.info(request, "This exact file was already uploaded to this build; "
                                    "here is that capture.")
@@ -50,40 +50,6 @@ def upload(request):
         return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
     return render(request, "captures/upload.html", {"form": form},
                   status=400 if form.errors else 200)
-
-
-def _store_upload(user, team, d) -> tuple[Capture, bool]:
-    service, _ = Service.objects.get_or_create(team=team, name=d["service"].strip())
-    build, _ = Build.objects.get_or_create(
-        service=service, version=d["version"].strip(),
-        defaults={"git_revision": d.get("git_revision", "")})
-    upload = d["capture"]
-    digest = sha256_of(upload)
-    existing = Capture.objects.filter(build=build, sha256=digest).first()
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
-                              size=upload.size, label=d.get("label", ""),
-                              notes=d.get("notes", ""), uploaded_by=user)
-            capture.file.save(upload.name, upload, save=False)
-            capture.save()
-            for f in d.get("symbols") or []:
-                _store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
-                              capture=None if d.get("symbols_for_build") else capture)
-            pipeline.enqueue(capture)
-    except IntegrityError:  # the same file uploaded twice at once
-        return Capture.objects.get(build=build, sha256=digest), False
-    return capture, True
-
-
-def _store_symbol(f, user, build=None, capture=None) -> SymbolFile:
-    sf = SymbolFile(build=build, capture=capture, original_name=f.name[:255],
-                    sha256=sha256_of(f), size=f.size, uploaded_by=user)
-    sf.file.save(f.name, f, save=False)
-    sf.save()
-    return sf
 
 
 @login_required
@@ -169,7 +135,7 @@ def build_detail(request, pk: int):
     if request.method == "POST" and form.is_valid():
         with transaction.atomic():
             for f in form.cleaned_data["symbols"]:
-                _store_symbol(f, request.user, build=build)
+                store_symbol(f, request.user, build=build)
         messages.info(request, "Symbol files added. Re-analyze the captures to use them.")
         return redirect(build)
     return render(request, "captures/build.html",

@@ -1,0 +1,132 @@
+"""Comparing two captures: what grew, what shrank, what appeared.
+
+Shares are normalised to each capture's own total, so a capture with twice the samples
+does not look twice as bad; the differential tree carries both shares and both counts,
+and the client colours frames by growth. A regression finding names what grew when the
+new capture differs beyond the thresholds.
+"""
+from __future__ import annotations
+
+from .aggregate.functions import stack_functions, top_functions, top_dsos
+from .aggregate.selection import stack_weights
+from .profile import Profile
+from .report import build_report
+
+#: a function or DSO moving by this many percentage points of the capture is notable
+MOVER_MIN_PP = 1.0
+#: regression: CPUs busy up by this factor (and at least REGRESSION_MIN_CPUS), or a
+#: function's share up by REGRESSION_PP points
+REGRESSION_CPU_FACTOR = 1.2
+REGRESSION_MIN_CPUS = 0.1
+REGRESSION_PP = 5.0
+
+
+def _function_shares(p: Profile, weights) -> tuple[dict, int]:
+    total = sum(weights.values()) or 1
+    out = {}
+    for f in top_functions(p, weights):
+        # the same library is installed under another path in each build
+        out[(f.name, f.dso.rsplit("/", 1)[-1])] = (f.self, f.total, f.self / total,
+                                                    f.total / total)
+    return out, total
+
+
+def movers(before: Profile, after: Profile, n: int = 30) -> dict:
+    wa, wb = stack_weights(before), stack_weights(after)
+    fa, ta = _function_shares(before, wa)
+    fb, tb = _function_shares(after, wb)
+    rows = []
+    for key in set(fa) | set(fb):
+        a = fa.get(key, (0, 0, 0.0, 0.0))
+        b = fb.get(key, (0, 0, 0.0, 0.0))
+        rows.append({"name": key[0], "dso": key[1],
+                     "self_before": round(100 * a[2], 2), "self_after": round(100 * b[2], 2),
+                     "total_before": round(100 * a[3], 2), "total_after": round(100 * b[3], 2),
+                     "self_change": round(100 * (b[2] - a[2]), 2),
+                     "total_change": round(100 * (b[3] - a[3]), 2)})
+    rows.sort(key=lambda r: (-abs(r["self_change"]), -abs(r["total_change"]), r["name"]))
+    da = {d["dso"].rsplit("/", 1)[-1]: d for d in top_dsos(before, wa)}
+    db = {d["dso"].rsplit("/", 1)[-1]: d for d in top_dsos(after, wb)}
+    dsos = []
+    for dso in set(da) | set(db):
+        a = da.get(dso, {"self": 0, "total": 0})
+        b = db.get(dso, {"self": 0, "total": 0})
+        dsos.append({"dso": dso, "self_before": round(100 * a["self"] / ta, 2),
+                     "self_after": round(100 * b["self"] / tb, 2),
+                     "self_change": round(100 * (b["self"] / tb - a["self"] / ta), 2)})
+    dsos.sort(key=lambda r: -abs(r["self_change"]))
+    return {"functions": [r for r in rows if abs(r["self_change"]) >= MOVER_MIN_PP or
+                          abs(r["total_change"]) >= MOVER_MIN_PP][:n],
+            "dsos": [d for d in dsos if abs(d["self_change"]) >= MOVER_MIN_PP][:n],
+            "samples_before": sum(wa.values()), "samples_after": sum(wb.values())}
+
+
+def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict:
+    """One tree with both captures: n name, a/b samples before/after, sa/sb shares."""
+    root = {"n": "all", "a": 0, "b": 0, "c": {}}
+
+    def add(p: Profile, weights, key):
+        for sid, w in weights.items():
+            node = root
+            node[key] += w
+            for fid in reversed(stack_functions(p, p.stacks[sid])):
+                name = p.functions[fid].name
+                child = node["c"].get(name)
+                if child is None:
+                    child = node["c"][name] = {"n": name, "a": 0, "b": 0, "c": {}}
+                child[key] += w
+                node = child
+    wa, wb = stack_weights(before), stack_weights(after)
+    add(before, wa, "a")
+    add(after, wb, "b")
+    ta, tb = root["a"] or 1, root["b"] or 1
+
+    def conv(node):
+        sa, sb = node["a"] / ta, node["b"] / tb
+        kids = [conv(c) for c in node["c"].values()
+                if max(c["a"] / ta, c["b"] / tb) >= min_share]
+        kids.sort(key=lambda k: -max(k["sa"], k["sb"]))
+        return {"n": node["n"], "a": node["a"], "b": node["b"], "sa": round(sa, 5),
+                "sb": round(sb, 5), "c": kids}
+    return conv(root)
+
+
+def compare(before: Profile, after: Profile, label_before: str = "",
+            label_after: str = "") -> dict:
+    ra = build_report(before, label=label_before)
+    rb = build_report(after, label=label_after)
+    rules_a = {f["rule"]: f for f in ra["findings"] if f["severity"] != "info"}
+    rules_b = {f["rule"]: f for f in rb["findings"] if f["severity"] != "info"}
+    moved = movers(before, after)
+    out = {
+        "cpus_before": ra["cpus_busy"], "cpus_after": rb["cpus_busy"],
+        "cpus_change": None if ra["cpus_busy"] is None or rb["cpus_busy"] is None
+        else round(rb["cpus_busy"] - ra["cpus_busy"], 3),
+        "samples_before": ra["samples"], "samples_after": rb["samples"],
+        "movers": moved,
+        "findings_appeared": [rules_b[r] for r in sorted(set(rules_b) - set(rules_a))],
+        "findings_gone": [rules_a[r] for r in sorted(set(rules_a) - set(rules_b))],
+        "findings_kept": sorted(set(rules_a) & set(rules_b)),
+    }
+    out["regression"] = regression(out)
+    return out
+
+
+def regression(cmp: dict) -> dict | None:
+    """A finding when the new capture is worse beyond the thresholds, naming what grew."""
+    grew = [m for m in cmp["movers"]["functions"] if m["self_change"] >= REGRESSION_PP]
+    a, b = cmp["cpus_before"], cmp["cpus_after"]
+    cpu_up = a is not None and b is not None and b - a >= REGRESSION_MIN_CPUS and \
+        b >= a * REGRESSION_CPU_FACTOR
+    if not grew and not cpu_up:
+        return None
+    parts = []
+    if cpu_up:
+        parts.append(f"CPUs busy rose from {a:.2f} to {b:.2f}")
+    if grew:
+        parts.append("grew: " + ", ".join(f"{m['name']} {m['self_before']}% -> "
+                                          f"{m['self_after']}%" for m in grew[:3]))
+    return {"rule": "regression", "severity": "high" if cpu_up else "medium",
+            "title": "Regression against the previous build", "summary": "; ".join(parts) + ".",
+            "functions": [m["name"] for m in grew[:5]]}
+

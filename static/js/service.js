@@ -1,0 +1,25 @@
+// A service's history: CPUs busy per capture (by label), and per build the share of the
+// top functions and of each finding's rule, so a regression shows at a glance.
+"use strict";
+
+const box = document.getElementById("history");
+const data = await (await fetch(box.dataset.url, {headers: {Accept: "application/json"}})).json();
+box.dataset.points = String(data.points.length);
+const config = {displaylogo: false, responsive: true};
+const layout = (y) => ({height: 260, margin: {l: 50, r: 10, t: 10, b: 40}, yaxis: {title: {text: y}},
+                        xaxis: {type: "category"}, legend: {orientation: "h"}});
+const labels = [...new Set(data.points.map((p) => p.label))];
+window.Plotly.newPlot("chart-cpus", labels.map((label) => {
+  const pts = data.points.filter((p) => p.label === label);
+  return {type: "scatter", mode: "lines+markers", name: label,
+          x: pts.map((p) => p.build), y: pts.map((p) => p.cpus),
+          text: pts.map((p) => `capture ${p.capture}`)};
+}), layout("CPUs busy"), config);
+const versions = data.builds.map((b) => b.version);
+window.Plotly.newPlot("chart-functions", data.top_functions.map((name) => ({
+  type: "bar", name, x: versions, y: data.builds.map((b) => (b.functions || {})[name] || 0),
+})), {...layout("% of samples"), barmode: "group"}, config);
+const rules = [...new Set(data.builds.flatMap((b) => Object.keys(b.rules)))];
+window.Plotly.newPlot("chart-rules", rules.map((rule) => ({
+  type: "bar", name: rule, x: versions, y: data.builds.map((b) => b.rules[rule] || 0),
+})), {...layout("% of samples"), barmode: "group"}, config);
