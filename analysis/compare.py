@@ -92,11 +92,13 @@ def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict
 
 
 def compare(before: Profile, after: Profile, label_before: str = "",
-            label_after: str = "") -> dict:
-    ra = build_report(before, label=label_before)
-    rb = build_report(after, label=label_after)
-    rules_a = {f["rule"]: f for f in ra["findings"] if f["severity"] != "info"}
-    rules_b = {f["rule"]: f for f in rb["findings"] if f["severity"] != "info"}
+            label_after: str = "", report_before: dict | None = None,
+            report_after: dict | None = None) -> dict:
+    """Both captures' reports may be passed in when they are already computed."""
+    ra = report_before or build_report(before, label=label_before)
+    rb = report_after or build_report(after, label=label_after)
+    rules_a = _notable(ra)
+    rules_b = _notable(rb)
     moved = movers(before, after)
     out = {
         "cpus_before": ra["cpus_busy"], "cpus_after": rb["cpus_busy"],
@@ -112,12 +114,20 @@ def compare(before: Profile, after: Profile, label_before: str = "",
     return out
 
 
+def _notable(report: dict) -> dict:
+    # a stored report may already carry a regression finding: not a finding of the capture
+    return {f["rule"]: f for f in report["findings"]
+            if f["severity"] != "info" and f["rule"] != "regression"}
+
+
 def regression(cmp: dict) -> dict | None:
-    """A finding when the new capture is worse beyond the thresholds, naming what grew."""
+    """A finding (shaped like the diagnosis findings) when the new capture is worse beyond
+    the thresholds, naming what grew."""
     grew = [m for m in cmp["movers"]["functions"] if m["self_change"] >= REGRESSION_PP]
     a, b = cmp["cpus_before"], cmp["cpus_after"]
     cpu_up = a is not None and b is not None and b - a >= REGRESSION_MIN_CPUS and \
         b >= a * REGRESSION_CPU_FACTOR
+    appeared = [f["rule"] for f in cmp["findings_appeared"]]
     if not grew and not cpu_up:
         return None
     parts = []
@@ -126,7 +136,24 @@ def regression(cmp: dict) -> dict | None:
     if grew:
         parts.append("grew: " + ", ".join(f"{m['name']} {m['self_before']}% -> "
                                           f"{m['self_after']}%" for m in grew[:3]))
-    return {"rule": "regression", "severity": "high" if cpu_up else "medium",
-            "title": "Regression against the previous build", "summary": "; ".join(parts) + ".",
-            "functions": [m["name"] for m in grew[:5]]}
-
+    if appeared:
+        parts.append("new findings: " + ", ".join(appeared))
+    total = cmp["samples_after"] or 1
+    share = sum(m["self_change"] for m in grew) / 100
+    return {
+        "rule": "regression", "title": "Regression against the previous build",
+        "severity": "high" if cpu_up else "medium", "confidence": "medium",
+        "share": round(share, 4), "samples": round(share * total),
+        "cpus": b, "summary": "; ".join(parts) + ".",
+        "functions": [m["name"] for m in grew[:5]],
+        "evidence": {"functions": [
+            {"name": m["name"], "dso": m["dso"], "samples": round(m["self_after"] * total / 100),
+             "share": m["self_after"] / 100, "before": m["self_before"] / 100}
+            for m in grew[:5]]},
+        "why": "Compared with the previous build's capture of the same label, normalised to "
+               "each capture's samples, these functions take a larger share of the CPU.",
+        "fix": "Open the comparison: the differential flame graph shows where the new time "
+               "is spent; the changes between the two builds that touch these functions "
+               "are the first suspects.",
+        "focus": {},
+    }

@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
     "perfweb.captures",
 ]
 
@@ -152,6 +154,32 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-captures": {"task": "perfweb.captures.tasks.sweep_captures",
                              "schedule": env.int("PERFWEB_SWEEP_EVERY_S", default=60)},
+}
+
+# the REST API: personal tokens (Authorization: Token pw_...) or the browser session
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "perfweb.captures.api.auth.PersonalTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser",
+                               "rest_framework.parsers.MultiPartParser",
+                               "rest_framework.parsers.FormParser"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {"user": env("PERFWEB_API_RATE", default="1200/minute")},
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "perfweb API",
+    "DESCRIPTION": "Upload perf captures with their symbol files, poll their analysis, read "
+                   "findings, comparisons and exports.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 SESSION_COOKIE_HTTPONLY = True

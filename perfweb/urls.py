@@ -6,5 +6,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/", include("perfweb.captures.api.urls")),
     path("", include("perfweb.captures.urls")),
 ]

@@ -1,26 +1,19 @@
 """JSON for the interactive capture page: flame graph, functions, threads, timeline.
 
-The analyzed profile is loaded from storage once per worker process and kept in a small
-LRU cache, so zooming, searching and filtering cost one aggregation each, not an import.
+Each request is one aggregation over the stored profile (profiles.py caches it).
 """
 from __future__ import annotations
-
-import threading
-from collections import OrderedDict
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from analysis import explore, profile_io
+from analysis import explore
 from analysis.errors import AnalysisError
 
 from . import access
-
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 8
-_LOCK = threading.Lock()
+from .profiles import stored_profile
 
 
 def _profile(request, pk: int):
@@ -29,21 +22,9 @@ def _profile(request, pk: int):
 
 def load_profile(capture):
     """The analyzed profile of a capture the caller may see (checked by the caller)."""
-    result = capture.latest_result()
-    if result is None or not result.profile:
+    profile = stored_profile(capture)
+    if profile is None:
         raise Http404("no result yet")
-    key = (result.pk, result.profile.name)
-    with _LOCK:
-        profile = _CACHE.get(key)
-        if profile is not None:
-            _CACHE.move_to_end(key)
-            return profile
-    with result.profile.open("rb") as f:
-        profile = profile_io.load(f)
-    with _LOCK:
-        _CACHE[key] = profile
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
     return profile
 
 

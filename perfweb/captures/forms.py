@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 
-from .uploads import human_size
+from .uploads import UploadTooLarge, check_size
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -24,10 +23,10 @@ class MultipleFileField(forms.FileField):
 
 
 def _check_size(f) -> None:
-    limit = settings.PERFWEB_MAX_UPLOAD_BYTES
-    if f is not None and f.size > limit:
-        raise forms.ValidationError(
-            f"{f.name} is {human_size(f.size)}; the limit is {human_size(limit)}")
+    try:
+        check_size(f)
+    except UploadTooLarge as e:
+        raise forms.ValidationError(str(e)) from None
 
 
 class UploadForm(forms.Form):

@@ -20,7 +20,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from analysis import ANALYSIS_VERSION, profile_io
+from analysis import ANALYSIS_VERSION, compare, profile_io
 from analysis.aggregate import stack_weights
 from analysis.aggregate.timeline import samples_over_time
 from analysis.aggregate.tree import to_dict, top_down
@@ -30,8 +30,9 @@ from analysis.importers import load
 from analysis.report import build_report
 from analysis.symbols import symbolize
 
-from . import buildids
+from . import buildids, history
 from .models import AnalysisResult, Capture, SymbolFile
+from .profiles import stored_profile
 
 log = logging.getLogger(__name__)
 Status = Capture.Status
@@ -112,6 +113,7 @@ def _run(capture: Capture) -> None:
 
         _stage(capture, Status.ANALYZING, 70)
         report = build_report(profile, label=capture.label)
+        _compare_with_previous(capture, profile, report)
         weights = stack_weights(profile)
         total = sum(weights.values())
         flame = to_dict(profile, top_down(profile, weights),
@@ -133,6 +135,25 @@ def _run(capture: Capture) -> None:
             Capture.objects.filter(pk=capture.pk).update(
                 status=Status.DONE, progress=100, finished_at=timezone.now(),
                 updated_at=timezone.now(), error="")
+
+
+def _compare_with_previous(capture: Capture, profile, report: dict) -> None:
+    """A capture of a new build is compared with the previous build's capture of the same
+    label; a regression beyond the thresholds becomes a finding naming what grew."""
+    report["compared_with"] = None
+    prev = history.previous_capture(capture)
+    before = stored_profile(prev) if prev is not None else None
+    if before is None:
+        return
+    cmp = compare.compare(before, profile, report_before=prev.latest_result().report,
+                          report_after=report)
+    report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
+                               "cpus_before": cmp["cpus_before"],
+                               "cpus_change": cmp["cpus_change"]}
+    if cmp["regression"]:
+        findings = report["findings"]
+        at = 1 if findings and findings[0]["rule"] == "cpu-use" else 0
+        findings.insert(at, cmp["regression"])
 
 
 def retry(capture: Capture) -> None:

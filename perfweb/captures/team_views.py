@@ -2,32 +2,26 @@
 personal API tokens, exports and the debuginfod endpoints."""
 from __future__ import annotations
 
-import hashlib
-import io
 import secrets
 import tempfile
 from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis import compare, explore
-from analysis.export import perf_script_text, speedscope
-from analysis.export.folded import FoldOptions, fold, folded_lines
+from analysis import explore
 
 from . import access, buildids
 from .explore_views import load_profile, query_of
-from .models import ApiToken, BuildIdEntry, Capture, ShareLink, ShareLinkUse
-
-EXPORTS = {"folded": ("text/plain; charset=utf-8", "folded.txt"),
-           "speedscope": ("application/json", "speedscope.json"),
-           "perf-script": ("text/plain; charset=utf-8", "perf-script.txt")}
-
+from .exports import export_response
+from .history import comparison, history, previous_capture
+from .api_tokens import create_token, revoke_token, user_for_token
+from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
 
 # ---- history ------------------------------------------------------------------------------
 @login_required
@@ -37,43 +31,6 @@ def service_detail(request, pk: int):
     return render(request, "captures/service.html", {"service": service, "builds": builds})
 
 
-def history(service) -> dict:
-    """Chart data: one point per analyzed capture (CPUs busy, by label), and per build the
-    share of the top functions and of each finding's rule."""
-    points, builds = [], []
-    fn_totals: dict[str, float] = {}
-    per_build_fns: list[dict] = []
-    for build in service.builds.order_by("created_at"):
-        fns: dict[str, float] = {}
-        rules: dict[str, float] = {}
-        n = 0
-        for capture in build.captures.filter(status=Capture.Status.DONE).order_by("created_at"):
-            result = capture.latest_result()
-            if result is None:
-                continue
-            r = result.report
-            points.append({"capture": capture.pk, "build": build.version,
-                           "label": capture.label or "unlabelled", "cpus": r["cpus_busy"],
-                           "samples": r["samples"]})
-            total = r["samples"] or 1
-            for f in r["functions"][:20]:
-                fns[f["name"]] = fns.get(f["name"], 0) + 100 * f["self"] / total
-            for f in r["findings"]:
-                if f["severity"] != "info":
-                    rules[f["rule"]] = max(rules.get(f["rule"], 0), 100 * f["share"])
-            n += 1
-        if n:
-            fns = {k: v / n for k, v in fns.items()}
-            for k, v in fns.items():
-                fn_totals[k] = fn_totals.get(k, 0) + v
-        builds.append({"version": build.version, "rules": rules})
-        per_build_fns.append(fns)
-    top = sorted(fn_totals, key=lambda k: -fn_totals[k])[:8]
-    for b, fns in zip(builds, per_build_fns):
-        b["functions"] = {k: round(fns.get(k, 0.0), 2) for k in top}
-    return {"points": points, "builds": builds, "top_functions": top}
-
-
 @login_required
 def service_history(request, pk: int):
     service = get_object_or_404(access.services_of(request.user), pk=pk)
@@ -81,24 +38,6 @@ def service_history(request, pk: int):
 
 
 # ---- comparisons ------------------------------------------------------------------------------
-def previous_capture(capture: Capture) -> Capture | None:
-    """The same service's previous build's capture with the same label."""
-    earlier = Capture.objects.filter(
-        build__service=capture.build.service, status=Capture.Status.DONE,
-        build__created_at__lt=capture.build.created_at, label=capture.label,
-    ).order_by("-build__created_at", "-created_at")
-    return earlier.first()
-
-
-def comparison(before: Capture, after: Capture) -> dict:
-    pa, pb = load_profile(before), load_profile(after)
-    out = compare.compare(pa, pb, before.label, after.label)
-    out["tree"] = compare.diff_tree(pa, pb)
-    out["before"] = {"id": before.pk, "build": before.build.version, "label": before.label}
-    out["after"] = {"id": after.pk, "build": after.build.version, "label": after.label}
-    return out
-
-
 def _pair(request, a: int, b: int):
     qs = access.captures_of(request.user).filter(status=Capture.Status.DONE)
     return get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
@@ -108,6 +47,8 @@ def _pair(request, a: int, b: int):
 def compare_page(request, a: int, b: int):
     before, after = _pair(request, a, b)
     data = comparison(before, after)
+    if data is None:
+        raise Http404("no result yet")
     return render(request, "captures/compare.html",
                   {"before": before, "after": after, "cmp": data,
                    "data_url": reverse("compare-data", args=[a, b])})
@@ -116,7 +57,10 @@ def compare_page(request, a: int, b: int):
 @login_required
 def compare_data(request, a: int, b: int):
     before, after = _pair(request, a, b)
-    return JsonResponse(comparison(before, after))
+    data = comparison(before, after)
+    if data is None:
+        raise Http404("no result yet")
+    return JsonResponse(data)
 
 
 @login_required
@@ -131,24 +75,6 @@ def compare_previous(request, pk: int):
 
 
 # ---- exports ---------------------------------------------------------------------------------
-def export_response(capture: Capture, fmt: str) -> HttpResponse:
-    if fmt not in EXPORTS:
-        raise Http404("unknown export format")
-    p = load_profile(capture)
-    buf = io.StringIO()
-    if fmt == "folded":
-        buf.writelines(line + "\n" for line in folded_lines(fold(p, FoldOptions(
-            weight="samples"))))
-    elif fmt == "speedscope":
-        speedscope.write_speedscope(p, buf, name=str(capture))
-    else:
-        perf_script_text.write_perf_script(p, buf)
-    content_type, suffix = EXPORTS[fmt]
-    response = HttpResponse(buf.getvalue(), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="capture-{capture.pk}.{suffix}"'
-    return response
-
-
 @login_required
 def capture_export(request, pk: int, fmt: str):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
@@ -231,33 +157,17 @@ def shared_data(request, token: str, kind: str):
 
 
 # ---- API tokens ------------------------------------------------------------------------------
-def token_digest(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
 @login_required
 def tokens(request):
     new_key = None
     if request.method == "POST":
         if "revoke" in request.POST:
-            ApiToken.objects.filter(user=request.user, pk=request.POST["revoke"],
-                                    revoked_at=None).update(revoked_at=timezone.now())
+            if request.POST["revoke"].isdigit():
+                revoke_token(request.user, int(request.POST["revoke"]))
         else:
-            new_key = "pw_" + secrets.token_urlsafe(32)
-            ApiToken.objects.create(user=request.user, name=request.POST.get("name", "")[:100]
-                                    or "token", prefix=new_key[:8],
-                                    digest=token_digest(new_key))
+            new_key = create_token(request.user, request.POST.get("name", "").strip())
     return render(request, "captures/tokens.html", {
         "tokens": request.user.api_tokens.order_by("-created_at"), "new_key": new_key})
-
-
-def user_for_token(key: str):
-    token = ApiToken.objects.select_related("user").filter(
-        digest=token_digest(key), revoked_at=None).first()
-    if token is None:
-        return None
-    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-    return token.user
 
 
 # ---- debuginfod --------------------------------------------------------------------------------

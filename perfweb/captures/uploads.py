@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import hashlib
 
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from django.core.files.uploadedfile import UploadedFile
+from . import access, pipeline
+from .models import Build, Capture, Membership, Service, SymbolFile, Team
 
-from . import pipeline
-from .models import Build, Capture, Service, SymbolFile
+
+class UploadTooLarge(ValueError):
+    pass
+
+
+def check_size(f) -> None:
+    """Uploads stream to temporary files, so the limit is on what we keep, per file."""
+    limit = settings.PERFWEB_MAX_UPLOAD_BYTES
+    if f is not None and f.size > limit:
+        raise UploadTooLarge(
+            f"{f.name} is {human_size(f.size)}; the limit is {human_size(limit)}")
 
 
 def sha256_of(upload: UploadedFile) -> str:
@@ -18,6 +30,16 @@ def sha256_of(upload: UploadedFile) -> str:
         h.update(chunk)
     upload.seek(0)
     return h.hexdigest()
+
+
+def teams_for_upload(user) -> list:
+    """The user's teams; a user without a team gets one of their own on first upload."""
+    teams = list(access.teams_of(user))
+    if not teams:
+        team, _ = Team.objects.get_or_create(name=f"{user.username}'s team")
+        Membership.objects.get_or_create(team=team, user=user)
+        teams = [team]
+    return teams
 
 
 def store_upload(user, team, d) -> tuple[Capture, bool]:

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST
 
 from . import access, pipeline
 from .forms import SymbolUploadForm, UploadForm
-from .models import Capture, Membership, Team
-from .uploads import human_size, store_symbol, store_upload
+from .models import Capture
+from .uploads import human_size, store_symbol, store_upload, teams_for_upload
 
 
 @login_required
@@ -21,18 +21,9 @@ def home(request):
     return render(request, "captures/home.html", {"services": services})
 
 
-def _teams_for_upload(user):
-    teams = list(access.teams_of(user))
-    if not teams:  # a user without a team gets one of their own on first upload
-        team, _ = Team.objects.get_or_create(name=f"{user.username}'s team")
-        Membership.objects.get_or_create(team=team, user=user)
-        teams = [team]
-    return teams
-
-
 @login_required
 def upload(request):
-    teams = _teams_for_upload(request.user)
+    teams = teams_for_upload(request.user)
     form = UploadForm(request.POST or None, request.FILES or None, teams=teams,
                       initial={"team": str(teams[0].pk)})
     if request.method == "POST" and form.is_valid():

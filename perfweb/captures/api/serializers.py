@@ -1,0 +1,98 @@
+"""What the API reads and writes. Uploaded files are validated with the same size limit
+as the upload page."""
+from __future__ import annotations
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from ..models import Build, Capture, Service
+from ..uploads import UploadTooLarge, check_size
+
+
+def _sized(f):
+    try:
+        check_size(f)
+    except UploadTooLarge as e:
+        raise serializers.ValidationError(str(e)) from None
+    return f
+
+
+class ServiceSerializer(serializers.ModelSerializer):
+    team = serializers.CharField(source="team.name", required=False,
+                                 help_text="team name; needed only for members of several")
+
+    class Meta:
+        model = Service
+        fields = ["id", "name", "team", "created_at"]
+        read_only_fields = ["id", "created_at"]
+        validators = []  # (team, name) uniqueness is checked in the view, per team
+
+
+class BuildSerializer(serializers.ModelSerializer):
+    service = serializers.IntegerField(source="service_id", read_only=True)
+    captures = serializers.IntegerField(source="captures.count", read_only=True)
+
+    class Meta:
+        model = Build
+        fields = ["id", "service", "version", "git_revision", "notes", "created_at",
+                  "captures"]
+        read_only_fields = ["id", "created_at"]
+        validators = []
+
+
+class CaptureSerializer(serializers.ModelSerializer):
+    service = serializers.CharField(source="build.service.name", read_only=True)
+    version = serializers.CharField(source="build.version", read_only=True)
+    build = serializers.IntegerField(source="build_id", read_only=True)
+    finished = serializers.BooleanField(read_only=True)
+    url = serializers.SerializerMethodField(help_text="the capture page")
+    top_finding = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Capture
+        fields = ["id", "service", "build", "version", "label", "notes", "original_name",
+                  "format", "size", "sha256", "status", "progress", "error", "finished",
+                  "created_at", "finished_at", "url", "top_finding"]
+        read_only_fields = fields
+
+    def get_url(self, capture) -> str:
+        request = self.context.get("request")
+        path = reverse("capture", args=[capture.pk])
+        return request.build_absolute_uri(path) if request else path
+
+    def get_top_finding(self, capture) -> dict | None:
+        f = capture.top_finding() if capture.status == Capture.Status.DONE else None
+        return None if f is None else {k: f[k] for k in ("rule", "title", "severity",
+                                                           "summary")}
+
+
+class CaptureUploadSerializer(serializers.Serializer):
+    capture = serializers.FileField(help_text="perf.data, perf script or perf report text, "
+                                              "folded stacks; gzip is fine")
+    symbols = serializers.ListField(child=serializers.FileField(), required=False,
+                                    default=list,
+                                    help_text="symbol files or archives (repeat the field)")
+    symbols_for_build = serializers.BooleanField(
+        default=True, help_text="use the symbol files for every capture of the build")
+    service = serializers.CharField(max_length=100)
+    version = serializers.CharField(max_length=100)
+    team = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    git_revision = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    label = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    notes = serializers.CharField(required=False, allow_blank=True)
+
+    def validate_capture(self, f):
+        return _sized(f)
+
+    def validate_symbols(self, files):
+        return [_sized(f) for f in files]
+
+    def validate_service(self, name):
+        if not name.strip():
+            raise serializers.ValidationError("a service name is required")
+        return name
+
+    def validate_version(self, version):
+        if not version.strip():
+            raise serializers.ValidationError("a build version is required")
+        return version

@@ -1,0 +1,14 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.routers import DefaultRouter
+
+from .views import CaptureViewSet, ServiceViewSet
+
+router = DefaultRouter()
+router.register("services", ServiceViewSet, basename="api-service")
+router.register("captures", CaptureViewSet, basename="api-capture")
+
+urlpatterns = [
+    path("v1/", include(router.urls)),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+]

@@ -1,0 +1,183 @@
+"""API endpoints. Every object is looked up through access.py, so another team's object
+is "not found" (404), exactly as on the pages."""
+from __future__ import annotations
+
+from django.db import IntegrityError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.response import Response
+
+from .. import access
+from ..exports import EXPORTS, export_response
+from ..history import comparison, history, previous_capture
+from ..models import Build, Capture, Service
+from ..uploads import store_upload, teams_for_upload
+from .serializers import (BuildSerializer, CaptureSerializer, CaptureUploadSerializer,
+                          ServiceSerializer)
+
+
+class NotReady(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "not_ready"
+
+
+def _team_for(user, name: str | None):
+    """The team named, or the user's only team."""
+    teams = teams_for_upload(user)
+    if name:
+        team = next((t for t in teams if t.name == name), None)
+        if team is None:
+            raise ValidationError({"team": f"you are not a member of a team named {name!r}"})
+        return team
+    if len(teams) > 1:
+        raise ValidationError({"team": "you are in several teams; say which: "
+                                       + ", ".join(t.name for t in teams)})
+    return teams[0]
+
+
+def _finished(capture: Capture):
+    if capture.status == Capture.Status.FAILED:
+        raise NotReady(f"processing failed: {capture.error}")
+    result = capture.latest_result()
+    if result is None:
+        raise NotReady(f"the capture is {capture.status}; poll /api/v1/captures/"
+                       f"{capture.pk}/ until finished is true")
+    return result
+
+
+class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                     mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Services of your teams. Creating one that exists returns it (200)."""
+    serializer_class = ServiceSerializer
+
+    def get_queryset(self):
+        return access.services_of(self.request.user).select_related("team").order_by("id")
+
+    def create(self, request, *args, **kwargs):
+        s = self.get_serializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        team = _team_for(request.user, s.validated_data.get("team", {}).get("name"))
+        service, created = Service.objects.get_or_create(
+            team=team, name=s.validated_data["name"].strip())
+        return Response(ServiceSerializer(service).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(request=BuildSerializer, responses=BuildSerializer(many=True))
+    @action(detail=True, methods=["get", "post"])
+    def builds(self, request, pk=None):
+        """The service's builds, oldest first; POST creates one (or returns it, 200)."""
+        service = self.get_object()
+        if request.method == "POST":
+            s = BuildSerializer(data=request.data)
+            s.is_valid(raise_exception=True)
+            build, created = Build.objects.get_or_create(
+                service=service, version=s.validated_data["version"].strip(),
+                defaults={"git_revision": s.validated_data.get("git_revision", ""),
+                          "notes": s.validated_data.get("notes", "")})
+            return Response(BuildSerializer(build).data,
+                            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        builds = service.builds.order_by("created_at")
+        page = self.paginate_queryset(builds)
+        return self.get_paginated_response(BuildSerializer(page, many=True).data)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @action(detail=True)
+    def history(self, request, pk=None):
+        """Chart data across builds: one point per analyzed capture, per-build shares of the
+        top functions and of each finding's rule."""
+        return Response(history(self.get_object()))
+
+
+@extend_schema(parameters=[
+    OpenApiParameter("service", str, description="service name"),
+    OpenApiParameter("version", str, description="build version"),
+    OpenApiParameter("label", str)])
+class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                     viewsets.GenericViewSet):
+    """Captures of your teams' services: upload, poll, read the analysis."""
+    serializer_class = CaptureSerializer
+
+    def get_queryset(self):
+        qs = access.captures_of(self.request.user).select_related("build__service")
+        params = self.request.query_params
+        if params.get("service"):
+            qs = qs.filter(build__service__name=params["service"])
+        if params.get("version"):
+            qs = qs.filter(build__version=params["version"])
+        if "label" in params:
+            qs = qs.filter(label=params["label"])
+        return qs.order_by("-created_at")
+
+    @extend_schema(request={"multipart/form-data": CaptureUploadSerializer},
+                   responses={201: CaptureSerializer, 200: CaptureSerializer})
+    def create(self, request, *args, **kwargs):
+        """Upload a capture with its symbol files (multipart; files stream to disk). The
+        service and build are created on first use; the same file uploaded again to the
+        same build returns the existing capture (200)."""
+        s = CaptureUploadSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = dict(s.validated_data)
+        team = _team_for(request.user, d.pop("team", ""))
+        try:
+            capture, created = store_upload(request.user, team, d)
+        except IntegrityError:
+            raise ValidationError("the upload conflicts with another one; retry") from None
+        data = CaptureSerializer(capture, context={"request": request}).data
+        data["duplicate"] = not created
+        return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @action(detail=True)
+    def result(self, request, pk=None):
+        """The analysis JSON contract (409 while processing or after a failure)."""
+        return Response(_finished(self.get_object()).report)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @action(detail=True)
+    def findings(self, request, pk=None):
+        """The diagnosis findings, most important first."""
+        return Response(_finished(self.get_object()).report.get("findings", []))
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+                   parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH,
+                                                enum=list(EXPORTS))])
+    @action(detail=True, url_path=r"export/(?P<fmt>[a-z-]+)")
+    def export(self, request, pk=None, fmt=None):
+        """Folded stacks, speedscope JSON or perf script text."""
+        capture = self.get_object()
+        _finished(capture)
+        if fmt not in EXPORTS:
+            raise ValidationError({"fmt": f"one of {', '.join(EXPORTS)}"})
+        return export_response(capture, fmt)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
+        OpenApiParameter("with", int, description="the capture to compare against; by "
+                         "default the previous build's capture with the same label"),
+        OpenApiParameter("tree", bool, description="include the differential tree")])
+    @action(detail=True)
+    def compare(self, request, pk=None):
+        """This capture against an earlier one: CPUs busy, top movers (functions and DSOs,
+        shares before/after), findings that appeared or went away, regression."""
+        after = self.get_object()
+        _finished(after)
+        other = request.query_params.get("with")
+        if other:
+            if not other.isdigit():
+                raise ValidationError({"with": "a capture id"})
+            before = get_object_or_404(self.get_queryset(), pk=int(other))
+        else:
+            before = previous_capture(after)
+            if before is None:
+                raise NotReady("no earlier build of this service has an analyzed capture "
+                               f"labelled {after.label!r}; pass ?with=ID")
+        _finished(before)
+        data = comparison(before, after)
+        if data is None:
+            raise NotReady("a capture has no stored profile; analyze it again")
+        if request.query_params.get("tree") not in ("1", "true", "yes"):
+            data.pop("tree")
+        return Response(data)

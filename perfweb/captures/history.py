@@ -1,0 +1,67 @@
+"""A service across its builds: the chart data of its history, which capture a new one is
+compared with, and the comparison itself (computed by analysis.compare)."""
+from __future__ import annotations
+
+from analysis import compare
+
+from .models import Capture
+from .profiles import stored_profile
+
+
+def history(service) -> dict:
+    """Chart data: one point per analyzed capture (CPUs busy, by label), and per build the
+    average share of the top functions and the largest share of each finding's rule."""
+    points, builds = [], []
+    fn_totals: dict[str, float] = {}
+    per_build_fns: list[dict] = []
+    for build in service.builds.order_by("created_at"):
+        fns: dict[str, float] = {}
+        rules: dict[str, float] = {}
+        n = 0
+        for capture in build.captures.filter(status=Capture.Status.DONE).order_by("created_at"):
+            result = capture.latest_result()
+            if result is None:
+                continue
+            r = result.report
+            points.append({"capture": capture.pk, "build": build.version,
+                           "label": capture.label or "unlabelled", "cpus": r["cpus_busy"],
+                           "samples": r["samples"]})
+            total = r["samples"] or 1
+            for f in r["functions"][:20]:
+                fns[f["name"]] = fns.get(f["name"], 0) + 100 * f["self"] / total
+            for f in r["findings"]:
+                if f["severity"] != "info":
+                    rules[f["rule"]] = max(rules.get(f["rule"], 0), round(100 * f["share"], 2))
+            n += 1
+        if n:
+            fns = {k: v / n for k, v in fns.items()}
+            for k, v in fns.items():
+                fn_totals[k] = fn_totals.get(k, 0) + v
+        builds.append({"version": build.version, "captures": n, "rules": rules})
+        per_build_fns.append(fns)
+    top = sorted(fn_totals, key=lambda k: -fn_totals[k])[:8]
+    for b, fns in zip(builds, per_build_fns):
+        b["functions"] = {k: round(fns.get(k, 0.0), 2) for k in top}
+    return {"points": points, "builds": builds, "top_functions": top}
+
+
+def previous_capture(capture: Capture) -> Capture | None:
+    """The same service's previous build's analyzed capture with the same label."""
+    return Capture.objects.filter(
+        build__service=capture.build.service, status=Capture.Status.DONE,
+        build__created_at__lt=capture.build.created_at, label=capture.label,
+    ).order_by("-build__created_at", "-created_at").first()
+
+
+def comparison(before: Capture, after: Capture) -> dict | None:
+    """None when either capture has no analyzed result."""
+    pa, pb = stored_profile(before), stored_profile(after)
+    ra, rb = before.latest_result(), after.latest_result()
+    if pa is None or pb is None:
+        return None
+    out = compare.compare(pa, pb, before.label, after.label,
+                          report_before=ra.report, report_after=rb.report)
+    out["tree"] = compare.diff_tree(pa, pb)
+    out["before"] = {"id": before.pk, "build": before.build.version, "label": before.label}
+    out["after"] = {"id": after.pk, "build": after.build.version, "label": after.label}
+    return out

@@ -1,0 +1,229 @@
+"""`perfweb upload FILE --service NAME --build VERSION`: send a capture and its symbol
+files to perfweb from a host or a CI job, optionally wait for the diagnosis.
+
+Exit codes: 0 uploaded (and, with --wait, analyzed); 1 the analysis failed; 2 the upload
+was refused or the server could not be reached; 3 --wait timed out.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import sys
+import time
+import urllib.parse
+
+from .multipart import FilePart, MultipartBody
+
+EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT = 1, 2, 3
+
+
+class ClientError(Exception):
+    pass
+
+
+class Client:
+    def __init__(self, url: str, token: str, timeout: float = 300.0):
+        parts = urllib.parse.urlsplit(url.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ClientError(f"--url must be http(s)://host[:port], not {url!r}")
+        self.parts = parts
+        self.token = token
+        self.timeout = timeout
+
+    def _conn(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self.parts.scheme == "https" else \
+            http.client.HTTPConnection
+        return cls(self.parts.netloc, timeout=self.timeout)
+
+    def _path(self, path: str) -> str:
+        return self.parts.path + path
+
+    def _headers(self) -> dict:
+        return {"Authorization": f"Token {self.token}", "Accept": "application/json",
+                "User-Agent": "perfweb-upload/1"}
+
+    def _answer(self, conn) -> tuple[int, object]:
+        r = conn.getresponse()
+        body = r.read()
+        try:
+            data = json.loads(body) if body else None
+        except ValueError:
+            data = body.decode("utf-8", "replace")[:500]
+        return r.status, data
+
+    def get(self, path: str) -> tuple[int, object]:
+        conn = self._conn()
+        try:
+            conn.request("GET", self._path(path), headers=self._headers())
+            return self._answer(conn)
+        except OSError as e:
+            raise ClientError(f"cannot reach {self.parts.netloc}: {e}") from None
+        finally:
+            conn.close()
+
+    def upload(self, body: MultipartBody, progress) -> tuple[int, object]:
+        conn = self._conn()
+        headers = dict(self._headers(), **{"Content-Type": body.content_type,
+                                           "Content-Length": str(len(body))})
+        try:
+            conn.putrequest("POST", self._path("/api/v1/captures/"))
+            for k, v in headers.items():
+                conn.putheader(k, v)
+            conn.endheaders()
+            for chunk in body.chunks(progress):
+                conn.send(chunk)
+            return self._answer(conn)
+        except OSError as e:
+            raise ClientError(f"upload to {self.parts.netloc} failed: {e}") from None
+        finally:
+            conn.close()
+
+
+class Progress:
+    """A progress bar on a terminal, a few plain lines otherwise (CI logs)."""
+
+    def __init__(self, total: int, stream=sys.stderr, enabled: bool = True):
+        self.total, self.done, self.stream = max(total, 1), 0, stream
+        self.enabled = enabled
+        self.tty = stream.isatty()
+        self.last_step = 0
+
+    def __call__(self, n: int) -> None:
+        if not self.enabled:
+            return
+        self.done += n
+        frac = min(self.done / self.total, 1.0)
+        if self.tty:
+            bar = "#" * int(frac * 30)
+            self.stream.write(f"\r[{bar:<30}] {100 * frac:5.1f}% "
+                              f"{_mib(self.done)}/{_mib(self.total)} MiB")
+            self.stream.flush()
+        elif int(frac * 4) > self.last_step:  # 25, 50, 75, 100%
+            self.last_step = int(frac * 4)
+            self.stream.write(f"uploaded {100 * frac:.0f}% ({_mib(self.done)} MiB)\n")
+
+    def finish(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f}"
+
+
+def _error_text(data) -> str:
+    if isinstance(data, dict):
+        if "detail" in data:
+            return str(data["detail"])
+        return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                         for k, v in data.items())
+    return str(data)
+
+
+def upload(args, out=sys.stdout, err=sys.stderr) -> int:
+    for path in [args.file, *args.symbols]:
+        if not os.path.isfile(path):
+            err.write(f"perfweb: {path} is not a file (archive a folder first: "
+                      f"tar czf symbols.tar.gz FOLDER)\n")
+            return EXIT_REFUSED
+    if not args.token:
+        err.write("perfweb: no API token: pass --token or set PERFWEB_TOKEN "
+                  "(create one on the API tokens page)\n")
+        return EXIT_REFUSED
+    fields = {"service": args.service, "version": args.build, "label": args.label or "",
+              "notes": args.notes or "", "git_revision": args.git_revision or "",
+              "symbols_for_build": "true" if args.symbols_for_build else "false"}
+    if args.team:
+        fields["team"] = args.team
+    body = MultipartBody(fields, [FilePart("capture", args.file)] +
+                         [FilePart("symbols", s) for s in args.symbols])
+    client = Client(args.url, args.token)
+    progress = Progress(len(body), err, enabled=not args.quiet)
+    status, data = client.upload(body, progress)
+    progress.finish()
+    if status not in (200, 201):
+        err.write(f"perfweb: upload refused ({status}): {_error_text(data)}\n")
+        return EXIT_REFUSED
+    capture = data
+    dup = " (this file was already uploaded to this build)" if capture.get("duplicate") else ""
+    out.write(f"capture {capture['id']}: {capture['url']}{dup}\n")
+    if not args.wait:
+        return 0
+    return wait(client, capture["id"], args.wait_timeout, out, err)
+
+
+def wait(client: Client, capture_id: int, timeout: float, out, err) -> int:
+    end = time.monotonic() + timeout
+    delay, last = 0.5, None
+    while True:
+        status, data = client.get(f"/api/v1/captures/{capture_id}/")
+        if status != 200:
+            err.write(f"perfweb: polling failed ({status}): {_error_text(data)}\n")
+            return EXIT_REFUSED
+        if data["status"] != last:
+            last = data["status"]
+            err.write(f"{last}\n")
+        if data["finished"]:
+            break
+        if time.monotonic() > end:
+            err.write(f"perfweb: still {last} after {timeout:.0f} s; see {data['url']}\n")
+            return EXIT_TIMEOUT
+        time.sleep(delay)
+        delay = min(delay * 1.5, 5.0)
+    if data["status"] == "failed":
+        err.write(f"perfweb: analysis failed: {data['error']}\n")
+        return EXIT_FAILED
+    status, findings = client.get(f"/api/v1/captures/{capture_id}/findings/")
+    if status != 200:
+        err.write(f"perfweb: reading findings failed ({status}): {_error_text(findings)}\n")
+        return EXIT_REFUSED
+    for f in findings:
+        out.write(f"[{f['severity']}] {f['title']}\n")
+        if f.get("summary"):
+            out.write(f"    {f['summary']}\n")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="perfweb", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    u = sub.add_parser("upload", help="upload a capture with its symbol files")
+    u.add_argument("file", help="perf.data, perf script/report text or folded stacks")
+    u.add_argument("--service", required=True)
+    u.add_argument("--build", required=True, help="the build version, e.g. 1.4.2")
+    u.add_argument("--label", help="e.g. idle, load-test")
+    u.add_argument("--symbols", action="append", default=[], metavar="PATH",
+                   help="a symbol file or archive (perf archive output, debug files, "
+                        "kallsyms, maps); repeat for several")
+    u.add_argument("--capture-only-symbols", dest="symbols_for_build",
+                   action="store_false", help="attach the symbols to this capture only, "
+                                              "not to every capture of the build")
+    u.add_argument("--team", help="needed only when you are in several teams")
+    u.add_argument("--git-revision")
+    u.add_argument("--notes")
+    u.add_argument("--url", default=os.environ.get("PERFWEB_URL", "http://127.0.0.1:8000"),
+                   help="the perfweb server (default $PERFWEB_URL or %(default)s)")
+    u.add_argument("--token", default=os.environ.get("PERFWEB_TOKEN", ""),
+                   help="an API token (default $PERFWEB_TOKEN, which keeps it out of ps)")
+    u.add_argument("--wait", action="store_true",
+                   help="wait for the analysis and print the findings")
+    u.add_argument("--wait-timeout", type=float, default=1800, metavar="SECONDS")
+    u.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return upload(args)
+    except ClientError as e:
+        sys.stderr.write(f"perfweb: {e}\n")
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

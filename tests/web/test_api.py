@@ -1,0 +1,247 @@
+"""The REST API and the upload CLI against the live server, a Celery worker, PostgreSQL and
+Redis: two builds of a service, their comparison, history, exports, debuginfod, and the
+walls between teams."""
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from analysis.importers import load
+from perfweb.captures.api_tokens import create_token, revoke_token
+from perfweb.captures.models import ApiToken, Capture, Membership, Team
+
+from truth import truth_report
+from .conftest import ROOT, SPINPOOL, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BUSY_NEW = ["symbols-1.0.0.zip", "kernel-symbols.zip", "1.0.0-busy.perf.data.tar.bz2"]
+BUSY_OLD = ["symbols-1.1.0.zip", "kernel-symbols.zip", "1.1.0-busy.perf.data.tar.bz2"]
+
+
+def _auth(key):
+    return {"HTTP_AUTHORIZATION": f"Token {key}"}
+
+
+def _api_upload(client, key, capture, symbols=(), **fields):
+    data = {"service": "llm-api", "version": "1.0.0", "label": "busy", **fields}
+    files = [open(capture, "rb")] + [open(SPINPOOL / s, "rb") for s in symbols]
+    try:
+        data["capture"] = files[0]
+        data["symbols"] = files[1:]
+        return client.post("/api/v1/captures/", data, **_auth(key))
+    finally:
+        for f in files:
+            f.close()
+
+
+def _wait_done(client, key, pk):
+    def finished():
+        body = client.get(f"/api/v1/captures/{pk}/", **_auth(key)).json()
+        return body if body["finished"] else None
+    body = wait_for(finished)
+    assert body["status"] == "done", body["error"]
+    return body
+
+
+def _cli(live_server, key, *args):
+    env = dict(os.environ, PERFWEB_TOKEN=key)
+    return subprocess.run([sys.executable, "-m", "perfweb_client", "upload", *args,
+                           "--url", live_server.url], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_two_builds_via_api_and_cli_then_compare(client, live_server, member,
+                                                 worker_factory):
+    """The story of a release that made a service slow: 1.1.0 is fine, the next build
+    spins on a mutex (the 1.0.0 capture, uploaded as build 1.2.0)."""
+    worker_factory()
+    key = create_token(member, "ci")
+
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", BUSY_OLD, version="1.1.0")
+    assert r.status_code == 201, r.content
+    old = _wait_done(client, key, r.json()["id"])
+    assert old["service"] == "llm-api" and old["version"] == "1.1.0"
+
+    cli = _cli(live_server, key, str(SPINPOOL / "1.0.0-busy.perf.data"),
+               "--service", "llm-api", "--build", "1.2.0", "--label", "busy",
+               *[a for s in BUSY_NEW for a in ("--symbols", str(SPINPOOL / s))], "--wait")
+    assert cli.returncode == 0, cli.stderr
+    new_id = int(cli.stdout.split()[1].rstrip(":"))
+    assert "uploaded 100%" in cli.stderr and "done" in cli.stderr
+    # the findings are printed; the new build regressed against 1.1.0
+    assert "[high] Regression against the previous build" in cli.stdout
+    assert "pthread_mutex_lock@@GLIBC_2.2.5 0.0% -> 14.8%" in cli.stdout
+
+    # the comparison: shares normalised to each capture, as perf report gives them
+    cmp = client.get(f"/api/v1/captures/{new_id}/compare/", **_auth(key)).json()
+    assert cmp["before"]["id"] == old["id"] and cmp["after"]["id"] == new_id
+    assert (cmp["samples_before"], cmp["samples_after"]) == (154, 973)
+    samples, truth = truth_report(SPINPOOL / "1.0.0-busy.truth-report.txt")
+    movers = {m["name"]: m for m in cmp["movers"]["functions"]}
+    for name in ("pthread_mutex_lock@@GLIBC_2.2.5", "do_syscall_64",
+                 "__GI___pthread_mutex_unlock_usercnt"):
+        assert movers[name]["self_before"] == 0.0
+        assert movers[name]["self_after"] == truth[name]
+        assert movers[name]["self_change"] == truth[name]
+    invoke = next(m for m in cmp["movers"]["functions"] if "_M_invoke" in m["name"])
+    assert (invoke["self_before"], invoke["self_after"]) == (100.0, 15.31)
+    dsos = {d["dso"]: d for d in cmp["movers"]["dsos"]}
+    assert dsos["libc.so.6"]["self_after"] > 30 and dsos["libc.so.6"]["self_before"] == 0
+    assert cmp["cpus_before"] < 0.5 and cmp["cpus_after"] > 1.9
+    assert "lock-contention" in {f["rule"] for f in cmp["findings_appeared"]}
+    assert cmp["findings_gone"] == []
+    assert cmp["regression"]["functions"][0] == "pthread_mutex_lock@@GLIBC_2.2.5"
+    assert "tree" not in cmp
+    tree = client.get(f"/api/v1/captures/{new_id}/compare/?tree=1", **_auth(key)).json()["tree"]
+    assert (tree["a"], tree["b"]) == (154, 973)
+
+    # the regression finding is part of the stored diagnosis
+    findings = client.get(f"/api/v1/captures/{new_id}/findings/", **_auth(key)).json()
+    assert findings[0]["rule"] == "cpu-use" and findings[1]["rule"] == "regression"
+    result = client.get(f"/api/v1/captures/{new_id}/result/", **_auth(key)).json()
+    assert result["samples"] == samples == 973
+    assert result["compared_with"]["capture"] == old["id"]
+
+    # history: one point per capture, builds in order
+    services = client.get("/api/v1/services/", **_auth(key)).json()["results"]
+    assert [s["name"] for s in services] == ["llm-api"]
+    hist = client.get(f"/api/v1/services/{services[0]['id']}/history/", **_auth(key)).json()
+    assert [(p["capture"], p["build"], p["label"]) for p in hist["points"]] == \
+        [(old["id"], "1.1.0", "busy"), (new_id, "1.2.0", "busy")]
+    assert [b["version"] for b in hist["builds"]] == ["1.1.0", "1.2.0"]
+    assert hist["builds"][1]["rules"]["lock-contention"] > hist["builds"][0]["rules"].get(
+        "lock-contention", 0)
+    builds = client.get(f"/api/v1/services/{services[0]['id']}/builds/",
+                        **_auth(key)).json()["results"]
+    assert [(b["version"], b["captures"]) for b in builds] == [("1.1.0", 1), ("1.2.0", 1)]
+
+    # exports of the new capture
+    r = client.get(f"/api/v1/captures/{new_id}/export/speedscope/", **_auth(key))
+    doc = json.loads(b"".join(r.streaming_content) if r.streaming else r.content)
+    assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    assert sum(sum(p["weights"]) for p in doc["profiles"]) == 973
+    frames = doc["shared"]["frames"]
+    assert all(0 <= i < len(frames) for p in doc["profiles"] for s in p["samples"] for i in s)
+    text = client.get(f"/api/v1/captures/{new_id}/export/perf-script/", **_auth(key)).content
+    again = load(io.BytesIO(text))
+    assert again.meta.format == "perf-script" and len(again) == 973
+    folded = client.get(f"/api/v1/captures/{new_id}/export/folded/", **_auth(key)).content
+    assert sum(int(line.rsplit(b" ", 1)[1]) for line in folded.splitlines()) == 973
+    assert client.get(f"/api/v1/captures/{new_id}/export/pdf/",
+                      **_auth(key)).status_code == 400
+
+
+def test_debuginfod_find_fetches_a_debug_file(client, live_server, member, worker_factory,
+                                             tmp_path):
+    worker_factory()
+    key = create_token(member, "laptop")
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data", ["symbols-1.0.0.zip"],
+                    label="idle")
+    _wait_done(client, key, r.json()["id"])
+    from perfweb.captures.models import BuildIdEntry
+    entry = BuildIdEntry.objects.get(member="libqualla.so.debug", kind="debuginfo")
+    env = dict(os.environ, DEBUGINFOD_URLS=f"{live_server.url}/debuginfod/{key}",
+               DEBUGINFOD_CACHE_PATH=str(tmp_path / "cache"), DEBUGINFOD_TIMEOUT="60")
+    found = subprocess.run(["debuginfod-find", "debuginfo", entry.build_id], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    path = found.stdout.strip()
+    import zipfile
+    with zipfile.ZipFile(SPINPOOL / "symbols-1.0.0.zip") as z:
+        assert open(path, "rb").read() == z.read("libqualla.so.debug")
+    # another team's token, or a revoked one, finds nothing
+    outsider_key = _outsider_key()
+    for bad in (outsider_key, "pw_not-a-token"):
+        env["DEBUGINFOD_URLS"] = f"{live_server.url}/debuginfod/{bad}"
+        env["DEBUGINFOD_CACHE_PATH"] = str(tmp_path / f"cache-{bad[:6]}")
+        miss = subprocess.run(["debuginfod-find", "debuginfo", entry.build_id], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert miss.returncode != 0
+
+
+def _outsider_key():
+    from django.contrib.auth import get_user_model
+    user = get_user_model().objects.create_user("eve", password="pw-eve-123")
+    Membership.objects.create(team=Team.objects.create(name="other"), user=user)
+    return create_token(user, "other")
+
+
+def test_a_token_sees_only_its_teams(client, member):
+    key = create_token(member, "ci")
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data", label="idle")
+    assert r.status_code == 201
+    pk = r.json()["id"]
+    other = _outsider_key()
+    for path in (f"/api/v1/captures/{pk}/", f"/api/v1/captures/{pk}/result/",
+                 f"/api/v1/captures/{pk}/findings/", f"/api/v1/captures/{pk}/compare/",
+                 f"/api/v1/captures/{pk}/export/folded/",
+                 f"/api/v1/services/{Capture.objects.get().build.service_id}/history/"):
+        assert client.get(path, **_auth(other)).status_code == 404, path
+    assert client.get("/api/v1/captures/", **_auth(other)).json()["results"] == []
+    assert client.get("/api/v1/services/", **_auth(other)).json()["results"] == []
+    # the owner sees it; still queued (no worker): results are "not ready", not a 500
+    assert client.get(f"/api/v1/captures/{pk}/", **_auth(key)).json()["status"] == "queued"
+    r = client.get(f"/api/v1/captures/{pk}/result/", **_auth(key))
+    assert r.status_code == 409 and "queued" in r.json()["detail"]
+    # no token, a wrong one, a revoked one
+    assert client.get("/api/v1/captures/").status_code in (401, 403)
+    assert client.get("/api/v1/captures/", **_auth("pw_wrong")).status_code == 401
+    revoke_token(member, ApiToken.objects.get(user=member).pk)
+    assert client.get("/api/v1/captures/", **_auth(key)).status_code == 401
+    assert ApiToken.objects.get(user=member).digest != key  # only a digest is stored
+
+
+def test_upload_mistakes_get_clear_messages(client, member, settings):
+    key = create_token(member, "ci")
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data", service="")
+    assert r.status_code == 400 and "service" in r.json()
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 1000
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data")
+    assert r.status_code == 400
+    assert "1.0.0-idle.perf.data is 101.6 KiB; the limit is 1000 bytes" in \
+        r.json()["capture"][0]
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 1 << 30
+    Membership.objects.create(team=Team.objects.create(name="second"), user=member)
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data")
+    assert r.status_code == 400 and "several teams" in r.json()["team"]
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data", team="nope")
+    assert r.status_code == 400 and "not a member" in r.json()["team"]
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data", team="second")
+    assert r.status_code == 201
+    assert Capture.objects.get().build.service.team.name == "second"
+    # the same bytes again: the existing capture, 200
+    r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data", team="second")
+    assert r.status_code == 200 and r.json()["duplicate"] is True
+
+
+def test_cli_reports_refusals_and_failures(client, live_server, member, worker_factory,
+                                           tmp_path):
+    key = create_token(member, "ci")
+    r = _cli(live_server, "pw_wrong", str(SPINPOOL / "1.0.0-idle.perf.data"),
+             "--service", "s", "--build", "1")
+    assert r.returncode == 2 and "invalid or revoked token" in r.stderr
+    r = _cli(live_server, key, str(tmp_path), "--service", "s", "--build", "1")
+    assert r.returncode == 2 and "is not a file" in r.stderr
+    worker_factory()
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("this is not a profile\n")
+    r = _cli(live_server, key, str(garbage), "--service", "s", "--build", "1", "--wait")
+    assert r.returncode == 1 and "analysis failed" in r.stderr
+
+
+def test_openapi_schema(client, member):
+    key = create_token(member, "ci")
+    r = client.get("/api/schema/", **_auth(key))
+    assert r.status_code == 200
+    schema = yaml.safe_load(r.content)
+    paths = schema["paths"]
+    for p in ("/api/v1/captures/", "/api/v1/captures/{id}/result/",
+              "/api/v1/captures/{id}/compare/", "/api/v1/services/{id}/builds/"):
+        assert p in paths
+    assert "multipart/form-data" in paths["/api/v1/captures/"]["post"]["requestBody"]["content"]
+    assert "tokenAuth" in schema["components"]["securitySchemes"]
