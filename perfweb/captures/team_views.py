@@ -28,7 +28,10 @@ from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
 def service_detail(request, pk: int):
     service = get_object_or_404(access.services_of(request.user), pk=pk)
     builds = service.builds.order_by("created_at").prefetch_related("captures")
-    return render(request, "captures/service.html", {"service": service, "builds": builds})
+    done = Capture.objects.filter(build__service=service, status=Capture.Status.DONE) \
+        .select_related("build").order_by("build__created_at", "created_at")
+    return render(request, "captures/service.html",
+                  {"service": service, "builds": builds, "done": done})
 
 
 @login_required
@@ -61,6 +64,15 @@ def compare_data(request, a: int, b: int):
     if data is None:
         raise Http404("no result yet")
     return JsonResponse(data)
+
+
+@login_required
+@require_GET
+def compare_pick(request):
+    a, b = request.GET.get("a", ""), request.GET.get("b", "")
+    if not (a.isdigit() and b.isdigit()):
+        raise Http404("pick two captures")
+    return redirect("compare", a=int(a), b=int(b))
 
 
 @login_required

@@ -24,6 +24,7 @@ urlpatterns = [
     path("captures/<int:pk>/share/", team_views.share_create, name="share-create"),
     path("captures/<int:pk>/share/<int:link_id>/revoke/", team_views.share_revoke,
          name="share-revoke"),
+    path("compare/", team_views.compare_pick, name="compare-pick"),
     path("compare/<int:a>/<int:b>/", team_views.compare_page, name="compare"),
     path("compare/<int:a>/<int:b>/data.json", team_views.compare_data, name="compare-data"),
     path("services/<int:pk>/", team_views.service_detail, name="service"),

@@ -1,5 +1,6 @@
-// Differential flame graph: widths from the newer capture, colour from the change of each
-// frame's share (red grew, blue shrank), or absolute samples with the toggle.
+// Differential flame graph: widths from both captures together (so what went away is still
+// visible), colour from the change of each frame's share of its capture (red grew, blue
+// shrank), or absolute samples with the toggle.
 "use strict";
 
 import {layout, ROW} from "./capture/flamegraph.js";
@@ -9,11 +10,12 @@ const canvas = document.getElementById("diff-canvas");
 const tip = document.getElementById("diff-tooltip");
 const data = await (await fetch(box.dataset.url, {headers: {Accept: "application/json"}})).json();
 let absolute = false;
+const scale = Math.max(data.tree.a, data.tree.b, 1);  // absolute change, of the larger capture
 let rects = [];
 
 function convert(node) {
-  return {n: node.n, f: 0, t: absolute ? node.b : Math.round(node.sb * 1e6),
-          d: node.sb - node.sa, src: node, c: (node.c || []).map(convert)};
+  return {n: node.n, f: 0, t: absolute ? node.a + node.b : Math.round((node.sa + node.sb) * 5e5),
+          d: absolute ? (node.b - node.a) / scale : node.sb - node.sa, src: node, c: (node.c || []).map(convert)};
 }
 
 function color(delta) {

@@ -13,8 +13,13 @@ window.Plotly.newPlot("chart-cpus", labels.map((label) => {
   const pts = data.points.filter((p) => p.label === label);
   return {type: "scatter", mode: "lines+markers", name: label,
           x: pts.map((p) => p.build), y: pts.map((p) => p.cpus),
-          text: pts.map((p) => `capture ${p.capture}`)};
+          text: pts.map((p) => `capture ${p.capture}`), customdata: pts.map((p) => p.capture)};
 }), layout("CPUs busy"), config);
+// a point opens its capture
+document.getElementById("chart-cpus").on("plotly_click", (ev) => {
+  const id = ev.points[0] && ev.points[0].customdata;
+  if (Number.isInteger(id)) window.location.assign(`/captures/${id}/`);
+});
 const versions = data.builds.map((b) => b.version);
 window.Plotly.newPlot("chart-functions", data.top_functions.map((name) => ({
   type: "bar", name, x: versions, y: data.builds.map((b) => (b.functions || {})[name] || 0),

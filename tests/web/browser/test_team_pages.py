@@ -1,0 +1,95 @@
+"""Share links, the service history and comparisons, as people use them in Chromium."""
+import re
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from perfweb.captures.models import Capture, ShareLink, ShareLinkUse
+
+from ..conftest import SPINPOOL
+from .test_capture_page import _upload_in_browser
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _fresh(browser):
+    """A browser context that never signed in."""
+    return browser.new_context(viewport={"width": 1280, "height": 900})
+
+
+def test_share_link_opens_without_login_until_revoked(page, browser, worker_factory):
+    worker_factory()
+    _upload_in_browser(page, SPINPOOL / "1.0.0-idle.perf.data",
+                       [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "kernel-symbols.zip",
+                        SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
+    page.click("#sharing button[type=submit]")
+    page.wait_for_selector("#share-links li")
+    path = page.text_content("#share-links li code")
+    token = path.strip("/").split("/")[-1]
+    assert len(token) >= 22  # 128 bits or more, urlsafe base64
+
+    context = _fresh(browser)
+    guest = context.new_page()
+    response = guest.goto(page.base + path)
+    assert response.status == 200
+    assert "Idle, yet 1.97 CPUs busy" in guest.text_content("#findings")
+    guest.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    assert guest.text_content("#selection-total") == "975"
+    assert guest.locator("text=Sign out").count() == 0
+    assert guest.locator("#sharing").count() == 0  # read-only: no sharing controls
+    assert ShareLinkUse.objects.filter(link__token=token).count() >= 2  # page and data
+
+    page.reload()
+    page.click("#share-links button:has-text('Revoke')")
+    page.wait_for_selector("#share-links li:has-text('revoked')")
+    response = guest.goto(page.base + path)
+    assert response.status == 410
+    body = guest.text_content("main")
+    assert "link no longer valid" in body.lower() and "1.97" not in body
+    r = guest.request.get(f"{page.base}/s/{token}/data/flame.json")
+    assert r.status == 410
+    context.close()
+
+    # an expired link is just as gone
+    capture = Capture.objects.get()
+    ShareLink.objects.create(capture=capture, token="e" * 32,
+                             expires_at=timezone.now() - timedelta(minutes=1))
+    context = _fresh(browser)
+    assert context.new_page().goto(f"{page.base}/s/{'e' * 32}/").status == 410
+    context.close()
+
+
+def test_spinpool_history_and_comparison(page):
+    call_command("load_demo", "--username", "alice")
+    page.goto(page.base + "/")
+    page.click("text=llm-api")
+    page.wait_for_selector("#history[data-points='4']", state="attached", timeout=30000)
+    assert page.evaluate("document.getElementById('chart-cpus').data.length") == 2  # labels
+    idle = page.evaluate("""() => document.getElementById('chart-cpus').data
+        .find((t) => t.name === 'idle').y""")
+    assert idle[0] > 1.9 and idle[1] == 0  # 1.0.0 spun, 1.1.0 sleeps
+    rules = page.evaluate("""() => Object.fromEntries(document.getElementById('chart-rules')
+        .data.map((t) => [t.name, t.y]))""")
+    assert rules["spin-wait"][0] > 0 and rules["spin-wait"][1] == 0
+
+    before = Capture.objects.get(build__version="1.0.0", label="idle")
+    after = Capture.objects.get(build__version="1.1.0", label="idle")
+    page.select_option("#compare-pick select[name=a]", str(before.pk))
+    page.select_option("#compare-pick select[name=b]", str(after.pk))
+    page.click("#compare-pick button")
+    page.wait_for_url(re.compile(rf".*/compare/{before.pk}/{after.pk}/$"))
+    assert page.text_content("#cpus-change").strip() == "CPUs busy: 1.97 → 0.00 (-1.97)"
+    gone = page.eval_on_selector_all("#findings-gone li", "els => els.map(e => e.dataset.rule)")
+    assert "spin-wait" in gone and "lock-contention" in gone
+    assert page.text_content("#findings-appeared").strip() == "none"
+    page.wait_for_selector("#diff[data-frames]", state="attached")
+    assert int(page.get_attribute("#diff", "data-frames")) > 10
+    assert page.locator("#movers tbody tr").count() > 5
+    assert not page.errors
+
+    # the capture page links to the same comparison
+    page.goto(page.base + after.get_absolute_url())
+    page.click("#compare-previous")
+    page.wait_for_url(re.compile(rf".*/compare/{before.pk}/{after.pk}/$"))
