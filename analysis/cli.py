@@ -1,4 +1,5 @@
-"""`python -m analysis report FILE`: the engine without the web app.
+"""`python -m analysis report FILE` and `python -m analysis compare BEFORE AFTER`: the
+engine without the web app.
 
 Exit codes: 0 success, 2 the input could not be read (the message says why), 1 usage.
 """
@@ -9,7 +10,10 @@ import json
 import os
 import sys
 
+from .compare import compare
 from .errors import AnalysisError
+from .export.perf_script_text import write_perf_script
+from .export.speedscope import write_speedscope
 from .export.folded import FLAMEGRAPH, INFERNO, PERIOD, SAMPLES, FoldOptions, write_folded
 from .importers import load
 from .report import build_report
@@ -18,19 +22,29 @@ from .symbols import symbolize
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command != "report":
+    if args.command not in ("report", "compare"):
         _parser().print_help()
         return 1
-    for path in args.symbols:
+    symbol_args = args.symbols + getattr(args, "symbols_before", []) + \
+        getattr(args, "symbols_after", [])
+    for path in symbol_args:
         if not os.path.exists(path):
             print(f"error: symbol input {path} does not exist", file=sys.stderr)
             return 2
+    current = args.file if args.command == "report" else args.before
     try:
-        profile = load(args.file)
-        if args.symbols:
-            symbolize(profile, args.symbols)
+        if args.command == "compare":
+            before = _load(args.before, args.symbols + args.symbols_before)
+            current = args.after
+            after = _load(args.after, args.symbols + args.symbols_after)
+            return _compare(args, before, after, sys.stdout)
+        profile = _load(args.file, args.symbols)
         out = sys.stdout
-        if args.format == "folded":
+        if args.format == "speedscope":
+            write_speedscope(profile, out, name=os.path.basename(args.file))
+        elif args.format == "perf-script":
+            write_perf_script(profile, out)
+        elif args.format == "folded":
             annotate = args.annotate or ""
             opts = FoldOptions(
                 convention=args.convention, weight=args.weight, event=args.event,
@@ -49,11 +63,53 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e.filename}: no such file", file=sys.stderr)
         return 2
     except AnalysisError as e:
-        print(f"error: {args.file}: {e}", file=sys.stderr)
+        print(f"error: {current}: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _load(path: str, symbols: list[str]):
+    profile = load(path)
+    if symbols:
+        symbolize(profile, symbols)
+    return profile
+
+
+def _compare(args, before, after, out) -> int:
+    cmp = compare(before, after, args.label, args.label)
+    if args.format == "json":
+        json.dump(cmp, out, indent=1)
+        out.write("\n")
+    else:
+        out.write(render_comparison(cmp))
+    return 0
+
+
+def render_comparison(c: dict) -> str:
+    lines = [f"samples:    {c['samples_before']} -> {c['samples_after']}"]
+    if c["cpus_change"] is not None:
+        lines.append(f"CPUs busy:  {c['cpus_before']:.2f} -> {c['cpus_after']:.2f} "
+                     f"({c['cpus_change']:+.2f})")
+    if c["regression"]:
+        lines.append(f"[{c['regression']['severity']}] {c['regression']['title']}: "
+                     f"{c['regression']['summary']}")
+    for key, title in (("findings_appeared", "appeared"), ("findings_gone", "went away")):
+        for f in c[key]:
+            lines.append(f"finding {title}: [{f['severity']}] {f['title']}")
+    lines.append("")
+    lines.append(f"{'self% before':>12} {'after':>7} {'change':>8}  function  [dso]")
+    for m in c["movers"]["functions"]:
+        lines.append(f"{m['self_before']:>11.2f}% {m['self_after']:>6.2f}% "
+                     f"{m['self_change']:>+7.2f}  {m['name']}  [{m['dso']}]")
+    if c["movers"]["dsos"]:
+        lines.append("")
+        lines.append(f"{'self% before':>12} {'after':>7} {'change':>8}  dso")
+        for d in c["movers"]["dsos"]:
+            lines.append(f"{d['self_before']:>11.2f}% {d['self_after']:>6.2f}% "
+                         f"{d['self_change']:>+7.2f}  {d['dso']}")
+    return "\n".join(lines) + "\n"
 
 
 def render_text(r: dict) -> str:
@@ -93,7 +149,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="perf script / perf report --stdio / folded text, plain or gzip")
     r.add_argument("--symbols", action="append", default=[], metavar="PATH",
                    help="symbol file, directory or archive (repeatable)")
-    r.add_argument("--format", choices=("text", "json", "folded"), default="text")
+    r.add_argument("--format", choices=("text", "json", "folded", "speedscope", "perf-script"),
+                   default="text", help="speedscope JSON and perf-script text are for "
+                                        "speedscope and Firefox Profiler")
     r.add_argument("--event", help="event to show (default: the first with samples)")
     r.add_argument("--top", type=int, default=None, help="only the N heaviest functions")
     r.add_argument("--label", default="", help='what the capture is, e.g. "idle"')
@@ -108,4 +166,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="suffix kernel frames _[k], JIT frames _[j]")
     f.add_argument("--addrs", action="store_true",
                    help="keep raw addresses on frames without symbols")
+    c = sub.add_parser("compare", help="what grew and shrank from BEFORE to AFTER, shares "
+                                       "normalised to each capture")
+    c.add_argument("before", metavar="BEFORE")
+    c.add_argument("after", metavar="AFTER")
+    c.add_argument("--symbols", action="append", default=[], metavar="PATH",
+                   help="symbol input for both captures (repeatable)")
+    c.add_argument("--symbols-before", action="append", default=[], metavar="PATH")
+    c.add_argument("--symbols-after", action="append", default=[], metavar="PATH")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--label", default="", help='what both captures are, e.g. "idle"')
     return ap

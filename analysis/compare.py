@@ -19,6 +19,9 @@ MOVER_MIN_PP = 1.0
 REGRESSION_CPU_FACTOR = 1.2
 REGRESSION_MIN_CPUS = 0.1
 REGRESSION_PP = 5.0
+#: ... and, when both captures know their CPU use, its own CPU use up by this many CPUs:
+#: a function's share also grows when everything around it shrinks, which is no regression
+REGRESSION_FN_CPUS = 0.05
 
 
 def _function_shares(p: Profile, weights) -> tuple[dict, int]:
@@ -123,8 +126,14 @@ def _notable(report: dict) -> dict:
 def regression(cmp: dict) -> dict | None:
     """A finding (shaped like the diagnosis findings) when the new capture is worse beyond
     the thresholds, naming what grew."""
-    grew = [m for m in cmp["movers"]["functions"] if m["self_change"] >= REGRESSION_PP]
     a, b = cmp["cpus_before"], cmp["cpus_after"]
+
+    def grew_in_cpus(m) -> bool:
+        if a is None or b is None:
+            return True
+        return (m["self_after"] * b - m["self_before"] * a) / 100 >= REGRESSION_FN_CPUS
+    grew = [m for m in cmp["movers"]["functions"]
+            if m["self_change"] >= REGRESSION_PP and grew_in_cpus(m)]
     cpu_up = a is not None and b is not None and b - a >= REGRESSION_MIN_CPUS and \
         b >= a * REGRESSION_CPU_FACTOR
     appeared = [f["rule"] for f in cmp["findings_appeared"]]

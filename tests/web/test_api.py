@@ -4,6 +4,7 @@ walls between teams."""
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -245,3 +246,19 @@ def test_openapi_schema(client, member):
         assert p in paths
     assert "multipart/form-data" in paths["/api/v1/captures/"]["post"]["requestBody"]["content"]
     assert "tokenAuth" in schema["components"]["securitySchemes"]
+
+
+def test_tokens_page_creates_shows_once_and_revokes(client, member):
+    client.force_login(member)
+    page = client.post("/account/tokens/", {"name": "ci upload"}).content.decode()
+    key = re.search(r'id="new-token">(pw_[\w-]+)<', page).group(1)
+    assert len(key) >= 40
+    assert key not in client.get("/account/tokens/").content.decode()  # shown once
+    client.logout()
+    assert client.get("/api/v1/services/", **_auth(key)).status_code == 200
+    client.force_login(member)
+    token = ApiToken.objects.get(user=member)
+    assert token.name == "ci upload" and token.last_used_at is not None
+    client.post("/account/tokens/", {"revoke": str(token.pk)})
+    client.logout()
+    assert client.get("/api/v1/services/", **_auth(key)).status_code == 401

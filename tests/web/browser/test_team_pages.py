@@ -89,6 +89,11 @@ def test_spinpool_history_and_comparison(page):
     assert page.locator("#movers tbody tr").count() > 5
     assert not page.errors
 
+    # every finding has a permalink on the capture page
+    page.goto(page.base + before.get_absolute_url())
+    page.click("#finding-spin-wait a.permalink")
+    assert page.url.endswith("#finding-spin-wait")
+
     # the capture page links to the same comparison
     page.goto(page.base + after.get_absolute_url())
     page.click("#compare-previous")

@@ -1,0 +1,117 @@
+"""Comparing two builds' captures, and exporting a capture to other tools, on the spinpool
+case: 1.1.0 (fixed) and 1.0.0 (spinning), symbolized with their bundles."""
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from analysis.aggregate import stack_weights
+from analysis.aggregate.functions import top_functions
+from analysis.compare import compare, diff_tree
+from analysis.export.perf_script_text import write_perf_script
+from analysis.export.speedscope import SCHEMA, to_speedscope
+from analysis.importers import load
+from analysis.symbols import symbolize
+from conftest import ROOT, SPINPOOL
+from truth import truth_report
+
+
+def _capture(version, label):
+    p = load(SPINPOOL / f"{version}-{label}.perf.data")
+    bundle = "1.0.0-busy" if version == "1.0.0" else "1.1.0-busy"
+    symbolize(p, [SPINPOOL / f"symbols-{version}.zip", SPINPOOL / "kernel-symbols.zip",
+                  SPINPOOL / f"{bundle}.perf.data.tar.bz2"])
+    return p
+
+
+@pytest.fixture(scope="module")
+def busy():
+    return _capture("1.1.0", "busy"), _capture("1.0.0", "busy")
+
+
+def test_what_grew_has_perf_reports_shares(busy):
+    fixed, spinning = busy
+    c = compare(fixed, spinning)
+    assert (c["samples_before"], c["samples_after"]) == (154, 973)
+    _, truth = truth_report(SPINPOOL / "1.0.0-busy.truth-report.txt")
+    movers = {m["name"]: m for m in c["movers"]["functions"]}
+    for name in ("pthread_mutex_lock@@GLIBC_2.2.5", "do_syscall_64", "__GI___lll_lock_wait",
+                 "__GI___pthread_mutex_unlock_usercnt"):
+        assert (movers[name]["self_before"], movers[name]["self_after"]) == (0.0, truth[name])
+    reg = c["regression"]
+    assert reg["rule"] == "regression" and reg["severity"] == "high"
+    assert reg["functions"][:3] == ["pthread_mutex_lock@@GLIBC_2.2.5", "do_syscall_64",
+                                    "__GI___pthread_mutex_unlock_usercnt"]
+    assert "CPUs busy rose from 0.32 to 1.97" in reg["summary"]
+    assert {f["rule"] for f in c["findings_appeared"]} == \
+        {"kernel-heavy", "lock-contention", "spin-wait"}
+
+
+def test_the_fix_is_no_regression(busy):
+    fixed, spinning = busy
+    c = compare(spinning, fixed)
+    assert c["regression"] is None
+    assert c["cpus_change"] == pytest.approx(-1.654, abs=0.01)
+    assert "spin-wait" in {f["rule"] for f in c["findings_gone"]}
+
+
+def test_idle_capture_with_no_samples_compares():
+    c = compare(_capture("1.0.0", "idle"), _capture("1.1.0", "idle"))
+    assert (c["cpus_before"], c["cpus_after"]) == (1.972, 0.0)
+    assert c["regression"] is None and c["samples_after"] == 0
+    assert "spin-wait" in {f["rule"] for f in c["findings_gone"]}
+
+
+def test_differential_tree_adds_up(busy):
+    fixed, spinning = busy
+    tree = diff_tree(fixed, spinning, min_share=0)
+    assert (tree["a"], tree["b"]) == (154, 973)
+
+    def check(node):
+        assert sum(c["a"] for c in node["c"]) <= node["a"]
+        assert sum(c["b"] for c in node["c"]) <= node["b"]
+        for c in node["c"]:
+            check(c)
+    check(tree)
+
+
+def test_speedscope_document(busy):
+    _, p = busy
+    doc = json.loads(json.dumps(to_speedscope(p)))
+    assert doc["$schema"] == SCHEMA
+    assert len(doc["profiles"]) == len(set(p.s_tid))
+    assert sum(sum(prof["weights"]) for prof in doc["profiles"]) == 973
+    names = {f["name"] for f in doc["shared"]["frames"]}
+    assert "qualla::ThreadPool::loop()" in names
+    for prof in doc["profiles"]:
+        assert prof["endValue"] == sum(prof["weights"])
+        assert len(prof["samples"]) == len(prof["weights"])
+
+
+def test_perf_script_export_reimports_to_the_same_profile(busy):
+    _, p = busy
+    buf = io.StringIO()
+    write_perf_script(p, buf)
+    again = load(io.BytesIO(buf.getvalue().encode()))
+    assert again.meta.format == "perf-script" and len(again) == 973
+
+    def selfs(profile):
+        return {(f.name, f.self) for f in top_functions(profile, stack_weights(profile))}
+    assert selfs(again) == selfs(p)
+
+
+def test_cli_compare_and_exports():
+    run = lambda *a: subprocess.run([sys.executable, "-m", "analysis", *map(str, a)],  # noqa
+                                    cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = run("compare", SPINPOOL / "1.0.0-idle.truth-script.txt",
+            SPINPOOL / "1.1.0-idle.truth-script.txt", "--label", "idle")
+    assert r.returncode == 0, r.stderr
+    assert "CPUs busy:  1.97 -> 0.00 (-1.97)" in r.stdout
+    assert "samples:    975 -> 0" in r.stdout
+    assert "finding went away: [high] Threads spin instead of waiting" in r.stdout
+    r = run("report", SPINPOOL / "1.0.0-idle.truth-script.txt", "--format", "speedscope")
+    assert json.loads(r.stdout)["$schema"] == SCHEMA
+    r = run("compare", SPINPOOL / "1.0.0-idle.truth-script.txt", ROOT / "missing")
+    assert r.returncode == 2 and "no such file" in r.stderr
