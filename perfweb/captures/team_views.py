@@ -2,6 +2,7 @@
 personal API tokens, exports and the debuginfod endpoints."""
 from __future__ import annotations
 
+import re
 import secrets
 import tempfile
 from datetime import timedelta
@@ -22,6 +23,9 @@ from .exports import export_response
 from .history import comparison, history, previous_capture
 from .api_tokens import create_token, revoke_token, user_for_token
 from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
+
+BUILD_ID = re.compile(r"[0-9a-fA-F]{2,64}")
+
 
 # ---- history ------------------------------------------------------------------------------
 @login_required
@@ -153,7 +157,11 @@ def shared_data(request, token: str, kind: str):
     link = _shared(request, token)
     if link is None:
         return JsonResponse({"error": "link no longer valid"}, status=410)
-    p = load_profile(link.capture)
+    capture = link.capture
+    if kind == "status":
+        return JsonResponse({"status": capture.status, "progress": capture.progress,
+                             "finished": capture.finished})
+    p = load_profile(capture)
     q = query_of(request)
     if kind == "flame":
         data = explore.flame(p, q)
@@ -188,7 +196,8 @@ def debuginfod(request, key: str, build_id: str, kind: str):
     """The debuginfod protocol for the symbol files a token's teams uploaded:
     DEBUGINFOD_URLS=https://perfweb.example/debuginfod/<token>"""
     user = user_for_token(key)
-    if user is None or kind not in ("debuginfo", "executable"):
+    if user is None or kind not in ("debuginfo", "executable") or \
+            not BUILD_ID.fullmatch(build_id):
         raise Http404()
     entry = BuildIdEntry.objects.filter(
         build_id=build_id.lower(), kind=kind,
