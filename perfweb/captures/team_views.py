@@ -46,16 +46,18 @@ def service_history(request, pk: int):
 
 # ---- comparisons ------------------------------------------------------------------------------
 def _pair(request, a: int, b: int):
+    """Two analyzed captures the user may see, and their comparison."""
     qs = access.captures_of(request.user).filter(status=Capture.Status.DONE)
-    return get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
+    before, after = get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
+    data = comparison(before, after)
+    if data is None:
+        raise Http404("no result yet")
+    return before, after, data
 
 
 @login_required
 def compare_page(request, a: int, b: int):
-    before, after = _pair(request, a, b)
-    data = comparison(before, after)
-    if data is None:
-        raise Http404("no result yet")
+    before, after, data = _pair(request, a, b)
     return render(request, "captures/compare.html",
                   {"before": before, "after": after, "cmp": data,
                    "data_url": reverse("compare-data", args=[a, b])})
@@ -63,11 +65,7 @@ def compare_page(request, a: int, b: int):
 
 @login_required
 def compare_data(request, a: int, b: int):
-    before, after = _pair(request, a, b)
-    data = comparison(before, after)
-    if data is None:
-        raise Http404("no result yet")
-    return JsonResponse(data)
+    return JsonResponse(_pair(request, a, b)[2])
 
 
 @login_required

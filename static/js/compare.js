@@ -3,7 +3,7 @@
 // shrank), or absolute samples with the toggle.
 "use strict";
 
-import {layout, ROW} from "./capture/flamegraph.js";
+import {layout, paintFrame, ROW} from "./capture/flamegraph.js";
 
 const box = document.getElementById("diff");
 const canvas = document.getElementById("diff-canvas");
@@ -40,17 +40,7 @@ function draw() {
   for (const r of rects) {
     const y = (depth - 1 - r.depth) * ROW;
     r.y = y;
-    ctx.fillStyle = color(r.node.d);
-    ctx.fillRect(r.x, y, Math.max(r.w - 0.5, 0.5), ROW - 1);
-    if (r.w > 28) {
-      ctx.fillStyle = "#111";
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(r.x, y, r.w - 2, ROW - 1);
-      ctx.clip();
-      ctx.fillText(r.node.n, r.x + 3, y + ROW / 2);
-      ctx.restore();
-    }
+    paintFrame(ctx, r, y, color(r.node.d));
   }
   box.dataset.frames = String(rects.length);
 }

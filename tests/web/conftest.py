@@ -56,8 +56,8 @@ def media_root(settings, tmp_path):
 
 @pytest.fixture(autouse=True)
 def empty_queue(settings):
-    """Each test starts with this xdist worker's Redis database empty."""
-    redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    """Each test starts with this test process's queue empty."""
+    redis.Redis.from_url(settings.REDIS_URL).delete(settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 def wait_for(predicate, timeout=90.0, every=0.25):

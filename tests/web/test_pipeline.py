@@ -168,7 +168,7 @@ def test_sweep_requeues_lost_and_gives_up_on_hopeless(member):
                            status="parsing", attempts=1)  # recent: left alone
     Capture.objects.filter(pk__in=[lost.pk, stuck.pk, hopeless.pk]).update(updated_at=old)
     r = redis.Redis.from_url(settings.REDIS_URL)
-    r.flushdb()
+    r.delete(settings.CELERY_TASK_DEFAULT_QUEUE)
     assert pipeline.sweep() == {"requeued": 2, "failed": 1}
     assert r.llen(settings.CELERY_TASK_DEFAULT_QUEUE) == 2
     states = dict(Capture.objects.values_list("original_name", "status"))

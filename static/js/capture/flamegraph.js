@@ -36,6 +36,21 @@ export function compileSearch(text) {
   }
 }
 
+/** One frame: its box, and its name when there is room (clipped to the box). */
+export function paintFrame(ctx, r, y, color) {
+  ctx.fillStyle = color;
+  ctx.fillRect(r.x, y, Math.max(r.w - 0.5, 0.5), ROW - 1);
+  if (r.w > 28) {
+    ctx.fillStyle = "#111";
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(r.x, y, r.w - 2, ROW - 1);
+    ctx.clip();
+    ctx.fillText(r.node.n, r.x + 3, y + ROW / 2);
+    ctx.restore();
+  }
+}
+
 export class FlameGraph {
   constructor(canvas, tooltip, {onZoom, onFocus} = {}) {
     this.canvas = canvas;
@@ -104,17 +119,7 @@ export class FlameGraph {
       const y = this._y(r.depth, depth);
       const hit = this.search && r.node.f >= 0 && this.search.test(r.node.n);
       if (hit) matched++;
-      ctx.fillStyle = hit ? MATCH_COLOR : frameColor(r.node);
-      ctx.fillRect(r.x, y, Math.max(r.w - 0.5, 0.5), ROW - 1);
-      if (r.w > 28) {
-        ctx.fillStyle = "#111";
-        ctx.save();
-        ctx.beginPath();
-        ctx.rect(r.x, y, r.w - 2, ROW - 1);
-        ctx.clip();
-        ctx.fillText(r.node.n, r.x + 3, y + ROW / 2);
-        ctx.restore();
-      }
+      paintFrame(ctx, r, y, hit ? MATCH_COLOR : frameColor(r.node));
     }
     this.matchedFrames = matched;
     this.lastDrawMs = performance.now() - t0;

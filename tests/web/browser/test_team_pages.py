@@ -66,6 +66,8 @@ def test_spinpool_history_and_comparison(page):
     page.goto(page.base + "/")
     page.click("text=llm-api")
     page.wait_for_selector("#history[data-points='4']", state="attached", timeout=30000)
+    assert page.title() == "llm-api · perfweb"
+    assert page.locator("#compare-pick").count() == 1
     assert page.evaluate("document.getElementById('chart-cpus').data.length") == 2  # labels
     idle = page.evaluate("""() => document.getElementById('chart-cpus').data
         .find((t) => t.name === 'idle').y""")
