@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "axes",
     "perfweb.captures",
 ]
 
@@ -49,7 +50,20 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "perfweb.middleware.ContentSecurityPolicyMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
+
+# sign-in throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is locked out for the cool-off time (429 + page)
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
+                           "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=0.25)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]  # behind a proxy: X-Forwarded-For
 
 ROOT_URLCONF = "perfweb.urls"
 WSGI_APPLICATION = "perfweb.wsgi.application"
@@ -187,9 +201,20 @@ CSRF_COOKIE_HTTPONLY = False  # the upload script reads it for its XHR
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
-    CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=14 * 24 * 3600)
+#: HTTPS=1 in production: secure cookies, redirect to https, HSTS (`check --deploy` clean);
+#: behind a proxy that terminates TLS, set PROXY_SSL_HEADER=1 so https is recognised
+HTTPS = env.bool("HTTPS", default=False)
+if HTTPS:
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+    SECURE_REDIRECT_EXEMPT = [r"^debuginfod/"]  # tools may be pointed at http on a LAN
+if env.bool("PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOGGING = {
     "version": 1,

@@ -186,6 +186,12 @@ class ShareLink(models.Model):
     def valid(self, now) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
+    @property
+    def url_token(self) -> str:
+        """What the link carries: the row's id (looked up) and the secret (compared in
+        constant time), so response times say nothing about the secret."""
+        return f"{self.pk}.{self.token}"
+
 
 class ShareLinkUse(models.Model):
     link = models.ForeignKey(ShareLink, on_delete=models.CASCADE, related_name="uses")

@@ -2,6 +2,7 @@
 personal API tokens, exports and the debuginfod endpoints."""
 from __future__ import annotations
 
+import hmac
 import re
 import secrets
 import tempfile
@@ -106,7 +107,7 @@ def share_create(request, pk: int):
     link = ShareLink.objects.create(capture=capture, token=secrets.token_urlsafe(24),
                                     created_by=request.user, expires_at=expires)
     messages.info(request, "Share link created: "
-                  + request.build_absolute_uri(reverse("shared", args=[link.token])))
+                  + request.build_absolute_uri(reverse("shared", args=[link.url_token])))
     return redirect(capture)
 
 
@@ -121,9 +122,14 @@ def share_revoke(request, pk: int, link_id: int):
 
 
 def _shared(request, token: str) -> ShareLink | None:
+    """The valid link a URL token names, its use logged; None otherwise."""
+    pk, _, secret = token.partition(".")
+    if not pk.isdigit() or not secret:
+        return None
     link = ShareLink.objects.select_related("capture__build__service").filter(
-        token=token).first()
-    if link is None or not link.valid(timezone.now()):
+        pk=int(pk)).first()
+    if link is None or not hmac.compare_digest(link.token.encode(), secret.encode()) or \
+            not link.valid(timezone.now()):
         return None
     ShareLinkUse.objects.create(link=link, path=request.path[:255],
                                 remote_addr=request.META.get("REMOTE_ADDR", "")[:64],
