@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-perf-data bench-symbols bench-browser clean
+.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2
+
+# the long fuzz run: 100,000 inputs per target (make test runs 150 each)
+FUZZ_EXAMPLES ?= 100000
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz \
+	  --hypothesis-show-statistics -k "not crash"
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_script_import.py $(BENCH_ARGS)

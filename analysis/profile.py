@@ -131,7 +131,7 @@ class Profile:
         # one entry per sample (or per aggregated row, for perf report text)
         self.s_stack = array("i")
         self.s_count = array("q")  # samples this row stands for (1 for raw samples)
-        self.s_period = array("q")  # event count (period); 0 when unknown
+        self.s_period = array("Q")  # event count (period, u64 in perf.data); 0 when unknown
         self.s_pid = array("i")
         self.s_tid = array("i")
         self.s_cpu = array("i")

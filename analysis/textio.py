@@ -11,6 +11,8 @@ import os
 import zlib
 from typing import BinaryIO, Iterator, Union
 
+from .errors import ParseError
+
 Source = Union[str, os.PathLike, BinaryIO]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -26,8 +28,33 @@ def open_binary(source: Source) -> BinaryIO:
         raw = source
     buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
     if buffered.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[union-attr]
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+        return _Gzip(fileobj=buffered, mode="rb")  # type: ignore[return-value]
     return buffered  # type: ignore[return-value]
+
+
+class _Gzip(gzip.GzipFile):
+    """A damaged or cut gzip stream is the uploader's problem, said as such."""
+
+    def _guard(self, fn, *args):
+        try:
+            return fn(*args)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+            raise ParseError(f"the gzip compression is damaged or cut short ({e})") from e
+
+    def read(self, size=-1):
+        return self._guard(super().read, size)
+
+    def read1(self, size=-1):
+        return self._guard(super().read1, size)
+
+    def readinto(self, b):
+        return self._guard(super().readinto, b)
+
+    def readline(self, size=-1):
+        return self._guard(super().readline, size)
+
+    def peek(self, n):
+        return self._guard(super().peek, n)
 
 
 def read_head(source: Source, size: int = HEAD_BYTES) -> bytes:

@@ -121,11 +121,11 @@ class _Reader:
         self.multi = False
         self.unpack_u64 = struct.Struct(self.e + "Q").unpack_from
         # sample columns (file order)
-        self.c_time = array("q")
+        self.c_time = array("Q")
         self.c_pid = array("i")
         self.c_tid = array("i")
         self.c_cpu = array("i")
-        self.c_period = array("q")
+        self.c_period = array("Q")
         self.c_event = array("i")
         self.c_chain = array("i")
         self.chain_ix: dict[tuple, int] = {}
@@ -152,6 +152,9 @@ class _Reader:
         for rtype, misc, b, s, end, fpos in walk:
             seq += 1
             if rtype == 9:  # SAMPLE; the common layouts are decoded right here
+                if not self.attrs:  # no event described (yet): nothing to decode it by
+                    self.bad_samples += 1
+                    continue
                 off = self.id_offset
                 ident = unpack_u64(b, s + off)[0] if self.multi and off is not None else 0
                 target = targets_get(ident) or self._target(ident)
@@ -452,7 +455,7 @@ class _Reader:
         p.s_stack = stacks
         p.s_comm = comm_col
         p.s_count = array("q", [1]) * n
-        p.s_period = array("q", [self.c_period[i] for i in order])
+        p.s_period = array("Q", [self.c_period[i] for i in order])
         p.s_pid = array("i", [c_pid[i] for i in order])
         p.s_tid = array("i", [c_tid[i] for i in order])
         p.s_cpu = array("i", [self.c_cpu[i] for i in order])

@@ -24,16 +24,18 @@ from .header import HeaderReader
 
 NAME = "perf-script"
 
+# Numbers are bounded by what perf can print and our columns hold (pid and tid below 10^9,
+# cpu below 10^6, period below 10^18): a longer one makes the line no event line.
 # comm pid[/tid] [cpu] time: rest     (comm may hold spaces; the time anchors the match)
 _EVENT_TIMED = re.compile(
-    r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
+    r"^(?P<comm>.*?)\s+(?P<pid>-?\d{1,9})(?:/(?P<tid>-?\d{1,9}))?\s+(?:\[(?P<cpu>\d{1,6})\]\s+)?"
     r"(?P<time>\d+\.\d+):\s*(?P<rest>.*)$")
 # comm pid[/tid] [cpu] rest            (no timestamp: `-F comm,tid,event,...`, old perf)
 _EVENT_UNTIMED = re.compile(
-    r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?(?:\s+\[(?P<cpu>\d+)\])?"
+    r"^(?P<comm>.*?)\s+(?P<pid>-?\d{1,9})(?:/(?P<tid>-?\d{1,9}))?(?:\s+\[(?P<cpu>\d{1,6})\])?"
     r"(?:\s+(?P<rest>.*))?$")
 # period? event: remainder
-_EVENT_REST = re.compile(r"^(?:(?P<period>\d+)\s+)?(?P<event>[^\s:][^\s]*?):(?:\s+(?P<more>.*))?$")
+_EVENT_REST = re.compile(r"^(?:(?P<period>\d{1,18})\s+)?(?P<event>[^\s:][^\s]*?):(?:\s+(?P<more>.*))?$")
 _FRAME = re.compile(r"^\s*(?P<ip>[0-9a-fA-F]+)(?:\s+(?P<rest>.*))?$")
 _OFFSET = re.compile(r"\+0x([0-9a-fA-F]+)$")
 
@@ -93,7 +95,8 @@ def _split_frame(line: str):
 
 # the shape of nearly every event line, matched in one go (the general path is below)
 _EVENT_COMMON = re.compile(
-    r"^\s*(\S.*?)\s+(-?\d+)(?:/(-?\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s+(?:(\d+)\s+)?"
+    r"^\s*(\S.*?)\s+(-?\d{1,9})(?:/(-?\d{1,9}))?\s+(?:\[(\d{1,6})\]\s+)?(\d+\.\d+):\s+"
+    r"(?:(\d{1,18})\s+)?"
     r"([^\s:][^\s]*?):\s*$")
 _EVENT_COMMON_BYTES = re.compile(_EVENT_COMMON.pattern.encode())
 
@@ -133,7 +136,7 @@ def _parse_event_line(line: str):
             period = int(r.group("period") or 0)
             event = r.group("event")
             more = r.group("more") or ""
-        elif rest.isdigit():
+        elif rest.isdigit() and len(rest) <= 18:
             period = int(rest)
         elif math.isnan(time):
             return None  # "word 12 something" without time or event: not an event line

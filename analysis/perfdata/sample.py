@@ -26,7 +26,7 @@ class SampleReader:
         for bit, code, name in ((IDENTIFIER, "Q", "identifier"), (IP, "Q", "ip"),
                                 (TID, "ii", "pid tid"), (TIME, "Q", "time"),
                                 (ADDR, "Q", "addr"), (ID, "Q", "id"),
-                                (STREAM_ID, "Q", "stream_id"), (CPU, "II", "cpu res"),
+                                (STREAM_ID, "Q", "stream_id"), (CPU, "ii", "cpu res"),
                                 (PERIOD, "Q", "period")):
             if st & bit:
                 fmt += code

@@ -108,11 +108,17 @@ def _better(a: tuple, b: tuple) -> bool:
     return na < nb  # deterministic tie-break
 
 
+_TOP = 1 << 64
+
+
 def build_index(starts: list[int], sizes: list[int], binds: list[int],
                 names: list[bytes], last_end: int | None = None) -> SymbolIndex:
     """One symbol per address (perf's pick), sorted, with sizeless symbols extended to
     the next symbol. `last_end` bounds the last sizeless symbol (default: one page)."""
-    order = sorted(range(len(starts)), key=starts.__getitem__)
+    # addresses are 64-bit: a symbol starting beyond that (a damaged file) is dropped, one
+    # reaching beyond it ends at the top of the address space
+    order = sorted((i for i in range(len(starts)) if 0 <= starts[i] < _TOP),
+                   key=starts.__getitem__)
     keep_start: list[int] = []
     keep_size: list[int] = []
     keep_name: list[bytes] = []
@@ -133,11 +139,12 @@ def build_index(starts: list[int], sizes: list[int], binds: list[int],
     ends = array("Q", [0]) * n
     for i in range(n):
         if keep_size[i]:
-            ends[i] = keep_start[i] + keep_size[i]
+            ends[i] = min(keep_start[i] + keep_size[i], _TOP - 1)
         elif i + 1 < n:
             ends[i] = keep_start[i + 1]
         else:
-            ends[i] = last_end if last_end is not None else (keep_start[i] | 0xFFF) + 1
+            ends[i] = min(last_end if last_end is not None else (keep_start[i] | 0xFFF) + 1,
+                          _TOP - 1)
     offsets = array("Q", [0]) * (n + 1)
     pos = 0
     for i, nm in enumerate(keep_name):
