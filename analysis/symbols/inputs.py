@@ -162,6 +162,15 @@ def _target(work: Path, budget: _Budget, member: str) -> Path:
 
 
 def _copy(src, dst: Path, budget: _Budget, origin: str, compressed: int, before: int) -> None:
+    try:
+        _copy_bounded(src, dst, budget, origin, compressed, before)
+    except BundleError:
+        dst.unlink(missing_ok=True)  # what a bomb wrote so far does not stay on disk
+        raise
+
+
+def _copy_bounded(src, dst: Path, budget: _Budget, origin: str, compressed: int,
+                  before: int) -> None:
     with open(dst, "wb") as out:
         while True:
             chunk = src.read(1 << 20)

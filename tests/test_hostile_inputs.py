@@ -1,0 +1,198 @@
+"""Inputs built to hurt: archive bombs, too many members, duplicate and escaping names,
+ELF files and perf.data files whose sizes and counts are absurd. Each is refused or
+bounded with a message a person can read, nothing lands outside the private folder, and
+memory stays small (measured with tracemalloc)."""
+import io
+import os
+import struct
+import tarfile
+import tracemalloc
+import zipfile
+
+import pytest
+
+from analysis.errors import AnalysisError, ParseError
+from analysis.importers import load
+from analysis.symbols import elf, inputs
+from analysis.symbols.inputs import BundleError, collect
+from conftest import FIXTURES, SPINPOOL
+
+LIB = FIXTURES / "perfdata" / "bin" / "libplugin.so"
+MiB = 1 << 20
+
+
+def _peak(fn):
+    """(result or exception, peak traced bytes)."""
+    tracemalloc.start()
+    try:
+        try:
+            out = fn()
+        except Exception as e:  # noqa: BLE001 - returned for the test to judge
+            out = e
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _work(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+def _tar(path, members, mode="w:gz"):
+    with tarfile.open(path, mode) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+
+
+def test_tar_bomb_is_refused(tmp_path):
+    bomb = tmp_path / "bomb.tar.gz"
+    with tarfile.open(bomb, "w:gz") as t:
+        info = tarfile.TarInfo("zeros.debug")
+        info.size = 300 * MiB
+
+        class Zeros(io.RawIOBase):
+            left = info.size
+
+            def readinto(self, b):
+                n = min(len(b), self.left)
+                b[:n] = bytes(n)
+                self.left -= n
+                return n
+        t.addfile(info, Zeros())
+    assert bomb.stat().st_size < MiB
+    out, peak = _peak(lambda: collect([bomb], _work(tmp_path)))
+    assert isinstance(out, BundleError) and "expands more than 200x" in str(out)
+    assert peak < 64 * MiB  # tarfile's and zlib's buffers, not the 300 MiB
+    assert list((tmp_path / "work").iterdir()) == []  # the partial member is removed
+
+
+def test_too_many_members_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(inputs, "MAX_MEMBERS", 50)  # the real limit is 20,000
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as z:
+        for i in range(60):
+            z.writestr(f"f{i}", b"x")
+    with pytest.raises(BundleError, match="more than 50 files"):
+        collect([many], _work(tmp_path))
+
+
+def test_duplicate_names_do_not_overwrite(tmp_path):
+    kallsyms = zipfile.ZipFile(SPINPOOL / "kernel-symbols.zip").read("kallsyms")[:64 * 1024]
+    maps = (SPINPOOL / "1.0.0-idle.maps").read_bytes()
+    dup = tmp_path / "dup.tar.gz"
+    _tar(dup, [("symbols", kallsyms), ("symbols", maps)])
+    got = collect([dup], _work(tmp_path))
+    assert sorted(f.kind for f in got.files) == ["kallsyms", "maps"]
+    assert len({f.path for f in got.files}) == 2
+
+
+def test_absolute_and_escaping_tar_names_stay_inside(tmp_path):
+    maps = (SPINPOOL / "1.0.0-idle.maps").read_bytes()
+    bad = tmp_path / "bad.tar"
+    _tar(bad, [("/etc/cron.d/maps", maps), ("../../../tmp/escape-maps", maps),
+               ("a/../../b/maps", maps)], mode="w")
+    work = _work(tmp_path)
+    got = collect([bad], work)
+    assert [f.kind for f in got.files] == ["maps"] * 3
+    assert all(os.path.dirname(f.path) == str(work) for f in got.files)
+    assert not os.path.exists("/etc/cron.d/maps") and not (tmp_path / "b").exists()
+
+
+def _patched_elf(tmp_path, edits):
+    data = bytearray(LIB.read_bytes())
+    for offset, fmt, value in edits:
+        struct.pack_into(fmt, data, offset, value)
+    path = tmp_path / "hostile.so"
+    path.write_bytes(bytes(data))
+    return path
+
+
+SHOFF, SHNUM = 0x28, 0x3C  # ELF64 header fields
+SYMTAB_SIZE = 14304 + 29 * 64 + 0x20  # section 29 (.symtab) sh_size
+
+
+def test_elf_with_absurd_section_table(tmp_path):
+    for edits in ([(SHOFF, "<Q", 1 << 62)], [(SHNUM, "<H", 0xFFFF)],
+                  [(SHOFF, "<Q", 0), (SHNUM, "<H", 0)]):
+        path = _patched_elf(tmp_path, edits)
+        out, peak = _peak(lambda: (elf.read_info(str(path)), elf.function_symbols(str(path))))
+        assert peak < 8 * MiB
+        assert isinstance(out, (tuple, elf.ElfUnreadable)), repr(out)
+
+
+def test_elf_symbol_table_claiming_exabytes_is_bounded(tmp_path):
+    path = _patched_elf(tmp_path, [(SYMTAB_SIZE, "<Q", 1 << 60)])
+    out, peak = _peak(lambda: elf.function_symbols(str(path)))
+    assert peak < 8 * MiB  # reads what the file holds, never what the header claims
+    if not isinstance(out, elf.ElfUnreadable):
+        index, table = out
+        assert table == ".symtab" and len(index) > 0
+
+
+def _perf_data(edits=(), append=b""):
+    data = bytearray((SPINPOOL / "1.1.0-busy.perf.data").read_bytes())
+    for offset, fmt, value in edits:
+        struct.pack_into(fmt, data, offset, value)
+    return bytes(data) + append
+
+
+# perf.data header: magic, size, attr_size, attrs (offset, size), data (offset, size)
+ATTRS_SIZE, DATA_OFFSET, DATA_SIZE = 32, 40, 48
+
+
+def test_perf_data_with_absurd_data_size_is_bounded():
+    out, peak = _peak(lambda: load(io.BytesIO(_perf_data([(DATA_SIZE, "<Q", 1 << 63)]))))
+    assert not isinstance(out, Exception), out
+    assert len(out) == 154  # the data that is there, all of it
+    assert any("cut short" in n for n in out.notes)
+    assert peak < 64 * MiB
+
+
+def test_perf_data_with_absurd_attrs_size_is_refused():
+    with pytest.raises(ParseError, match="attrs section"):
+        load(io.BytesIO(_perf_data([(ATTRS_SIZE, "<Q", 1 << 40)])))
+
+
+def test_perf_data_record_of_size_zero_stops_with_the_byte_offset():
+    data = _perf_data()
+    offset, = struct.unpack_from("<Q", data, DATA_OFFSET)
+    bad = bytearray(data)
+    at = offset + 4096
+    # walk to a record boundary near `at`, then zero its size field
+    pos = offset
+    while pos < at:
+        pos += struct.unpack_from("<IHH", bad, pos)[2]
+    struct.pack_into("<H", bad, pos + 6, 0)
+    profile = load(io.BytesIO(bytes(bad)))
+    assert any(f"byte {pos}" in n for n in profile.notes), profile.notes
+    assert 0 < len(profile) < 154
+
+
+def test_perf_data_record_claiming_65535_bytes_past_the_end():
+    data = _perf_data()
+    offset, = struct.unpack_from("<Q", data, DATA_OFFSET)
+    size, = struct.unpack_from("<Q", data, DATA_SIZE)
+    end = offset + size
+    pos = offset
+    while True:  # the last record
+        n = struct.unpack_from("<IHH", data, pos)[2]
+        if pos + n >= end:
+            break
+        pos += n
+    bad = bytearray(data)
+    struct.pack_into("<H", bad, pos + 6, 0xFFFF)
+    try:
+        profile = load(io.BytesIO(bytes(bad)))
+    except AnalysisError as e:
+        pytest.fail(f"one damaged record should not lose the capture: {e}")
+    assert len(profile) > 100
+
+
+def test_garbage_behind_a_valid_magic_is_a_typed_error():
+    for junk in (b"PERFILE2" + b"\xff" * 200, b"PERFILE2", b"PERFILE2" + bytes(96)):
+        with pytest.raises(AnalysisError):
+            load(io.BytesIO(junk), "perf-data")
