@@ -42,6 +42,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "perfweb.unavailable.DatabaseUnavailableMiddleware",
+    "perfweb.captures.upload_limits.UploadLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -111,6 +113,7 @@ MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_URL = "/media-not-served/"  # files are served by views that check permissions
 FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR", default=None)
 FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_HANDLERS = ["perfweb.captures.upload_limits.SizeLimitedUploadHandler"]
 if env("STORAGE_BACKEND", default="filesystem") == "s3":
     STORAGES = {
         "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
@@ -125,7 +128,12 @@ else:
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
 
-PERFWEB_MAX_UPLOAD_BYTES = env.int("PERFWEB_MAX_UPLOAD_BYTES", default=2 << 30)
+PERFWEB_MAX_UPLOAD_BYTES = env.int("PERFWEB_MAX_UPLOAD_BYTES", default=2 << 30)  # per file
+PERFWEB_MAX_SYMBOL_FILES = env.int("PERFWEB_MAX_SYMBOL_FILES", default=32)  # per upload
+#: what one user's captures and symbol files may take in storage, in total
+PERFWEB_USER_QUOTA_BYTES = env.int("PERFWEB_USER_QUOTA_BYTES", default=50 << 30)
+#: address space an analysis may use beyond the worker's own (0: no limit)
+PERFWEB_WORKER_MEMORY_MB = env.int("PERFWEB_WORKER_MEMORY_MB", default=8192)
 PERFWEB_CACHE_DIR = env("PERFWEB_CACHE_DIR", default=str(VAR_DIR / "symbol-cache"))
 os.environ["PERFWEB_CACHE_DIR"] = PERFWEB_CACHE_DIR  # the analysis library reads it
 #: a capture whose worker stopped reporting for this long is taken back by the sweep
@@ -139,8 +147,10 @@ PERFWEB_STAGE_DELAY_S = env.float("PERFWEB_STAGE_DELAY_S", default=0.0)
 # Celery: Redis when REDIS_URL is set, otherwise a broker in files under ./var, which
 # needs no server and works across processes on one machine
 REDIS_URL = env("REDIS_URL", default="")
+#: one capture's analysis may take this long; past it, that capture fails with a message
+PERFWEB_ANALYSIS_TIME_LIMIT_S = env.int("PERFWEB_ANALYSIS_TIME_LIMIT_S", default=20 * 60)
+#: ... and Celery kills a task still running this long after (code that never yields)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=30 * 60)
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=25 * 60)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -7,11 +7,15 @@ recomputes the same result and replaces the stored one.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import logging
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from datetime import timedelta
 
@@ -58,17 +62,69 @@ def process_capture(capture_id: int) -> None:
         capture.error = ""
         capture.save(update_fields=["attempts", "error", "updated_at"])
     try:
-        _run(capture)
+        with deadline(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S):
+            _run(capture)
+    except AnalysisTimeout:
+        _fail(capture, f"processing took longer than the "
+                       f"{_duration(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S)} limit "
+                       f"(PERFWEB_ANALYSIS_TIME_LIMIT_S); a shorter capture fits")
     except AnalysisError as e:
         _fail(capture, str(e))
-    except Exception as e:  # noqa: BLE001 - the user gets a message, we get the trace
-        if type(e).__name__ == "SoftTimeLimitExceeded":
-            _fail(capture, f"processing took longer than the "
-                           f"{settings.CELERY_TASK_SOFT_TIME_LIMIT // 60}-minute limit")
+    except (MemoryError, OSError) as e:
+        if not _out_of_memory(e):
+            _unexpected(capture)
             return
-        log.exception("capture %s failed", capture_id)
-        _fail(capture, f"processing failed unexpectedly; the error was logged "
-                       f"(capture {capture_id}). Retrying may help.")
+        _fail(capture, f"the analysis needed more memory than a worker may use "
+                       f"({settings.PERFWEB_WORKER_MEMORY_MB} MB, PERFWEB_WORKER_MEMORY_MB); "
+                       f"a shorter capture, or one recorded at a lower frequency, fits")
+    except Exception:  # noqa: BLE001 - the user gets a message, we get the trace
+        _unexpected(capture)
+
+
+def _unexpected(capture: Capture) -> None:
+    log.exception("capture %s failed", capture.pk)
+    _fail(capture, f"processing failed unexpectedly; the error was logged "
+                   f"(capture {capture.pk}). Retrying may help.")
+
+
+def _out_of_memory(e: BaseException | None) -> bool:
+    """MemoryError, or an OS call refused for memory (ENOMEM), maybe while cleaning up
+    after a MemoryError."""
+    while e is not None:
+        if isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM):
+            return True
+        e = e.__context__
+    return False
+
+
+class AnalysisTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """Raise AnalysisTimeout in the analysis after `seconds` (SIGALRM; the task runs in
+    the main thread of its worker process, with the solo and the prefork pool alike).
+    Celery's hard CELERY_TASK_TIME_LIMIT stays behind it, for code that never returns
+    to Python."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        raise AnalysisTimeout()
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds // 60}-minute" if seconds >= 120 and seconds % 60 == 0 else \
+        f"{seconds}-second"
 
 
 def _stage(capture: Capture, status: str, progress: int) -> None:

@@ -24,6 +24,24 @@ def check_size(f) -> None:
             f"{f.name} is {human_size(f.size)}; the limit is {human_size(limit)}")
 
 
+class QuotaExceeded(ValueError):
+    pass
+
+
+def check_quota(user, files) -> None:
+    """A user's uploads (captures and symbol files) fit PERFWEB_USER_QUOTA_BYTES."""
+    from django.db.models import Sum
+    quota = settings.PERFWEB_USER_QUOTA_BYTES
+    used = (Capture.objects.filter(uploaded_by=user).aggregate(n=Sum("size"))["n"] or 0) + \
+        (SymbolFile.objects.filter(uploaded_by=user).aggregate(n=Sum("size"))["n"] or 0)
+    incoming = sum(f.size for f in files if f is not None)
+    if used + incoming > quota:
+        raise QuotaExceeded(
+            f"This upload ({human_size(incoming)}) would take your uploads to "
+            f"{human_size(used + incoming)}, over your quota of {human_size(quota)}. "
+            f"Delete old captures or ask an administrator for more room.")
+
+
 def sha256_of(upload: UploadedFile) -> str:
     h = hashlib.sha256()
     for chunk in upload.chunks(1 << 20):
@@ -50,32 +68,73 @@ def store_upload(user, team, d) -> tuple[Capture, bool]:
         service=service, version=d["version"].strip(),
         defaults={"git_revision": d.get("git_revision", "")})
     upload = d["capture"]
+    check_quota(user, [upload, *(d.get("symbols") or [])])
     digest = sha256_of(upload)
     existing = Capture.objects.filter(build=build, sha256=digest).first()
     if existing is not None:
         return existing, False
+    stored: list = []  # (storage, name) of every file written, removed if anything fails
     try:
         with transaction.atomic():
             capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
                               size=upload.size, label=d.get("label", ""),
                               notes=d.get("notes", ""), uploaded_by=user)
-            capture.file.save(upload.name, upload, save=False)
+            _store_file(capture.file, upload, stored)
             capture.save()
             for f in d.get("symbols") or []:
                 store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
-                              capture=None if d.get("symbols_for_build") else capture)
+                              capture=None if d.get("symbols_for_build") else capture,
+                              stored=stored)
             pipeline.enqueue(capture)
     except IntegrityError:  # the same file uploaded twice at once
+        _remove(stored)
         return Capture.objects.get(build=build, sha256=digest), False
+    except OSError as e:
+        _remove(stored)
+        raise _storage_error(e) from e
     return capture, True
 
 
-def store_symbol(f, user, build=None, capture=None) -> SymbolFile:
+def store_symbol(f, user, build=None, capture=None, stored: list | None = None) -> SymbolFile:
     sf = SymbolFile(build=build, capture=capture, original_name=f.name[:255],
                     sha256=sha256_of(f), size=f.size, uploaded_by=user)
-    sf.file.save(f.name, f, save=False)
-    sf.save()
+    mine = [] if stored is None else stored
+    try:
+        _store_file(sf.file, f, mine)
+        sf.save()
+    except OSError as e:
+        if stored is None:  # on its own: clean up here; in an upload: the caller does
+            _remove(mine)
+            raise _storage_error(e) from e
+        raise
     return sf
+
+
+class StorageFull(OSError):
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def _storage_error(e: OSError) -> OSError:
+    from .upload_limits import FULL, STORAGE_FULL
+    return StorageFull(e.errno, STORAGE_FULL) if e.errno in FULL else e
+
+
+def _store_file(field_file, upload, stored: list) -> None:
+    """Save under a name chosen first, so a write that fails half-way can be removed."""
+    name = field_file.field.generate_filename(field_file.instance, upload.name)
+    stored.append((field_file.storage, name))
+    field_file.name = field_file.storage.save(name, upload,
+                                              max_length=field_file.field.max_length)
+    stored[-1] = (field_file.storage, field_file.name)
+
+
+def _remove(stored: list) -> None:
+    for storage, name in stored:
+        try:
+            storage.delete(name)
+        except OSError:
+            pass
 
 
 def human_size(n: int) -> str:

@@ -12,7 +12,9 @@ from django.views.decorators.http import require_POST
 from . import access, pipeline
 from .forms import SymbolUploadForm, UploadForm
 from .models import Capture
-from .uploads import human_size, store_symbol, store_upload, teams_for_upload
+from .upload_limits import STORAGE_FULL, storage_full
+from .uploads import (QuotaExceeded, StorageFull, check_quota, human_size, store_symbol,
+                      store_upload, teams_for_upload)
 
 
 @login_required
@@ -26,10 +28,18 @@ def upload(request):
     teams = teams_for_upload(request.user)
     form = UploadForm(request.POST or None, request.FILES or None, teams=teams,
                       initial={"team": str(teams[0].pk)})
+    if request.method == "POST" and storage_full(request):
+        form = UploadForm(teams=teams)
+        form.add_error(None, STORAGE_FULL)
+        return _upload_refused(request, form)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         team = next((t for t in teams if str(t.pk) == d.get("team")), teams[0])
-        capture, created = store_upload(request.user, team, d)
+        try:
+            capture, created = store_upload(request.user, team, d)
+        except (QuotaExceeded, StorageFull) as e:
+            form.add_error(None, str(e))
+            return _upload_refused(request, form)
         if not created:
             messages.info(request, "This exact file was already uploaded to this build; "
                                    "here is that capture.")
@@ -37,10 +47,16 @@ def upload(request):
             return JsonResponse({"capture": capture.pk, "url": capture.get_absolute_url(),
                                  "duplicate": not created})
         return redirect(capture)
-    if request.method == "POST" and request.headers.get("Accept") == "application/json":
-        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
-    return render(request, "captures/upload.html", {"form": form},
-                  status=400 if form.errors else 200)
+    if request.method == "POST":
+        return _upload_refused(request, form)
+    return render(request, "captures/upload.html", {"form": form})
+
+
+def _upload_refused(request, form):
+    status = 507 if any("storage is full" in e for e in form.non_field_errors()) else 400
+    if request.headers.get("Accept") == "application/json":
+        return JsonResponse({"errors": form.errors.get_json_data()}, status=status)
+    return render(request, "captures/upload.html", {"form": form}, status=status)
 
 
 @login_required
@@ -124,11 +140,16 @@ def build_detail(request, pk: int):
                               pk=pk)
     form = SymbolUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            for f in form.cleaned_data["symbols"]:
-                store_symbol(f, request.user, build=build)
-        messages.info(request, "Symbol files added. Re-analyze the captures to use them.")
-        return redirect(build)
+        try:
+            check_quota(request.user, form.cleaned_data["symbols"])
+            with transaction.atomic():
+                for f in form.cleaned_data["symbols"]:
+                    store_symbol(f, request.user, build=build)
+        except (QuotaExceeded, StorageFull) as e:
+            form.add_error(None, str(e))
+        else:
+            messages.info(request, "Symbol files added. Re-analyze the captures to use them.")
+            return redirect(build)
     return render(request, "captures/build.html",
                   {"build": build, "form": form, "captures": build.captures.all(),
                    "symbol_files": build.symbol_files.all()},

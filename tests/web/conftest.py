@@ -17,21 +17,14 @@ SPINPOOL = ROOT.parent / "shared" / "corpus" / "cases" / "spinpool"
 @pytest.fixture
 def worker_factory(transactional_db, tmp_path):
     """Start Celery worker processes on the test database; stopped after the test."""
-    from django.conf import settings
-    from django.db import connection
-
     procs = []
 
-    def start(extra_env=None):
-        env = dict(os.environ)
-        db = connection.settings_dict
-        env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-        env["DJANGO_SETTINGS_MODULE"] = "perfweb.settings_test"
-        env["MEDIA_ROOT"] = str(settings.MEDIA_ROOT)
-        env.update(extra_env or {})
+    def start(extra_env=None, pool="solo"):
+        env = service_env(extra_env)
         log = open(tmp_path / f"worker-{len(procs)}.log", "wb")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", "--pool=solo",
+            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", f"--pool={pool}",
+             "--concurrency=1",
              "--loglevel=INFO", "--without-gossip", "--without-mingle",
              "--without-heartbeat", "-n", f"test{len(procs)}@%h"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -85,3 +78,62 @@ def member(django_user_model):
 @pytest.fixture
 def outsider(django_user_model):
     return _user_in_team(django_user_model, "mallory", "elsewhere")
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def service_env(extra=None) -> dict:
+    """The environment our processes (gunicorn, Celery, manage.py) get in these tests:
+    the test database, this test's media folder and queue, plus `extra`."""
+    from django.conf import settings
+    from django.db import connection
+    env = dict(os.environ)
+    db = connection.settings_dict
+    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env["DJANGO_SETTINGS_MODULE"] = "perfweb.settings_test"
+    env["MEDIA_ROOT"] = str(settings.MEDIA_ROOT)
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def server_factory(transactional_db, tmp_path):
+    """Start gunicorn as deployed (perfweb.wsgi, sync workers) on a free port; stopped
+    after the test. `preexec` runs in the child before exec (resource limits)."""
+    import urllib.request
+    procs = []
+
+    def start(extra_env=None, workers=2, preexec=None):
+        port = _free_port()
+        log = open(tmp_path / f"gunicorn-{len(procs)}.log", "wb")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "perfweb.wsgi", "--bind", f"127.0.0.1:{port}",
+             "--workers", str(workers), "--timeout", "120", "--log-level", "warning"],
+            cwd=ROOT, env=service_env(extra_env), stdout=log, stderr=subprocess.STDOUT,
+            preexec_fn=preexec)
+        procs.append(proc)
+        url = f"http://127.0.0.1:{port}"
+
+        def up():
+            if proc.poll() is not None:
+                raise AssertionError((tmp_path / f"gunicorn-{len(procs) - 1}.log").read_text())
+            try:
+                return urllib.request.urlopen(url + "/login/", timeout=2).status == 200
+            except OSError:
+                return False
+        wait_for(up, timeout=60)
+        return url
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -142,12 +142,16 @@ def test_duplicate_upload_is_linked_not_processed_twice(client, member):
 
 
 def test_upload_limit_gives_a_message(client, member, settings):
-    settings.PERFWEB_MAX_UPLOAD_BYTES = 1000
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 10000  # 1.1.0-busy.perf.data is 18,836 bytes
     client.force_login(member)
     r = _upload(client, SPINPOOL / "1.1.0-busy.perf.data")
     assert r.status_code == 400
-    assert "the limit is 1000 bytes" in r.content.decode()
+    assert "1.1.0-busy.perf.data is 18.4 KiB; the limit is 9.8 KiB" in r.content.decode()
     assert Capture.objects.count() == 0
+    # far beyond what any upload may be: refused before the body is read
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 100
+    r = _upload(client, SPINPOOL / "1.1.0-busy.perf.data")
+    assert r.status_code == 413 and "may be 100 bytes each" in r.content.decode()
     r = client.post(reverse("upload"), {"service": "x", "version": "1"},
                     HTTP_ACCEPT="application/json")
     assert r.status_code == 400 and "capture" in r.json()["errors"]

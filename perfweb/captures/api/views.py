@@ -15,7 +15,8 @@ from .. import access
 from ..exports import EXPORTS, export_response
 from ..history import comparison, history, previous_capture
 from ..models import Build, Capture, Service
-from ..uploads import store_upload, teams_for_upload
+from ..upload_limits import STORAGE_FULL, storage_full
+from ..uploads import QuotaExceeded, StorageFull, store_upload, teams_for_upload
 from .serializers import (BuildSerializer, CaptureSerializer, CaptureUploadSerializer,
                           ServiceSerializer)
 
@@ -119,6 +120,8 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         service and build are created on first use; the same file uploaded again to the
         same build returns the existing capture (200)."""
         s = CaptureUploadSerializer(data=request.data)
+        if storage_full(request._request):
+            return Response({"detail": STORAGE_FULL}, status=507)
         s.is_valid(raise_exception=True)
         d = dict(s.validated_data)
         team = _team_for(request.user, d.pop("team", ""))
@@ -126,6 +129,10 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             capture, created = store_upload(request.user, team, d)
         except IntegrityError:
             raise ValidationError("the upload conflicts with another one; retry") from None
+        except QuotaExceeded as e:
+            raise ValidationError({"detail": str(e)}) from None
+        except StorageFull as e:
+            return Response({"detail": e.strerror}, status=507)
         data = CaptureSerializer(capture, context={"request": request}).data
         data["duplicate"] = not created
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -1,0 +1,81 @@
+"""Limits applied while an upload streams in, before anything is stored.
+
+Django writes uploads above 2.5 MB to temporary files; this handler stops writing a file
+once it passes PERFWEB_MAX_UPLOAD_BYTES (the rest of it is read and dropped), so an
+oversized upload costs at most the limit on disk and still gets its clear message from
+`uploads.check_size`. A request larger than every file could be is refused before its
+body is read (413).
+"""
+from __future__ import annotations
+
+import errno
+
+from django.conf import settings
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.http import HttpResponse
+
+from .uploads import human_size
+
+
+class SizeLimitedUploadHandler(TemporaryFileUploadHandler):
+    def new_file(self, *args, **kwargs):
+        super().new_file(*args, **kwargs)
+        self.received = 0
+
+    def receive_data_chunk(self, raw_data, start):
+        self.received += len(raw_data)
+        if self.received > settings.PERFWEB_MAX_UPLOAD_BYTES or storage_full(self.request):
+            return None  # counted, not kept
+        try:
+            return super().receive_data_chunk(raw_data, start)
+        except OSError as e:
+            if e.errno not in FULL:
+                raise
+            self.request.perfweb_storage_full = True  # the view says so (507)
+            return None
+
+    def file_complete(self, file_size):
+        f = super().file_complete(min(file_size, self.received))
+        if f is not None:
+            f.size = self.received  # what was sent, for the message
+        return f
+
+
+FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+STORAGE_FULL = ("The server's storage is full; nothing of this upload was kept. Try again "
+                "later or tell an administrator.")
+
+
+def storage_full(request) -> bool:
+    """Whether the temporary files of this request's upload could not be written."""
+    return getattr(request, "perfweb_storage_full", False)
+
+
+def request_too_large(request) -> HttpResponse | None:
+    """More bytes than a capture and PERFWEB_MAX_SYMBOL_FILES symbol files at the limit."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    most = settings.PERFWEB_MAX_UPLOAD_BYTES * (1 + settings.PERFWEB_MAX_SYMBOL_FILES)
+    if length <= most:
+        return None
+    message = (f"The upload is {human_size(length)}; a capture and its symbol files may "
+               f"be {human_size(settings.PERFWEB_MAX_UPLOAD_BYTES)} each.")
+    if request.path.startswith("/api/") or \
+            request.headers.get("Accept", "").startswith("application/json"):
+        return HttpResponse(f'{{"detail": "{message}"}}', status=413,
+                            content_type="application/json")
+    return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+
+
+class UploadLimitMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST":
+            refused = request_too_large(request)
+            if refused is not None:
+                return refused
+        return self.get_response(request)
