@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser clean
+.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,9 @@ bench-perf-data: $(STAMP)
 
 bench-symbols: $(STAMP)
 	$(PY) benchmarks/bench_symbols.py $(BENCH_ARGS)
+
+bench-load: $(STAMP)
+	$(PY) benchmarks/bench_load.py $(BENCH_ARGS)
 
 bench-browser: $(STAMP)
 	$(PY) benchmarks/bench_browser.py $(BENCH_ARGS)
