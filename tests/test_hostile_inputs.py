@@ -196,3 +196,16 @@ def test_garbage_behind_a_valid_magic_is_a_typed_error():
     for junk in (b"PERFILE2" + b"\xff" * 200, b"PERFILE2", b"PERFILE2" + bytes(96)):
         with pytest.raises(AnalysisError):
             load(io.BytesIO(junk), "perf-data")
+
+
+def test_gzip_perf_data_bomb_is_refused():
+    import gzip
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb") as gz:
+        gz.write(_perf_data()[:104])
+        for _ in range(300):
+            gz.write(bytes(MiB))
+    assert len(buf.getvalue()) < MiB
+    out, peak = _peak(lambda: load(io.BytesIO(buf.getvalue())))
+    assert isinstance(out, ParseError) and "expands more than 100x" in str(out)
+    assert peak < 16 * MiB

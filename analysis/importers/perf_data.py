@@ -19,8 +19,10 @@ import os
 import shutil
 import struct
 import tempfile
+import zlib
 from array import array
 
+from ..errors import ParseError
 from ..perfdata import records as R
 from ..perfdata.attr import REGS_USER, STACK_USER, TID, TIME, Attr, parse_attr
 from ..perfdata.header import (FileHeader, Features, apply_feature, parse_build_ids,
@@ -57,6 +59,29 @@ def parse(source: Source) -> Profile:
         return _Reader(buf, len(buf)).read()
 
 
+#: a gzip-compressed perf.data may expand this much (ratio to its compressed size, plus a
+#: floor), so a small upload cannot fill the disk
+GZIP_MAX_RATIO = 100
+GZIP_FLOOR = 64 << 20
+
+
+def _gunzip(src, dst) -> None:
+    src.seek(0, os.SEEK_END)
+    limit = src.tell() * GZIP_MAX_RATIO + GZIP_FLOOR
+    src.seek(0)
+    written = 0
+    try:
+        with gzip.GzipFile(fileobj=src) as gz:
+            while chunk := gz.read(1 << 20):
+                written += len(chunk)
+                if written > limit:
+                    raise ParseError(f"the gzip-compressed perf.data expands more than "
+                                     f"{GZIP_MAX_RATIO}x; refused")
+                dst.write(chunk)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        raise ParseError(f"the gzip compression is damaged or cut short ({e})") from e
+
+
 class _mapped:
     """The file as a read-only buffer: mmap for plain files, a temporary file for gzip
     and for file objects that are not real files."""
@@ -76,8 +101,7 @@ class _mapped:
         if self.fh.read(2) == b"\x1f\x8b":
             self.fh.seek(0)
             self.tmp = tempfile.TemporaryFile()
-            with gzip.GzipFile(fileobj=self.fh) as gz:
-                shutil.copyfileobj(gz, self.tmp, 1 << 20)
+            _gunzip(self.fh, self.tmp)
             target = self.tmp
         else:
             self.fh.seek(0)

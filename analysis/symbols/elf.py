@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass, field
 
 from elftools.common.exceptions import ELFError
-from elftools.construct import ConstructError
+from elftools.construct import ConstructError  # pyelftools' parse errors; it also asserts
 from elftools.elf.elffile import ELFFile
 
 from ..errors import AnalysisError
@@ -76,7 +76,7 @@ def read_info(path: str, name: str | None = None) -> ElfInfo:
             if elf.num_sections() > MAX_SECTIONS or elf.num_segments() > MAX_SEGMENTS:
                 raise ElfUnreadable(f"{name or path}: absurd section or segment count")
             return _info(elf, path, name or os.path.basename(path))
-    except (ELFError, ConstructError, struct.error, ValueError, OSError, IndexError) as e:
+    except (ELFError, ConstructError, AssertionError, struct.error, ValueError, OSError, IndexError) as e:
         raise ElfUnreadable(f"{name or path}: not a readable ELF file ({e})") from e
 
 
@@ -91,7 +91,7 @@ def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
                 for note in sec.iter_notes():
                     if note["n_type"] == "NT_GNU_BUILD_ID":
                         build_id = note["n_desc"]
-            except (ELFError, ConstructError, struct.error, ValueError):
+            except (ELFError, ConstructError, AssertionError, struct.error, ValueError):
                 pass
         elif t == "SHT_SYMTAB":
             has_symtab = sec["sh_size"] > 0
@@ -107,7 +107,7 @@ def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
                 for tag in sec.iter_tags():
                     if tag.entry.d_tag == "DT_SONAME":
                         soname = tag.soname
-            except (ELFError, ConstructError, struct.error, ValueError, AttributeError):
+            except (ELFError, ConstructError, AssertionError, struct.error, ValueError, AttributeError):
                 pass
     segments = []
     for seg in elf.iter_segments():
@@ -127,7 +127,7 @@ def function_symbols(path: str) -> tuple[SymbolIndex, str]:
             symtab = _section(elf, "SHT_SYMTAB")
             table = symtab if symtab is not None else _section(elf, "SHT_DYNSYM")
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ELFError, ConstructError, struct.error, ValueError, OSError) as e:
+        except (ELFError, ConstructError, AssertionError, struct.error, ValueError, OSError) as e:
             raise ElfUnreadable(f"{path}: not a readable ELF file ({e})") from e
         try:
             starts, sizes, binds, names = [], [], [], []
@@ -137,7 +137,7 @@ def function_symbols(path: str) -> tuple[SymbolIndex, str]:
                 _read_symbols(elf, mm, table, starts, sizes, binds, names)
             _plt_symbols(elf, mm, starts, sizes, binds, names)
             return build_index(starts, sizes, binds, names), used
-        except (ELFError, ConstructError, struct.error, ValueError, IndexError) as e:
+        except (ELFError, ConstructError, AssertionError, struct.error, ValueError, IndexError) as e:
             raise ElfUnreadable(f"{path}: damaged symbol table ({e})") from e
         finally:
             mm.close()
