@@ -12,7 +12,7 @@ import errno
 
 from django.conf import settings
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 
 from .uploads import human_size
 
@@ -64,8 +64,7 @@ def request_too_large(request) -> HttpResponse | None:
                f"be {human_size(settings.PERFWEB_MAX_UPLOAD_BYTES)} each.")
     if request.path.startswith("/api/") or \
             request.headers.get("Accept", "").startswith("application/json"):
-        return HttpResponse(f'{{"detail": "{message}"}}', status=413,
-                            content_type="application/json")
+        return JsonResponse({"detail": message}, status=413)
     return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
 
 

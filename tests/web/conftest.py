@@ -14,6 +14,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SPINPOOL = ROOT.parent / "shared" / "corpus" / "cases" / "spinpool"
 
 
+def stop(procs) -> None:
+    """SIGTERM (a warm shutdown), then SIGKILL after 10 s."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 @pytest.fixture
 def worker_factory(transactional_db, tmp_path):
     """Start Celery worker processes on the test database; stopped after the test."""
@@ -32,13 +43,7 @@ def worker_factory(transactional_db, tmp_path):
         return proc
 
     yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    stop(procs)
 
 
 @pytest.fixture(autouse=True)
@@ -130,10 +135,4 @@ def server_factory(transactional_db, tmp_path):
         return url
 
     yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    stop(procs)

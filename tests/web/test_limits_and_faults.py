@@ -90,32 +90,23 @@ def _wait_finished(pk, timeout=120):
     return wait_for(lambda: (c := Capture.objects.get(pk=pk)).finished and c, timeout)
 
 
-def test_worker_over_its_memory_limit_fails_that_capture_only(client, member, worker_factory,
-                                                              tmp_path):
-    worker_factory({"PERFWEB_WORKER_MEMORY_MB": "64"})
+@pytest.mark.parametrize("env, pool, lines, message", [
+    ({"PERFWEB_WORKER_MEMORY_MB": "64"}, "solo", 6000,
+     "the analysis needed more memory than a worker may use (64 MB, "
+     "PERFWEB_WORKER_MEMORY_MB)"),
+    ({"PERFWEB_ANALYSIS_TIME_LIMIT_S": "2"}, "prefork", 30000,
+     "processing took longer than the 2-second limit (PERFWEB_ANALYSIS_TIME_LIMIT_S)"),
+], ids=["memory", "time"])
+def test_worker_over_a_limit_fails_that_capture_only(client, member, worker_factory,
+                                                     tmp_path, env, pool, lines, message):
+    worker_factory(env, pool=pool)
     key = create_token(member, "ci")
-    heavy = _api_upload(client, key, _heavy_capture(tmp_path, 6000)).json()["id"]
+    heavy = _api_upload(client, key, _heavy_capture(tmp_path, lines)).json()["id"]
     small = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data").json()["id"]
     failed = _wait_finished(heavy)
-    assert failed.status == "failed"
-    assert failed.error.startswith("the analysis needed more memory than a worker may use "
-                                   "(64 MB, PERFWEB_WORKER_MEMORY_MB)")
+    assert failed.status == "failed" and failed.error.startswith(message), failed.error
     done = _wait_finished(small)
     assert done.status == "done", done.error  # the same worker, the next capture
-
-
-def test_worker_over_its_time_limit_fails_that_capture_only(client, member, worker_factory,
-                                                            tmp_path):
-    worker_factory({"PERFWEB_ANALYSIS_TIME_LIMIT_S": "2"}, pool="prefork")  # as deployed
-    key = create_token(member, "ci")
-    heavy = _api_upload(client, key, _heavy_capture(tmp_path, 30000)).json()["id"]
-    small = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data").json()["id"]
-    failed = _wait_finished(heavy)
-    assert failed.status == "failed"
-    assert failed.error.startswith("processing took longer than the 2-second limit "
-                                   "(PERFWEB_ANALYSIS_TIME_LIMIT_S)")
-    done = _wait_finished(small)
-    assert done.status == "done", done.error
 
 
 def _private_redis(port, data_dir):
