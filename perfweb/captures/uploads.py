@@ -110,6 +110,19 @@ def store_symbol(f, user, build=None, capture=None, stored: list | None = None) 
     return sf
 
 
+def store_build_symbols(files, user, build) -> None:
+    """More symbol files for a build: all of them, or none (files and rows)."""
+    check_quota(user, files)
+    stored: list = []
+    try:
+        with transaction.atomic():
+            for f in files:
+                store_symbol(f, user, build=build, stored=stored)
+    except OSError as e:
+        _remove(stored)
+        raise _storage_error(e) from e
+
+
 class StorageFull(OSError):
     def __str__(self) -> str:
         return self.strerror

@@ -13,7 +13,7 @@ from . import access, pipeline
 from .forms import SymbolUploadForm, UploadForm
 from .models import Capture
 from .upload_limits import STORAGE_FULL, storage_full
-from .uploads import (QuotaExceeded, StorageFull, check_quota, human_size, store_symbol,
+from .uploads import (QuotaExceeded, StorageFull, human_size, store_build_symbols,
                       store_upload, teams_for_upload)
 
 
@@ -141,10 +141,7 @@ def build_detail(request, pk: int):
     form = SymbolUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            check_quota(request.user, form.cleaned_data["symbols"])
-            with transaction.atomic():
-                for f in form.cleaned_data["symbols"]:
-                    store_symbol(f, request.user, build=build)
+            store_build_symbols(form.cleaned_data["symbols"], request.user, build)
         except (QuotaExceeded, StorageFull) as e:
             form.add_error(None, str(e))
         else:
