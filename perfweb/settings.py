@@ -163,12 +163,13 @@ if REDIS_URL:
     }
 else:
     _broker = VAR_DIR / "broker"
-    for sub in ("out", "processed"):
+    for sub in ("out", "processed", "control"):
         (_broker / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker / "out"), "data_folder_out": str(_broker / "out"),
-        "processed_folder": str(_broker / "processed"), "store_processed": False}
+        "processed_folder": str(_broker / "processed"), "store_processed": False,
+        "control_folder": str(_broker / "control")}  # not ./control in the checkout
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="perfweb")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
