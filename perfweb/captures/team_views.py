@@ -208,12 +208,10 @@ def debuginfod(request, key: str, build_id: str, kind: str):
         symbol_file__in=access.symbol_files_of(user)).first()
     if entry is None:
         raise Http404()
-    work = tempfile.TemporaryDirectory(prefix="perfweb-debuginfod-")
-    path = buildids.extract(entry, work.name)
-    if path is None:
-        work.cleanup()
-        raise Http404()
-    response = FileResponse(open(path, "rb"), content_type="application/octet-stream")
-    response._perfweb_tmp = work  # removed with the response
-    return response
+    with tempfile.TemporaryDirectory(prefix="perfweb-debuginfod-") as work:
+        path = buildids.extract(entry, work)
+        if path is None:
+            raise Http404()
+        f = open(path, "rb")  # stays readable once its folder is gone (Linux)
+    return FileResponse(f, content_type="application/octet-stream")
 
