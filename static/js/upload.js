@@ -27,9 +27,12 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       const errors = body.errors || {};
       const lines = [];
-      for (const field of Object.keys(errors)) {
-        for (const err of errors[field]) lines.push(`${field}: ${err.message}`);
+      for (const field of Object.keys(errors)) {  // __all__: quota, full storage
+        for (const err of errors[field]) {
+          lines.push(field === "__all__" ? err.message : `${field}: ${err.message}`);
+        }
       }
+      if (body.detail) lines.push(body.detail);  // too large (413), database down (503)
       status.textContent = lines.length ? lines.join("; ") :
         `Upload failed (HTTP ${xhr.status}).`;
       bar.hidden = true;
