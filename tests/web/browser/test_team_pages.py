@@ -100,3 +100,21 @@ def test_spinpool_history_and_comparison(page):
     page.goto(page.base + after.get_absolute_url())
     page.click("#compare-previous")
     page.wait_for_url(re.compile(rf".*/compare/{before.pk}/{after.pk}/$"))
+
+
+def test_upload_page_says_why_an_upload_is_refused(page, settings):
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 100
+    page.goto(f"{page.base}/upload/")
+    page.set_input_files("#id_capture", str(SPINPOOL / "1.1.0-busy.perf.data"))
+    page.fill("#id_service", "llm-api")
+    page.fill("#id_version", "1.0.0")
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector("#upload-status:has-text('may be 100 bytes each')")
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 10000
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector("#upload-status:has-text('capture: 1.1.0-busy.perf.data is 18.4 KiB')")
+    settings.PERFWEB_MAX_UPLOAD_BYTES = 1 << 30
+    settings.PERFWEB_USER_QUOTA_BYTES = 5000
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector("#upload-status:has-text('over your quota of 4.9 KiB')")
+    assert Capture.objects.count() == 0
