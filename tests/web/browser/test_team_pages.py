@@ -112,7 +112,8 @@ def test_upload_page_says_why_an_upload_is_refused(page, settings):
     page.wait_for_selector("#upload-status:has-text('may be 100 bytes each')")
     settings.PERFWEB_MAX_UPLOAD_BYTES = 10000
     page.click("#upload-form button[type=submit]")
-    page.wait_for_selector("#upload-status:has-text('capture: 1.1.0-busy.perf.data is 18.4 KiB')")
+    page.wait_for_selector(
+        "#upload-status:has-text('capture: 1.1.0-busy.perf.data is 18.4 KiB')")
     settings.PERFWEB_MAX_UPLOAD_BYTES = 1 << 30
     settings.PERFWEB_USER_QUOTA_BYTES = 5000
     page.click("#upload-form button[type=submit]")
