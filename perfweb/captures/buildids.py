@@ -4,28 +4,18 @@ A symbol file may be an archive: its members are read with the same hostile-arch
 rules as symbolization (analysis.symbols.inputs), in a private temporary folder."""
 from __future__ import annotations
 
-import shutil
 import tempfile
 
 from analysis.symbols.elf import ElfUnreadable, read_info
 from analysis.symbols.inputs import BundleError, collect
 
+from .local_files import local_copy
 from .models import BuildIdEntry, SymbolFile
 
 
-def _local(sf: SymbolFile, folder: str) -> str:
+def _elves(sf: SymbolFile, folder: str, path: str | None = None):
     try:
-        return sf.file.path
-    except NotImplementedError:
-        path = f"{folder}/symbol-{sf.pk}"
-        with sf.file.open("rb") as src, open(path, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        return path
-
-
-def _elves(sf: SymbolFile, folder: str):
-    try:
-        collected = collect([_local(sf, folder)], folder)
+        collected = collect([path or local_copy(sf.file, folder, f"symbol-{sf.pk}")], folder)
     except BundleError:
         return
     for f in collected.files:
@@ -40,13 +30,13 @@ def _elves(sf: SymbolFile, folder: str):
             yield f, info, build_id
 
 
-def index(sf: SymbolFile) -> int:
-    """Record the build-ids of `sf` (idempotent)."""
+def index(sf: SymbolFile, path: str | None = None) -> int:
+    """Record the build-ids of `sf` (idempotent); `path`: a local copy the caller has."""
     if sf.indexed:
         return 0
     entries = []
     with tempfile.TemporaryDirectory(prefix="perfweb-buildids-") as work:
-        for f, info, build_id in _elves(sf, work):
+        for f, info, build_id in _elves(sf, work, path):
             member = f.origin.split(":", 1)[1] if ":" in f.origin else ""
             if info.has_symtab or info.debug_only:
                 entries.append(BuildIdEntry(symbol_file=sf, build_id=build_id,

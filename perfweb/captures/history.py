@@ -5,7 +5,7 @@ from __future__ import annotations
 from analysis import compare
 
 from .models import Capture
-from .profiles import stored_profile
+from .profiles import result_profile
 
 
 def history(service) -> dict:
@@ -18,7 +18,8 @@ def history(service) -> dict:
         fns: dict[str, float] = {}
         rules: dict[str, float] = {}
         n = 0
-        for capture in build.captures.filter(status=Capture.Status.DONE).order_by("created_at"):
+        done = build.captures.filter(status=Capture.Status.DONE).order_by("created_at")
+        for capture in done.prefetch_related("results"):
             result = capture.latest_result()
             if result is None:
                 continue
@@ -53,15 +54,17 @@ def previous_capture(capture: Capture) -> Capture | None:
     ).order_by("-build__created_at", "-created_at").first()
 
 
-def comparison(before: Capture, after: Capture) -> dict | None:
-    """None when either capture has no analyzed result."""
-    pa, pb = stored_profile(before), stored_profile(after)
+def comparison(before: Capture, after: Capture, tree: bool = False) -> dict | None:
+    """None when either capture has no analyzed result. `tree`: with the differential
+    tree (for the flame graph), which costs a walk over both profiles."""
     ra, rb = before.latest_result(), after.latest_result()
+    pa, pb = result_profile(ra), result_profile(rb)
     if pa is None or pb is None:
         return None
     out = compare.compare(pa, pb, before.label, after.label,
                           report_before=ra.report, report_after=rb.report)
-    out["tree"] = compare.diff_tree(pa, pb)
+    if tree:
+        out["tree"] = compare.diff_tree(pa, pb)
     out["before"] = {"id": before.pk, "build": before.build.version, "label": before.label}
     out["after"] = {"id": after.pk, "build": after.build.version, "label": after.label}
     return out

@@ -122,6 +122,11 @@ class Capture(models.Model):
         return self.status in (self.Status.DONE, self.Status.FAILED)
 
     def latest_result(self) -> "AnalysisResult | None":
+        """From `prefetch_related("results")` when the list was fetched that way (one
+        query for a whole list of captures), else one query."""
+        cached = getattr(self, "_prefetched_objects_cache", {}).get("results")
+        if cached is not None:
+            return max(cached, key=lambda r: r.created_at, default=None)
         return self.results.order_by("-created_at").first()
 
     def top_finding(self) -> dict | None:
@@ -161,8 +166,6 @@ class AnalysisResult(models.Model):
     capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="results")
     analysis_version = models.CharField(max_length=32)
     report = models.JSONField()  # the analysis JSON contract
-    flamegraph = models.JSONField()  # top-down tree, small frames merged
-    timeline = models.JSONField()
     folded = models.FileField(upload_to=folded_path)
     #: the whole analyzed profile (analysis.profile_io), for views computed on demand
     profile = models.FileField(upload_to=folded_path, blank=True)

@@ -11,8 +11,6 @@ import contextlib
 import errno
 import io
 import logging
-import os
-import shutil
 import signal
 import tempfile
 import threading
@@ -25,9 +23,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from analysis import ANALYSIS_VERSION, compare, profile_io
-from analysis.aggregate import stack_weights
-from analysis.aggregate.timeline import samples_over_time
-from analysis.aggregate.tree import to_dict, top_down
 from analysis.errors import AnalysisError
 from analysis.export.folded import FoldOptions, folded_lines, fold
 from analysis.importers import load
@@ -35,14 +30,13 @@ from analysis.report import build_report
 from analysis.symbols import symbolize
 
 from . import buildids, history
+from .local_files import local_copy
 from .models import AnalysisResult, Capture, SymbolFile
-from .profiles import stored_profile
+from .profiles import result_profile
 
 log = logging.getLogger(__name__)
 Status = Capture.Status
 
-#: flame graph nodes below this share of samples are merged into "[other]" when stored
-FLAME_MIN_SHARE = 0.001
 
 
 def enqueue(capture: Capture) -> None:
@@ -140,49 +134,32 @@ def _fail(capture: Capture, message: str) -> None:
         updated_at=timezone.now())
 
 
-def _local_copy(field_file, folder: str, name: str) -> str:
-    """A path on local disk for a stored file (storage may be S3)."""
-    try:
-        return field_file.path
-    except NotImplementedError:
-        path = os.path.join(folder, name)
-        with field_file.open("rb") as src, open(path, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        return path
-
-
 def _run(capture: Capture) -> None:
     with tempfile.TemporaryDirectory(prefix="perfweb-capture-") as work:
         _stage(capture, Status.PARSING, 10)
-        profile = load(_local_copy(capture.file, work, "capture"))
+        profile = load(local_copy(capture.file, work, "capture"))
         Capture.objects.filter(pk=capture.pk).update(format=profile.meta.format)
 
         _stage(capture, Status.SYMBOLIZING, 40)
         files = SymbolFile.objects.filter(build=capture.build) | \
             SymbolFile.objects.filter(capture=capture)
         ordered = list(files.order_by("created_at"))
-        paths = [_local_copy(sf.file, work, f"symbols-{sf.pk}") for sf in ordered]
-        for sf in ordered:
-            buildids.index(sf)  # for debuginfod; once per file
+        paths = [local_copy(sf.file, work, f"symbols-{sf.pk}") for sf in ordered]
+        for sf, path in zip(ordered, paths):
+            buildids.index(sf, path)  # for debuginfod; once per file
         if paths:
             symbolize(profile, paths)
 
         _stage(capture, Status.ANALYZING, 70)
         report = build_report(profile, label=capture.label)
         _compare_with_previous(capture, profile, report)
-        weights = stack_weights(profile)
-        total = sum(weights.values())
-        flame = to_dict(profile, top_down(profile, weights),
-                        min_weight=max(1, int(total * FLAME_MIN_SHARE)))
-        timeline = samples_over_time(profile, bucket_s=0.1)
-        timeline["series"] = {str(k): v for k, v in timeline["series"].items()}
         folded = "".join(line + "\n" for line in folded_lines(
             fold(profile, FoldOptions(weight="samples"))))
         with transaction.atomic():
             AnalysisResult.objects.filter(capture=capture,
                                           analysis_version=ANALYSIS_VERSION).delete()
             result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
-                                    report=report, flamegraph=flame, timeline=timeline)
+                                    report=report)
             result.folded.save("folded", ContentFile(folded.encode()), save=False)
             buf = io.BytesIO()
             profile_io.dump(profile, buf)
@@ -198,10 +175,11 @@ def _compare_with_previous(capture: Capture, profile, report: dict) -> None:
     label; a regression beyond the thresholds becomes a finding naming what grew."""
     report["compared_with"] = None
     prev = history.previous_capture(capture)
-    before = stored_profile(prev) if prev is not None else None
+    prev_result = prev.latest_result() if prev is not None else None
+    before = result_profile(prev_result)
     if before is None:
         return
-    cmp = compare.compare(before, profile, report_before=prev.latest_result().report,
+    cmp = compare.compare(before, profile, report_before=prev_result.report,
                           report_after=report)
     report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
                                "cpus_before": cmp["cpus_before"],

@@ -18,7 +18,11 @@ _LOCK = threading.Lock()
 
 def stored_profile(capture) -> Profile | None:
     """None when the capture has no analyzed result yet. The caller checks access."""
-    result = capture.latest_result()
+    return result_profile(capture.latest_result())
+
+
+def result_profile(result) -> Profile | None:
+    """The profile an AnalysisResult holds (None for none, or an old result without)."""
     if result is None or not result.profile:
         return None
     key = (result.pk, result.profile.name)

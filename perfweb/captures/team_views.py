@@ -32,7 +32,7 @@ BUILD_ID = re.compile(r"[0-9a-fA-F]{2,64}")
 @login_required
 def service_detail(request, pk: int):
     service = get_object_or_404(access.services_of(request.user), pk=pk)
-    builds = service.builds.order_by("created_at").prefetch_related("captures")
+    builds = service.builds.order_by("created_at").prefetch_related("captures__results")
     done = Capture.objects.filter(build__service=service, status=Capture.Status.DONE) \
         .select_related("build").order_by("build__created_at", "created_at")
     return render(request, "captures/service.html",
@@ -50,7 +50,7 @@ def _pair(request, a: int, b: int):
     """Two analyzed captures the user may see, and their comparison."""
     qs = access.captures_of(request.user).filter(status=Capture.Status.DONE)
     before, after = get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
-    data = comparison(before, after)
+    data = comparison(before, after, tree=True)
     if data is None:
         raise Http404("no result yet")
     return before, after, data
@@ -60,8 +60,7 @@ def _pair(request, a: int, b: int):
 def compare_page(request, a: int, b: int):
     before, after, data = _pair(request, a, b)
     return render(request, "captures/compare.html",
-                  {"before": before, "after": after, "cmp": data,
-                   "data_url": reverse("compare-data", args=[a, b])})
+                  {"before": before, "after": after, "cmp": data})
 
 
 @login_required

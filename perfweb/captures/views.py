@@ -19,7 +19,7 @@ from .uploads import (QuotaExceeded, StorageFull, human_size, store_build_symbol
 
 @login_required
 def home(request):
-    services = access.services_of(request.user).prefetch_related("builds__captures")
+    services = access.services_of(request.user).prefetch_related("builds__captures__results")
     return render(request, "captures/home.html", {"services": services})
 
 
@@ -148,7 +148,7 @@ def build_detail(request, pk: int):
             messages.info(request, "Symbol files added. Re-analyze the captures to use them.")
             return redirect(build)
     return render(request, "captures/build.html",
-                  {"build": build, "form": form, "captures": build.captures.all(),
+                  {"build": build, "form": form, "captures": build.captures.prefetch_related("results"),
                    "symbol_files": build.symbol_files.all()},
                   status=400 if form.errors else 200)
 

@@ -103,7 +103,8 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     serializer_class = CaptureSerializer
 
     def get_queryset(self):
-        qs = access.captures_of(self.request.user).select_related("build__service")
+        qs = access.captures_of(self.request.user).select_related("build__service") \
+            .prefetch_related("results")
         params = self.request.query_params
         if params.get("service"):
             qs = qs.filter(build__service__name=params["service"])
@@ -182,9 +183,8 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                 raise NotReady("no earlier build of this service has an analyzed capture "
                                f"labelled {after.label!r}; pass ?with=ID")
         _finished(before)
-        data = comparison(before, after)
+        data = comparison(before, after,
+                          tree=request.query_params.get("tree") in ("1", "true", "yes"))
         if data is None:
             raise NotReady("a capture has no stored profile; analyze it again")
-        if request.query_params.get("tree") not in ("1", "true", "yes"):
-            data.pop("tree")
         return Response(data)
