@@ -7,8 +7,13 @@ import os
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _n = int(_worker[2:] or 0) if _worker.startswith("gw") else 0
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/perfweb")
-os.environ.setdefault("REDIS_URL", f"redis://127.0.0.1:6379/{10 + _n}")
-os.environ.setdefault("CELERY_TASK_DEFAULT_QUEUE", f"perfweb-test-{_worker}-{os.getpid()}")
+if os.environ.get("PERFWEB_TEST_FOR") != _worker:
+    # a test process: its own Redis database and queue, even though pytest-xdist workers
+    # inherit the environment of the controller process (which loaded these settings
+    # too); the services a test starts inherit them, with any override the test gives
+    os.environ["PERFWEB_TEST_FOR"] = _worker
+    os.environ["REDIS_URL"] = f"redis://127.0.0.1:6379/{10 + _n}"
+    os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"perfweb-test-{_worker}-{os.getpid()}"
 
 from .settings import *  # noqa: E402,F401,F403
 

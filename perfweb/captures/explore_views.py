@@ -62,30 +62,47 @@ def _json(data) -> JsonResponse:
     return response
 
 
+DATA = ("flame", "functions", "threads", "timeline")
+
+
+def data_response(request, profile, kind: str) -> JsonResponse:
+    """One view of the capture page's explorer, for members and share links alike."""
+    q = query_of(request)
+    try:
+        if kind == "flame":
+            data = explore.flame(profile, q)
+        elif kind == "functions":
+            data = explore.functions(profile, q, dso=request.GET.get("dso") or None)
+        elif kind == "threads":
+            data = explore.threads(profile, q)
+        elif kind == "timeline":
+            data = explore.timeline(profile)
+        else:
+            raise Http404("unknown data")
+    except AnalysisError as e:  # a focus or root the profile does not have
+        return JsonResponse({"error": str(e)}, status=400)
+    return _json(data)
+
+
 @login_required
 @require_GET
 def flame(request, pk: int):
-    profile = _profile(request, pk)
-    try:
-        return _json(explore.flame(profile, query_of(request)))
-    except AnalysisError as e:
-        return JsonResponse({"error": str(e)}, status=400)
+    return data_response(request, _profile(request, pk), "flame")
 
 
 @login_required
 @require_GET
 def functions(request, pk: int):
-    profile = _profile(request, pk)
-    return _json(explore.functions(profile, query_of(request), dso=request.GET.get("dso") or None))
+    return data_response(request, _profile(request, pk), "functions")
 
 
 @login_required
 @require_GET
 def threads(request, pk: int):
-    return _json(explore.threads(_profile(request, pk), query_of(request)))
+    return data_response(request, _profile(request, pk), "threads")
 
 
 @login_required
 @require_GET
 def timeline(request, pk: int):
-    return _json(explore.timeline(_profile(request, pk)))
+    return data_response(request, _profile(request, pk), "timeline")

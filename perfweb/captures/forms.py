@@ -30,9 +30,10 @@ def _check_size(f) -> None:
 
 
 class UploadForm(forms.Form):
-    capture = forms.FileField(help_text="perf.data, `perf script` or `perf report --stdio` "
+    capture = forms.FileField(validators=[_check_size],
+                              help_text="perf.data, `perf script` or `perf report --stdio` "
                                         "output, or folded stacks; gzip is fine")
-    symbols = MultipleFileField(required=False,
+    symbols = MultipleFileField(required=False, validators=[_check_size],
                                 help_text="ELF binaries or debug files, perf archive "
                                           "bundles, kallsyms, /proc/PID/maps, perf-PID.map, "
                                           "or archives of them")
@@ -52,23 +53,6 @@ class UploadForm(forms.Form):
         if len(self.fields["team"].choices) <= 1:
             self.fields["team"].widget = forms.HiddenInput()
 
-    def clean_capture(self):
-        f = self.cleaned_data["capture"]
-        _check_size(f)
-        return f
-
-    def clean_symbols(self):
-        files = self.cleaned_data.get("symbols") or []
-        for f in files:
-            _check_size(f)
-        return files
-
 
 class SymbolUploadForm(forms.Form):
-    symbols = MultipleFileField()
-
-    def clean_symbols(self):
-        files = self.cleaned_data.get("symbols") or []
-        for f in files:
-            _check_size(f)
-        return files
+    symbols = MultipleFileField(validators=[_check_size])

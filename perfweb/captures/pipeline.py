@@ -197,13 +197,17 @@ def retry(capture: Capture) -> None:
     enqueue(capture)
 
 
-def reanalyze_build(build) -> int:
-    """After new symbol files: analyze the build's finished captures again."""
+def retry_all(captures) -> int:
     n = 0
-    for capture in build.captures.filter(status__in=[Status.DONE, Status.FAILED]):
+    for capture in captures:
         retry(capture)
         n += 1
     return n
+
+
+def reanalyze_build(build) -> int:
+    """After new symbol files: analyze the build's finished captures again."""
+    return retry_all(build.captures.filter(status__in=[Status.DONE, Status.FAILED]))
 
 
 def sweep() -> dict[str, int]:

@@ -16,14 +16,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis import explore
 
 from . import access, buildids
-from .explore_views import load_profile, query_of
+from .api_tokens import create_token, revoke_token, user_for_token
+from .explore_views import data_response, load_profile
 from .exports import export_response
 from .history import comparison, history, previous_capture
-from .api_tokens import create_token, revoke_token, user_for_token
 from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
+from .views import capture_context, status_payload
 
 BUILD_ID = re.compile(r"[0-9a-fA-F]{2,64}")
 
@@ -145,14 +145,7 @@ def shared_capture(request, token: str):
     link = _shared(request, token)
     if link is None:
         return _gone(request)
-    capture = link.capture
-    result = capture.latest_result()
-    report = result.report if result else None
-    return render(request, "captures/capture.html", {
-        "capture": capture, "report": report, "shared": True, "token": token,
-        "meta": report["metadata"] if report else {},
-        "findings": report.get("findings", []) if report else [],
-        "symbol_files": []})
+    return render(request, "captures/capture.html", capture_context(link.capture, token))
 
 
 @require_GET
@@ -160,23 +153,9 @@ def shared_data(request, token: str, kind: str):
     link = _shared(request, token)
     if link is None:
         return JsonResponse({"error": "link no longer valid"}, status=410)
-    capture = link.capture
     if kind == "status":
-        return JsonResponse({"status": capture.status, "progress": capture.progress,
-                             "finished": capture.finished})
-    p = load_profile(capture)
-    q = query_of(request)
-    if kind == "flame":
-        data = explore.flame(p, q)
-    elif kind == "functions":
-        data = explore.functions(p, q, dso=request.GET.get("dso") or None)
-    elif kind == "threads":
-        data = explore.threads(p, q)
-    elif kind == "timeline":
-        data = explore.timeline(p)
-    else:
-        raise Http404("unknown data")
-    return JsonResponse(data)
+        return JsonResponse(status_payload(link.capture))
+    return data_response(request, load_profile(link.capture), kind)
 
 
 # ---- API tokens ------------------------------------------------------------------------------

@@ -7,11 +7,13 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import access, pipeline
+from .explore_views import DATA
+from .exports import export_response
 from .forms import SymbolUploadForm, UploadForm
-from .models import Capture
 from .upload_limits import STORAGE_FULL, storage_full
 from .uploads import (QuotaExceeded, StorageFull, human_size, store_build_symbols,
                       store_upload, teams_for_upload)
@@ -31,7 +33,7 @@ def upload(request):
     if request.method == "POST" and storage_full(request):
         form = UploadForm(teams=teams)
         form.add_error(None, STORAGE_FULL)
-        return _upload_refused(request, form)
+        return _upload_refused(request, form, status=507)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         team = next((t for t in teams if str(t.pk) == d.get("team")), teams[0])
@@ -39,7 +41,8 @@ def upload(request):
             capture, created = store_upload(request.user, team, d)
         except (QuotaExceeded, StorageFull) as e:
             form.add_error(None, str(e))
-            return _upload_refused(request, form)
+            return _upload_refused(request, form,
+                                   status=507 if isinstance(e, StorageFull) else 400)
         if not created:
             messages.info(request, "This exact file was already uploaded to this build; "
                                    "here is that capture.")
@@ -52,8 +55,7 @@ def upload(request):
     return render(request, "captures/upload.html", {"form": form})
 
 
-def _upload_refused(request, form):
-    status = 507 if any("storage is full" in e for e in form.non_field_errors()) else 400
+def _upload_refused(request, form, status: int = 400):
     if request.headers.get("Accept") == "application/json":
         return JsonResponse({"errors": form.errors.get_json_data()}, status=status)
     return render(request, "captures/upload.html", {"form": form}, status=status)
@@ -63,17 +65,30 @@ def _upload_refused(request, form):
 def capture_detail(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user).select_related(
         "build__service__team"), pk=pk)
+    return render(request, "captures/capture.html", capture_context(capture))
+
+
+def capture_context(capture, share_token: str | None = None) -> dict:
+    """The capture page's context, for team members, or read-only through a share link
+    (then its data comes from the link's URLs and nothing team-only is shown)."""
     result = capture.latest_result()
     report = result.report if result else None
-    context = {"capture": capture, "report": report,
+    shared = share_token is not None
+    if shared:
+        urls = {kind: reverse("shared-data", args=[share_token, kind])
+                for kind in (*DATA, "status")}
+    else:
+        urls = {kind: reverse(f"data-{kind}", args=[capture.pk]) for kind in DATA}
+        urls["status"] = reverse("capture-status", args=[capture.pk])
+    context = {"capture": capture, "report": report, "shared": shared, "urls": urls,
                "size": human_size(capture.size),
-               "symbol_files": list(capture.build.symbol_files.all()) +
+               "symbol_files": [] if shared else list(capture.build.symbol_files.all()) +
                list(capture.symbol_files.all())}
     if report:
         context["meta"] = report["metadata"]
         context["findings"] = [dict(f, focus_query=_focus_query(f))
                                for f in report.get("findings", [])]
-    return render(request, "captures/capture.html", context)
+    return context
 
 
 def _focus_query(finding: dict) -> str:
@@ -90,8 +105,12 @@ def _focus_query(finding: dict) -> str:
 @login_required
 def capture_status(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    return JsonResponse({"status": capture.status, "progress": capture.progress,
-                         "error": capture.error, "finished": capture.finished})
+    return JsonResponse(status_payload(capture))
+
+
+def status_payload(capture) -> dict:
+    return {"status": capture.status, "progress": capture.progress, "error": capture.error,
+            "finished": capture.finished}
 
 
 @login_required
@@ -101,26 +120,18 @@ def capture_download(request, pk: int):
                         filename=capture.original_name)
 
 
-def _result_of(request, pk: int):
-    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    result = capture.latest_result()
-    if result is None:
-        raise Http404("no result yet")
-    return capture, result
-
-
 @login_required
 def capture_folded(request, pk: int):
-    capture, result = _result_of(request, pk)
-    return FileResponse(result.folded.open("rb"), as_attachment=True,
-                        filename=f"capture-{capture.pk}.folded.txt",
-                        content_type="text/plain; charset=utf-8")
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    return export_response(capture, "folded")
 
 
 @login_required
 def capture_result(request, pk: int):
     """The analysis JSON contract of the capture."""
-    _, result = _result_of(request, pk)
+    result = get_object_or_404(access.captures_of(request.user), pk=pk).latest_result()
+    if result is None:
+        raise Http404("no result yet")
     return JsonResponse(result.report)
 
 
@@ -128,7 +139,7 @@ def capture_result(request, pk: int):
 @require_POST
 def capture_retry(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    if capture.status == Capture.Status.FAILED or capture.status == Capture.Status.DONE:
+    if capture.finished:
         pipeline.retry(capture)
         messages.info(request, "The capture is queued for analysis again.")
     return redirect(capture)

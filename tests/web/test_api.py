@@ -131,7 +131,8 @@ def test_two_builds_via_api_and_cli_then_compare(client, live_server, member,
     text = client.get(f"/api/v1/captures/{new_id}/export/perf-script/", **_auth(key)).content
     again = load(io.BytesIO(text))
     assert again.meta.format == "perf-script" and len(again) == 973
-    folded = client.get(f"/api/v1/captures/{new_id}/export/folded/", **_auth(key)).content
+    folded = b"".join(client.get(f"/api/v1/captures/{new_id}/export/folded/",
+                                 **_auth(key)).streaming_content)
     assert sum(int(line.rsplit(b" ", 1)[1]) for line in folded.splitlines()) == 973
     assert client.get(f"/api/v1/captures/{new_id}/export/pdf/",
                       **_auth(key)).status_code == 400

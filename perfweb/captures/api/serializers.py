@@ -2,7 +2,6 @@
 as the upload page."""
 from __future__ import annotations
 
-from django.urls import reverse
 from rest_framework import serializers
 
 from ..models import Build, Capture, Service
@@ -57,7 +56,7 @@ class CaptureSerializer(serializers.ModelSerializer):
 
     def get_url(self, capture) -> str:
         request = self.context.get("request")
-        path = reverse("capture", args=[capture.pk])
+        path = capture.get_absolute_url()
         return request.build_absolute_uri(path) if request else path
 
     def get_top_finding(self, capture) -> dict | None:
@@ -87,12 +86,3 @@ class CaptureUploadSerializer(serializers.Serializer):
     def validate_symbols(self, files):
         return [_sized(f) for f in files]
 
-    def validate_service(self, name):
-        if not name.strip():
-            raise serializers.ValidationError("a service name is required")
-        return name
-
-    def validate_version(self, version):
-        if not version.strip():
-            raise serializers.ValidationError("a build version is required")
-        return version

@@ -16,8 +16,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from perfweb.captures import pipeline
-from perfweb.captures.models import Build, Capture, Membership, Service, SymbolFile, Team
-from perfweb.captures.uploads import sha256_of
+from perfweb.captures.models import Build, Capture, Membership, Service, Team
+from perfweb.captures.uploads import sha256_of, store_symbol
 
 DEFAULT_CORPUS = Path(settings.BASE_DIR).parent / "shared" / "corpus" / "cases" / "spinpool"
 
@@ -77,11 +77,7 @@ class Command(BaseCommand):
         if not path.exists() or build.symbol_files.filter(original_name=path.name).exists():
             return
         with path.open("rb") as f:
-            wrapped = File(f, name=path.name)
-            sf = SymbolFile(build=build, original_name=path.name, sha256=sha256_of(wrapped),
-                            size=path.stat().st_size, uploaded_by=user)
-            sf.file.save(path.name, wrapped, save=False)
-            sf.save()
+            store_symbol(File(f, name=path.name), user, build=build)
 
     def _capture(self, build, path: Path, label: str, user) -> Capture | None:
         if build.captures.filter(original_name=path.name).exists():

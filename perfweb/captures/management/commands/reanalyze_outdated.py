@@ -15,8 +15,5 @@ class Command(BaseCommand):
         outdated = Capture.objects.filter(status=Capture.Status.DONE).exclude(
             results__analysis_version=ANALYSIS_VERSION)
         with transaction.atomic():
-            n = 0
-            for capture in outdated:
-                pipeline.retry(capture)
-                n += 1
+            n = pipeline.retry_all(outdated)
         self.stdout.write(f"{n} capture(s) queued for analysis version {ANALYSIS_VERSION}")
