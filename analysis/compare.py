@@ -7,7 +7,7 @@ new capture differs beyond the thresholds.
 """
 from __future__ import annotations
 
-from .aggregate.functions import stack_functions, top_functions, top_dsos
+from .aggregate.functions import stack_functions
 from .aggregate.selection import stack_weights
 from .profile import Profile
 from .report import build_report
@@ -24,32 +24,33 @@ REGRESSION_PP = 5.0
 REGRESSION_FN_CPUS = 0.05
 
 
-def _function_shares(p: Profile, weights) -> tuple[dict, int]:
-    total = sum(weights.values()) or 1
-    out = {}
-    for f in top_functions(p, weights):
-        # the same library is installed under another path in each build
-        out[(f.name, f.dso.rsplit("/", 1)[-1])] = (f.self, f.total, f.self / total,
-                                                    f.total / total)
-    return out, total
+def _basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]  # the same library sits under another path per build
 
 
-def movers(before: Profile, after: Profile, n: int = 30) -> dict:
-    wa, wb = stack_weights(before), stack_weights(after)
-    fa, ta = _function_shares(before, wa)
-    fb, tb = _function_shares(after, wb)
+def _function_shares(report: dict) -> dict:
+    total = report["samples"] or 1
+    return {(f["name"], _basename(f["dso"])): (f["self"] / total, f["total"] / total)
+            for f in report["functions"]}
+
+
+def movers(ra: dict, rb: dict, n: int = 30) -> dict:
+    """From the two reports (build_report with every function): their function and DSO
+    tables already hold what moved."""
+    fa, fb = _function_shares(ra), _function_shares(rb)
+    ta, tb = ra["samples"] or 1, rb["samples"] or 1
     rows = []
     for key in set(fa) | set(fb):
-        a = fa.get(key, (0, 0, 0.0, 0.0))
-        b = fb.get(key, (0, 0, 0.0, 0.0))
+        a = fa.get(key, (0.0, 0.0))
+        b = fb.get(key, (0.0, 0.0))
         rows.append({"name": key[0], "dso": key[1],
-                     "self_before": round(100 * a[2], 2), "self_after": round(100 * b[2], 2),
-                     "total_before": round(100 * a[3], 2), "total_after": round(100 * b[3], 2),
-                     "self_change": round(100 * (b[2] - a[2]), 2),
-                     "total_change": round(100 * (b[3] - a[3]), 2)})
+                     "self_before": round(100 * a[0], 2), "self_after": round(100 * b[0], 2),
+                     "total_before": round(100 * a[1], 2), "total_after": round(100 * b[1], 2),
+                     "self_change": round(100 * (b[0] - a[0]), 2),
+                     "total_change": round(100 * (b[1] - a[1]), 2)})
     rows.sort(key=lambda r: (-abs(r["self_change"]), -abs(r["total_change"]), r["name"]))
-    da = {d["dso"].rsplit("/", 1)[-1]: d for d in top_dsos(before, wa)}
-    db = {d["dso"].rsplit("/", 1)[-1]: d for d in top_dsos(after, wb)}
+    da = {_basename(d["dso"]): d for d in ra["dsos"]}
+    db = {_basename(d["dso"]): d for d in rb["dsos"]}
     dsos = []
     for dso in set(da) | set(db):
         a = da.get(dso, {"self": 0, "total": 0})
@@ -61,7 +62,7 @@ def movers(before: Profile, after: Profile, n: int = 30) -> dict:
     return {"functions": [r for r in rows if abs(r["self_change"]) >= MOVER_MIN_PP or
                           abs(r["total_change"]) >= MOVER_MIN_PP][:n],
             "dsos": [d for d in dsos if abs(d["self_change"]) >= MOVER_MIN_PP][:n],
-            "samples_before": sum(wa.values()), "samples_after": sum(wb.values())}
+            "samples_before": ra["samples"], "samples_after": rb["samples"]}
 
 
 def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict:
@@ -102,7 +103,7 @@ def compare(before: Profile, after: Profile, label_before: str = "",
     rb = report_after or build_report(after, label=label_after)
     rules_a = _notable(ra)
     rules_b = _notable(rb)
-    moved = movers(before, after)
+    moved = movers(ra, rb)
     out = {
         "cpus_before": ra["cpus_busy"], "cpus_after": rb["cpus_busy"],
         "cpus_change": None if ra["cpus_busy"] is None or rb["cpus_busy"] is None

@@ -18,7 +18,12 @@ _SLEEP = re.compile(r"(?:^|\s)sleep\s+(\d+(?:\.\d+)?)\s*$")
 
 
 def time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | None:
-    """First and last sample timestamp of the event, when samples have them."""
+    """First and last sample timestamp of the event, when samples have them. One pass
+    per profile and event, however many numbers ask for it."""
+    return profile.memo(("time_range", event_id), lambda: _time_range(profile, event_id))
+
+
+def _time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | None:
     if event_id is None or profile.single_event():
         times = profile.s_time
     else:
@@ -47,6 +52,10 @@ def is_clock_event(name: str) -> bool:
 
 def cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
     """CPU time the samples stand for, when the event measures time."""
+    return profile.memo(("cpu_seconds", event_id), lambda: _cpu_seconds(profile, event_id))
+
+
+def _cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
     if event_id is None or not profile.events:
         return 0.0 if not len(profile) else None
     if not is_clock_event(profile.events[event_id].name):

@@ -14,6 +14,7 @@ from .aggregate.functions import stack_functions, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
 from .aggregate.tree import Node, bottom_up, sandwich, top_down
+from .cpu import time_range
 from .errors import AnalysisError
 from .profile import NO_ID, Profile
 
@@ -41,11 +42,8 @@ def selection(profile: Profile, q: Query) -> Selection:
 
 
 def first_time(profile: Profile) -> float | None:
-    cached = profile._cache.get("first_time")
-    if cached is None or cached[0] != len(profile):
-        times = [t for t in profile.s_time if not math.isnan(t)] if len(profile) else []
-        cached = profile._cache["first_time"] = (len(profile), min(times) if times else None)
-    return cached[1]
+    span = time_range(profile, None)
+    return span[0] if span else None
 
 
 def flame(profile: Profile, q: Query) -> dict:

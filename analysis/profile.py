@@ -14,7 +14,6 @@ import math
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterator
 
 #: Mapping kinds, decided from the DSO name as perf prints it (see classify_dso).
 KERNEL, USER, JIT, VDSO, UNKNOWN = "kernel", "user", "jit", "vdso", "unknown"
@@ -126,7 +125,7 @@ class Profile:
         self._stack_ix: dict[tuple[int, ...], int] = {}
         self._event_ix: dict[str, int] = {}
         self._string_ix: dict[str, int] = {}
-        self._cache: dict[str, tuple] = {}  # derived per-sample facts, see event_counts
+        self._cache: dict = {}  # derived per-sample facts, see memo
 
         # one entry per sample (or per aggregated row, for perf report text)
         self.s_stack = array("i")
@@ -212,41 +211,36 @@ class Profile:
     def __len__(self) -> int:
         return len(self.s_stack)
 
-    def rows(self, event_id: int | None = None) -> Iterator[int]:
-        """Indices of sample rows, optionally of one event only."""
-        if event_id is None:
-            return iter(range(len(self.s_stack)))
-        ev = self.s_event
-        return (i for i in range(len(ev)) if ev[i] == event_id)
-
     def sample_count(self, event_id: int | None = None) -> int:
         if event_id is None:
             return sum(self.s_count)
         return self.event_counts()[event_id] if event_id < len(self.events) else 0
 
+    def memo(self, key, compute):
+        """`compute()` once per key while the profile does not grow: samples are only
+        ever appended, so the row and event counts tell whether a value is stale."""
+        stamp = (len(self), len(self.events))
+        cached = self._cache.get(key)
+        if cached is None or cached[0] != stamp:
+            cached = self._cache[key] = (stamp, compute())
+        return cached[1]
+
     def event_counts(self) -> list[int]:
-        """Samples per event (one pass; C-speed when every row is one sample). Cached:
-        samples are only ever appended, so the row count tells whether it is stale."""
-        cached = self._cache.get("event_counts")
-        if cached is not None and cached[0] == (len(self), len(self.events)):
-            return cached[1]
-        counts = [0] * len(self.events)
-        if self.unit_rows():
-            for e, n in Counter(self.s_event).items():
-                counts[e] = n
-        else:
-            for e, c in zip(self.s_event, self.s_count):
-                counts[e] += c
-        self._cache["event_counts"] = ((len(self), len(self.events)), counts)
-        return counts
+        """Samples per event (one pass; C-speed when every row is one sample)."""
+        def count() -> list[int]:
+            counts = [0] * len(self.events)
+            if self.unit_rows():
+                for e, n in Counter(self.s_event).items():
+                    counts[e] = n
+            else:
+                for e, c in zip(self.s_event, self.s_count):
+                    counts[e] += c
+            return counts
+        return self.memo("event_counts", count)
 
     def unit_rows(self) -> bool:
         """Every row is one sample (true for perf.data and perf script input)."""
-        cached = self._cache.get("unit_rows")
-        if cached is None or cached[0] != len(self):
-            cached = self._cache["unit_rows"] = (
-                len(self), not self.s_count or max(self.s_count) == 1)
-        return cached[1]
+        return self.memo("unit_rows", lambda: not self.s_count or max(self.s_count) == 1)
 
     def single_event(self) -> bool:
         return sum(1 for c in self.event_counts() if c) <= 1
@@ -255,10 +249,6 @@ class Profile:
         cid = self.s_comm[row]
         return self.strings[cid] if cid >= 0 else ""
 
-    def frame_names(self, location_id: int) -> list[str]:
-        """Function names at a location, leaf-most inline frame first."""
-        funcs = self.functions
-        return [funcs[f].name for f in self.locations[location_id].functions]
 
     def default_event(self) -> int | None:
         """The event a view shows unless the user picks another: the first with samples

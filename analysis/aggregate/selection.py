@@ -52,7 +52,18 @@ def is_whole(profile: Profile, sel: Selection) -> bool:
 
 
 def stack_weights(profile: Profile, sel: Selection = Selection()) -> dict[int, int]:
-    """stack id -> summed weight (sample counts, or periods) of the selected samples."""
+    """stack id -> summed weight (sample counts, or periods) of the selected samples.
+
+    A whole event's weights (the report, the diagnosis, comparisons all ask for them) are
+    computed once per profile; callers must not modify the dict they get."""
+    if sel.pids is None and sel.tids is None and sel.comms is None and \
+            sel.start_s is None and sel.end_s is None:
+        return profile.memo(("stack_weights", sel.resolve_event(profile), sel.weight),
+                            lambda: _stack_weights(profile, sel))
+    return _stack_weights(profile, sel)
+
+
+def _stack_weights(profile: Profile, sel: Selection) -> dict[int, int]:
     if sel.weight != "period" and is_whole(profile, sel) and profile.unit_rows():
         return dict(Counter(profile.s_stack))
     out: dict[int, int] = {}
