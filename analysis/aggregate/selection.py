@@ -45,6 +45,20 @@ def selected_rows(profile: Profile, sel: Selection):
         yield i
 
 
+def stack_thread_weights(profile: Profile, event_id: int | None) -> Counter:
+    """(stack id, tid) -> samples, of one event (None: every event), in first-seen order."""
+    s_stack, s_tid, s_count, s_event = (profile.s_stack, profile.s_tid, profile.s_count,
+                                        profile.s_event)
+    if profile.unit_rows() and (event_id is None or
+                                profile.sample_count(event_id) == len(s_stack)):
+        return Counter(zip(s_stack, s_tid))
+    out: Counter = Counter()
+    for i in range(len(s_stack)):
+        if event_id is None or s_event[i] == event_id:
+            out[s_stack[i], s_tid[i]] += s_count[i]
+    return out
+
+
 def is_whole(profile: Profile, sel: Selection) -> bool:
     """The selection keeps every row (one event, no other filter)."""
     return sel.pids is None and sel.tids is None and sel.comms is None and \

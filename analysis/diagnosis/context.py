@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .. import cpu
 from ..aggregate.functions import stack_functions
-from ..aggregate.selection import Selection, stack_weights
+from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
 from ..profile import KERNEL, NO_ID, USER, Profile
 from . import knowledge
 
@@ -45,13 +45,9 @@ class Context:
                     ctx.cats[f] = knowledge.categories(fn.name, m.path, fn.resolved)
                     ctx.app[f] = (fn.resolved and m.kind == USER and not ctx.cats[f]
                                   and not knowledge.is_system_dso(m.path))
-        per = {}
-        s_stack, s_tid, s_count, s_event = (profile.s_stack, profile.s_tid, profile.s_count,
-                                            profile.s_event)
-        for i in range(len(s_stack)):
-            if event_id is not None and s_event[i] != event_id:
-                continue
-            per.setdefault(s_stack[i], Counter())[s_tid[i]] += s_count[i]
+        per: dict[int, Counter] = {}
+        for (sid, tid), w in stack_thread_weights(profile, event_id).items():
+            per.setdefault(sid, Counter())[tid] = w
         ctx.thread_of = per
         return ctx
 

@@ -193,10 +193,9 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
                                         names_[0].startswith("entry_SYSCALL")):
             name = "system call entry and exit"
         if name is None:
-            names = [ctx.name(f) for f in ctx.funcs[sid]]
-            name = "page faults" if any("page_fault" in n for n in names) else \
+            name = "page faults" if any("page_fault" in n for n in names_) else \
                 "interrupts" if any(n.startswith(("asm_sysvec", "asm_common_interrupt",
-                                                  "irq_exit", "__irq")) for n in names) \
+                                                  "irq_exit", "__irq")) for n in names_) \
                 else "other kernel paths"
         by_syscall[name] += w
     paths = ctx.top_functions(kernel, lambda f: ctx.profile.mappings[

@@ -6,6 +6,7 @@ import json
 from typing import TextIO
 
 from ..aggregate.functions import stack_functions
+from ..aggregate.selection import stack_thread_weights
 from ..profile import NO_ID, Profile
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -24,11 +25,8 @@ def to_speedscope(p: Profile, name: str = "perfweb capture") -> dict:
         return ix
 
     per_thread: dict[int, dict[int, int]] = {}
-    for i in range(len(p)):
-        tid = p.s_tid[i]
-        per_thread.setdefault(tid, {})
-        d = per_thread[tid]
-        d[p.s_stack[i]] = d.get(p.s_stack[i], 0) + p.s_count[i]
+    for (sid, tid), w in stack_thread_weights(p, None).items():
+        per_thread.setdefault(tid, {})[sid] = w
     profiles = []
     for tid, weights in sorted(per_thread.items()):
         samples, counts = [], []

@@ -28,34 +28,3 @@ def demangle(raw: str) -> str:
     except Exception:  # a name the demanglers refuse stays as it is
         return raw
     return raw
-
-
-_QUALIFIERS = (" const", " volatile", " &&", " &", " noexcept")
-
-
-def without_parameters(name: str) -> str:
-    """`ns::f(int) const` -> `ns::f`, as perf prints C++ names by default; templates,
-    lambdas, `operator()` and `(anonymous namespace)` keep their parentheses."""
-    base, at, version = name.partition("@")
-    t = base.rstrip()
-    stripped = True
-    while stripped:
-        stripped = False
-        for q in _QUALIFIERS:
-            if t.endswith(q):
-                t = t[:-len(q)].rstrip()
-                stripped = True
-    if not t.endswith(")"):
-        return name
-    depth = 0
-    for i in range(len(t) - 1, -1, -1):
-        if t[i] == ")":
-            depth += 1
-        elif t[i] == "(":
-            depth -= 1
-            if depth == 0:
-                head = t[:i]
-                if not head or head.endswith(("operator", "<", ",", "(", " ")):
-                    return name
-                return head + at + version
-    return name

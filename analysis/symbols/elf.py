@@ -45,7 +45,6 @@ class ElfInfo:
     path: str
     name: str  # file name as uploaded (member name inside an archive)
     build_id: str
-    machine: str
     debug_only: bool  # objcopy --only-keep-debug: code sections are NOBITS
     has_symtab: bool
     has_dynsym: bool
@@ -114,7 +113,7 @@ def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
         if seg["p_type"] == "PT_LOAD":
             segments.append(Segment(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"],
                                     bool(seg["p_flags"] & _PF_X)))
-    return ElfInfo(path, name, build_id, elf["e_machine"], debug_only, has_symtab,
+    return ElfInfo(path, name, build_id, debug_only, has_symtab,
                    has_dynsym, debuglink, soname, segments)
 
 

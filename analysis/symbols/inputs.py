@@ -31,7 +31,6 @@ _HEAD = 64 * 1024
 _BUILDID_CACHE = re.compile(r"^(.*)/([0-9a-f]{16,40})/(elf|debug|kallsyms|vdso)$")
 # /usr/lib/debug/.build-id/ab/cdef....debug
 _DEBUG_BUILDID = re.compile(r"\.build-id/([0-9a-f]{2})/([0-9a-f]{14,38})(?:\.debug)?$")
-_PERF_MAP_NAME = re.compile(r"perf-(\d+)\.map$")
 
 
 class BundleError(AnalysisError):
@@ -45,7 +44,6 @@ class SymbolFile:
     kind: str  # elf | kallsyms | maps | perfmap
     build_id_hint: str = ""  # from perf's build-id cache layout
     path_hint: str = ""  # the DSO path that layout names ("/usr/lib/.../libc.so.6")
-    pid_hint: int | None = None  # perf-PID.map
 
 
 @dataclass
@@ -109,9 +107,6 @@ def _classify_file(path: str, origin: str, member: str, out: Collected, budget: 
         d = _DEBUG_BUILDID.search(member)
         if d:
             sf.build_id_hint = d.group(1) + d.group(2)
-    pm = _PERF_MAP_NAME.search(member)
-    if pm:
-        sf.pid_hint = int(pm.group(1))
     out.files.append(sf)
 
 

@@ -30,10 +30,10 @@ def text_address(data: bytes) -> int | None:
     return int(m.group(1), 16) if m else None
 
 
-def parse(data: bytes) -> tuple[SymbolIndex, bool]:
-    """(index, all_zero): all addresses zero means kptr_restrict hid them."""
+def parse(data: bytes) -> SymbolIndex:
+    """Text symbols; all addresses zero means kptr_restrict hid them (the caller sees
+    it as an index whose last start is 0)."""
     starts, sizes, binds, names = [], [], [], []
-    nonzero = False
     for line in data.split(b"\n"):
         m = _LINE.match(line)
         if m is None:
@@ -41,11 +41,8 @@ def parse(data: bytes) -> tuple[SymbolIndex, bool]:
         typ = m.group(2)
         if typ not in b"TtWw":
             continue
-        addr = int(m.group(1), 16)
-        if addr:
-            nonzero = True
-        starts.append(addr)
+        starts.append(int(m.group(1), 16))
         sizes.append(0)
         binds.append(STB_WEAK if typ in b"Ww" else STB_GLOBAL if typ == b"T" else STB_LOCAL)
         names.append(m.group(3))
-    return build_index(starts, sizes, binds, names), not nonzero
+    return build_index(starts, sizes, binds, names)

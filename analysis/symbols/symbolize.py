@@ -29,7 +29,7 @@ from ..profile import (JIT, KERNEL, UNKNOWN, USER, VDSO, Profile, classify_dso,
 from . import kallsyms, perfmap, procmaps
 from .demangle import demangle
 from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
-from .inputs import SymbolFile, collect
+from .inputs import SymbolFile, collect, read_bytes
 from .symindex import STB_GLOBAL, SymbolIndex, build_index, cache_dir, cache_key
 
 _KERNEL_ADDR = 0xffff800000000000
@@ -60,10 +60,9 @@ class Symbolizer:
     def __init__(self, files: list[SymbolFile], notes: list[str]) -> None:
         self.notes = list(notes)
         self.elfs: list[ElfInfo] = []
-        self.origin_of: dict[int, str] = {}
         self.kernels: list[_KernelSource] = []
         self.maps: list[procmaps.MapEntry] = []
-        self.perf_maps: list[tuple[int | None, SymbolIndex]] = []
+        self.perf_maps: list[SymbolIndex] = []
         self.hints: dict[int, SymbolFile] = {}
         for sf in files:
             try:
@@ -81,16 +80,16 @@ class Symbolizer:
             self.elfs.append(info)
             self.hints[id(info)] = sf
         elif sf.kind == "kallsyms":
-            data = open(sf.path, "rb").read()
+            data = read_bytes(sf)
             key = cache_key("kallsyms", hashlib.sha256(data).hexdigest())
-            index = _cached(key, lambda: kallsyms.parse(data)[0])
+            index = _cached(key, lambda: kallsyms.parse(data))
             hidden = len(index) > 0 and index.starts[-1] == 0
             self.kernels.append(_KernelSource(sf.origin, index, sf.build_id_hint, hidden,
                                               kallsyms.text_address(data)))
         elif sf.kind == "maps":
-            self.maps.extend(procmaps.parse(open(sf.path, "rb").read()).entries)
+            self.maps.extend(procmaps.parse(read_bytes(sf)).entries)
         elif sf.kind == "perfmap":
-            self.perf_maps.append((sf.pid_hint, perfmap.parse(open(sf.path, "rb").read())))
+            self.perf_maps.append(perfmap.parse(read_bytes(sf)))
 
     # ---- the pass ----------------------------------------------------------------------
     def run(self, p: Profile) -> None:
@@ -128,8 +127,7 @@ class Symbolizer:
             return  # the maps file is of another process
         loc.mapping_id = p.mapping(entry.path)
         loc.dso_offset = loc.address - entry.start + entry.offset
-        if classify_dso(entry.path) != UNKNOWN and not any(
-                p.functions[f].resolved for f in loc.functions):
+        if classify_dso(entry.path) != UNKNOWN:  # (run() places unnamed locations only)
             fid = p.function(unresolved_name(p, loc.mapping_id, loc.address, loc.dso_offset),
                              loc.mapping_id, resolved=False, system_name="[unknown]")
             loc.functions = (fid,)
@@ -150,14 +148,13 @@ class Symbolizer:
         reloc = 0
         if mapping.pgoff and src.text:  # runtime address of _text (perf's kernel map)
             reloc = mapping.pgoff - src.text
-        hit = src.index.lookup(address - reloc)
-        return hit[0] if hit else None
+        return src.index.lookup(address - reloc)
 
     def _jit_name(self, address: int) -> str | None:
-        for _pid, index in self.perf_maps:
-            hit = index.lookup(address)
-            if hit:
-                return hit[0]
+        for index in self.perf_maps:
+            name = index.lookup(address)
+            if name:
+                return name
         return None
 
     def _user_name(self, p: Profile, mapping_id: int, dso_offset: int, adjust: int):
@@ -169,8 +166,7 @@ class Symbolizer:
             vaddr = plan.runtime.vaddr_of(dso_offset)
         if vaddr is None:
             vaddr = dso_offset  # no binary that ran: PIE and .so map offsets 1:1
-        hit = plan.index.lookup(vaddr - adjust)
-        return hit[0] if hit else None
+        return plan.index.lookup(vaddr - adjust)
 
     # ---- choosing files for a DSO ------------------------------------------------------
     def plan(self, p: Profile, mapping_id: int) -> _DsoPlan:
@@ -211,7 +207,10 @@ class Symbolizer:
         # separate debug file
         if runtime is not None and runtime is not symbols:
             try:
-                index = _merge_plt(index, runtime)
+                merged = index
+                index = _cached(cache_key("elf+plt", *_elf_ident(symbols), table,
+                                          *_elf_ident(runtime)),
+                                lambda: _merge_plt(merged, runtime))
             except ElfUnreadable:
                 pass
         status = "resolved" if table == ".symtab" else "stripped"
@@ -250,10 +249,14 @@ def _cached(key: str, build):
 
 def _elf_index(e: ElfInfo) -> tuple[SymbolIndex, str]:
     """Symbols of one ELF, cached on disk by build-id (or content hash) and table."""
-    ident = e.build_id or _file_hash(e.path)
+    ident, size = _elf_ident(e)
     table = ".symtab" if e.has_symtab else ".dynsym" if e.has_dynsym else "none"
-    key = cache_key("elf", ident, table, str(os.path.getsize(e.path)))
+    key = cache_key("elf", ident, table, size)
     return _cached(key, lambda: function_symbols(e.path)[0]), table
+
+
+def _elf_ident(e: ElfInfo) -> tuple[str, str]:
+    return e.build_id or _file_hash(e.path), str(os.path.getsize(e.path))
 
 
 def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:

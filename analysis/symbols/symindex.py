@@ -31,13 +31,13 @@ class SymbolIndex:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def lookup(self, address: int) -> tuple[str, int] | None:
-        """(raw name, symbol start) of the symbol covering `address`, or None."""
+    def lookup(self, address: int) -> str | None:
+        """The raw name of the symbol covering `address`, or None."""
         i = bisect.bisect_right(self.starts, address) - 1
         if i < 0 or address >= self.ends[i]:
             return None
         a, b = self.name_offsets[i], self.name_offsets[i + 1]
-        return self.blob[a:b].decode("utf-8", "replace"), self.starts[i]
+        return self.blob[a:b].decode("utf-8", "replace")
 
     # ---- cache files ---------------------------------------------------------------
     def save(self, path: Path) -> None:

@@ -91,8 +91,8 @@ def _out_of_memory(e: BaseException | None) -> bool:
     return False
 
 
-class AnalysisTimeout(Exception):
-    pass
+class AnalysisTimeout(BaseException):
+    """A BaseException, so no `except Exception` inside the analysis can swallow it."""
 
 
 @contextlib.contextmanager
