@@ -140,14 +140,18 @@ class Profile:
 
     # ---- interning -------------------------------------------------------------------
     def mapping(self, path: str, kind: str | None = None, build_id: str = "") -> int:
+        """The mapping of `path`, made on first use; a build-id learnt later is kept."""
         ix = self._mapping_ix.get(path)
-        if ix is None:
-            deleted = path.endswith(" (deleted)")
-            clean = path[:-len(" (deleted)")] if deleted else path
-            ix = len(self.mappings)
-            self.mappings.append(Mapping(ix, clean, kind or classify_dso(clean), build_id,
-                                         deleted=deleted))
-            self._mapping_ix[path] = ix
+        if ix is not None:
+            if build_id and not self.mappings[ix].build_id:
+                self.mappings[ix].build_id = build_id
+            return ix
+        deleted = path.endswith(" (deleted)")
+        clean = path[:-len(" (deleted)")] if deleted else path
+        ix = len(self.mappings)
+        self.mappings.append(Mapping(ix, clean, kind or classify_dso(clean), build_id,
+                                     deleted=deleted))
+        self._mapping_ix[path] = ix
         return ix
 
     def function(self, name: str, mapping_id: int, resolved: bool = True,
@@ -261,6 +265,16 @@ class Profile:
             if c:
                 return i
         return 0 if self.events else None
+
+
+#: x86-64 kernel addresses start here (the top half of the address space)
+KERNEL_ADDR = 0xffff800000000000
+#: perf prints unresolved user frames of some DSOs relative to the DSO (perf 6.1), of
+#: others as the absolute address; below this a value can only be DSO-relative (shared
+#: objects and PIE executables load far above it)
+RELATIVE_LIMIT = 0x10000000
+NO_SAMPLES_NOTE = ("the capture holds no samples: the process did not run on a CPU while "
+                   "perf recorded (idle, 0% CPU)")
 
 
 def unresolved_name(profile: Profile, mapping_id: int, address: int,

@@ -28,11 +28,11 @@ def open_binary(source: Source) -> BinaryIO:
         raw = source
     buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
     if buffered.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[union-attr]
-        return _Gzip(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+        return GzipReader(fileobj=buffered, mode="rb")  # type: ignore[return-value]
     return buffered  # type: ignore[return-value]
 
 
-class _Gzip(gzip.GzipFile):
+class GzipReader(gzip.GzipFile):
     """A damaged or cut gzip stream is the uploader's problem, said as such."""
 
     def _guard(self, fn, *args):

@@ -12,25 +12,24 @@ naming them is symbolization's job (step 3), until then they read `libfoo.so+0x2
 """
 from __future__ import annotations
 
-import gzip
 import io
 import mmap
 import os
 import shutil
 import struct
 import tempfile
-import zlib
 from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
 from ..perfdata.attr import REGS_USER, STACK_USER, TID, TIME, Attr, parse_attr
-from ..perfdata.header import (FileHeader, Features, apply_feature, parse_build_ids,
-                               read_features, read_header)
+from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Features,
+                               apply_feature, parse_build_ids, read_features, read_header)
 from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
-from ..profile import KERNEL, UNKNOWN, Profile, unresolved_name
-from ..textio import Source
+from ..profile import (KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Profile,
+                       unresolved_name)
+from ..textio import GZIP_MAGIC, GzipReader, Source
 
 NAME = "perf-data"
 
@@ -51,7 +50,7 @@ _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
 
 
 def sniff_bytes(head: bytes) -> bool:
-    return head[:8] in (b"PERFILE2", b"2ELIFREP")
+    return head[:8] in (MAGIC_LE, MAGIC_BE)
 
 
 def parse(source: Source) -> Profile:
@@ -70,16 +69,13 @@ def _gunzip(src, dst) -> None:
     limit = src.tell() * GZIP_MAX_RATIO + GZIP_FLOOR
     src.seek(0)
     written = 0
-    try:
-        with gzip.GzipFile(fileobj=src) as gz:
-            while chunk := gz.read(1 << 20):
-                written += len(chunk)
-                if written > limit:
-                    raise ParseError(f"the gzip-compressed perf.data expands more than "
-                                     f"{GZIP_MAX_RATIO}x; refused")
-                dst.write(chunk)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-        raise ParseError(f"the gzip compression is damaged or cut short ({e})") from e
+    with GzipReader(fileobj=src, mode="rb") as gz:  # damage is a ParseError
+        while chunk := gz.read(1 << 20):
+            written += len(chunk)
+            if written > limit:
+                raise ParseError(f"the gzip-compressed perf.data expands more than "
+                                 f"{GZIP_MAX_RATIO}x; refused")
+            dst.write(chunk)
 
 
 class _mapped:
@@ -98,7 +94,7 @@ class _mapped:
             self.fh = open(src, "rb")
         else:
             self.fh = src
-        if self.fh.read(2) == b"\x1f\x8b":
+        if self.fh.read(2) == GZIP_MAGIC:
             self.fh.seek(0)
             self.tmp = tempfile.TemporaryFile()
             _gunzip(self.fh, self.tmp)
@@ -132,7 +128,7 @@ class _mapped:
 
 class _Reader:
     def __init__(self, buf, length: int) -> None:
-        self.buf, self.length = buf, length
+        self.buf = buf
         self.p = Profile(NAME)
         self.h: FileHeader = read_header(buf, length)
         self.e = self.h.endian
@@ -184,7 +180,7 @@ class _Reader:
                 target = targets_get(ident) or self._target(ident)
                 fast = target[2]
                 if fast is None or s + fast[1] > end:
-                    t = self._sample(misc, b, s, end)
+                    t = self._sample(misc, b, s, end, target[0], target[1])
                     if t is not None:
                         last_time = t
                     continue
@@ -201,7 +197,8 @@ class _Reader:
                     ckey = (misc & 7, v[i_ip])
                 cid = chain_get(ckey)
                 if cid is None:
-                    cid = self._intern_chain(ckey, misc & 7, v[i_ip])
+                    cid = self._intern_chain(ckey, misc & 7, v[i_ip],
+                                             ckey[1] if chained and nr else None)
                 last_time = v[i_time]
                 a_time(last_time)
                 a_pid(v[i_pid])
@@ -228,7 +225,7 @@ class _Reader:
                 except (struct.error, ValueError, IndexError):
                     self.h.warnings.append(f"feature record {feat} at byte {fpos} is "
                                            f"damaged; skipped")
-                if feat == 12:
+                if feat == F_EVENT_DESC:
                     self._index_attrs()
             elif rtype == R.HEADER_BUILD_ID:
                 self.features.build_ids.update(parse_build_ids(bytes(b[s - 8:end]), e))
@@ -279,15 +276,9 @@ class _Reader:
             self.targets[ident] = target
         return target
 
-    def _sample(self, misc: int, b, s: int, end: int) -> int | None:
-        if not self.attrs:
-            self.bad_samples += 1
-            return None
-        if len(self.attrs) > 1 and self.id_offset is not None:
-            ident = self.unpack_u64(b, s + self.id_offset)[0]
-        else:
-            ident = 0
-        reader, ev, _ = self.targets.get(ident) or self._target(ident)
+    def _sample(self, misc: int, b, s: int, end: int, reader: SampleReader,
+                ev: int) -> int | None:
+        """A sample the fast path does not decode (READ, DWARF, LBR layouts)."""
         try:
             ip, pid, tid, time, cpu, period, chain, branch_from, user_ip = \
                 reader.read(b, s, end)
@@ -303,8 +294,7 @@ class _Reader:
             ckey = (mode, ip)
         cid = self.chain_ix.get(ckey)
         if cid is None:
-            cid = self.chain_ix[ckey] = len(self.chains)
-            self.chains.append(self._frames(mode, ip, chain, branch_from, user_ip))
+            cid = self._intern_chain(ckey, mode, ip, chain, branch_from, user_ip)
         self.c_time.append(time)
         self.c_pid.append(pid)
         self.c_tid.append(tid)
@@ -314,10 +304,10 @@ class _Reader:
         self.c_chain.append(cid)
         return time
 
-    def _intern_chain(self, ckey: tuple, mode: int, ip: int) -> int:
-        chain = ckey[1] if isinstance(ckey[1], bytes) else None
+    def _intern_chain(self, ckey: tuple, mode: int, ip: int, chain: bytes | None,
+                      branch_from=None, user_ip=None) -> int:
         cid = self.chain_ix[ckey] = len(self.chains)
-        self.chains.append(self._frames(mode, ip, chain, None, None))
+        self.chains.append(self._frames(mode, ip, chain, branch_from, user_ip))
         return cid
 
     def _frames(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
@@ -386,10 +376,12 @@ class _Reader:
                 else:
                     name_at = s + 32
                     executable = not misc & (1 << 13)
+                if not executable:
+                    return  # data mappings (perf record -d) hold no code
                 raw = bytes(b[name_at:end])
                 path = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
                 self.side.append((t, seq, _SIDE_MMAP, pid, start, length, pgoff, path,
-                                  build_id, executable, misc & 7))
+                                  build_id, misc & 7))
             elif rtype == R.COMM:
                 pid, tid = struct.unpack_from(e + "ii", b, s)
                 comm = bytes(b[s + 8:end]).split(b"\0", 1)[0].decode("utf-8", "replace")
@@ -492,12 +484,9 @@ class _Reader:
         the kernel's), or None."""
         kind = ev[2]
         if kind == _SIDE_MMAP:
-            _, _, _, pid, start, length, pgoff, path, build_id, executable, cpumode = ev
-            if not executable:
-                return None
+            _, _, _, pid, start, length, pgoff, path, build_id, cpumode = ev
             kernel = cpumode == MODE_KERNEL or pid == -1
-            spaces.mmap(pid, Map(start, start + length, pgoff, path, build_id, executable),
-                        kernel=kernel)
+            spaces.mmap(pid, Map(start, start + length, pgoff, path, build_id), kernel=kernel)
             return "kernel" if kernel else pid
         if kind == _SIDE_COMM:
             _, _, _, pid, tid, comm, is_exec = ev
@@ -518,7 +507,7 @@ class _Reader:
         ids = []
         kernel_text = 0
         for depth, (mode, addr) in enumerate(frames):
-            kernel = mode in (MODE_KERNEL, 4) or (mode == 0 and addr >= 0xffff800000000000)
+            kernel = mode in (MODE_KERNEL, 4) or (mode == 0 and addr >= KERNEL_ADDR)
             m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
             if m is None and kernel and not spaces.kernel.maps:
                 path, offset, bid = "[kernel.kallsyms]", addr, ""
@@ -543,8 +532,6 @@ class _Reader:
             if loc is None:
                 mid = p.mapping(path, kind=KERNEL if kernel and path != "[unknown]" else None,
                                 build_id=bid)
-                if bid and not p.mappings[mid].build_id:
-                    p.mappings[mid].build_id = bid
                 if kernel_text and path == "[kernel.kallsyms]":
                     p.mappings[mid].pgoff = kernel_text
                 mapping = p.mappings[mid]
@@ -589,8 +576,7 @@ class _Reader:
                            "DWARF unwinding of the saved stacks, which perfweb does not do "
                            "yet")
         if not len(p):
-            p.notes.append("the capture holds no samples: the process did not run on a CPU "
-                           "while perf recorded (idle, 0% CPU)")
+            p.notes.append(NO_SAMPLES_NOTE)
 
 
 def _kernel_dso(path: str) -> str:

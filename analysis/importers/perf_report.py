@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UnrecognizedFormat
-from ..profile import KERNEL, UNKNOWN, Profile, unresolved_name
+from ..profile import KERNEL, KERNEL_ADDR, RELATIVE_LIMIT, UNKNOWN, Profile, unresolved_name
 from ..textio import Source, text_lines
 from .header import HeaderReader
 
@@ -30,10 +30,6 @@ _EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (\d+)")
 _ENTRY = re.compile(r"^\s+\d+\.\d+%")
 _BRANCH = re.compile(r"--(\d+\.\d+)%--")
 _HEX = re.compile(r"^0x([0-9a-fA-F]+)$")
-_KERNEL_ADDR = 0xffff800000000000
-#: perf prints unresolved user frames of some DSOs relative to the DSO, of others as the
-#: absolute address; below this a value can only be DSO-relative
-_RELATIVE_LIMIT = 0x10000000
 _UNITS = {"": 1, "K": 1000, "M": 1000_000, "G": 1000_000_000}
 #: perf's default call-graph threshold, used in the note when graphs lost weight
 _DEFAULT_THRESHOLD = 0.5
@@ -393,13 +389,13 @@ class _StackBuilder:
         m = _HEX.match(name)
         address = int(m.group(1), 16) if m else 0
         if not dso:
-            dso = "[kernel.kallsyms]" if (address >= _KERNEL_ADDR or kind_hint == KERNEL) \
+            dso = "[kernel.kallsyms]" if (address >= KERNEL_ADDR or kind_hint == KERNEL) \
                 else "[unknown]"
         mapping_id = p.mapping(dso)
         mapping = p.mappings[mapping_id]
         if m is not None:
             # `[.] 0x0000000000002458`: perf's DSO-relative address
-            relative = address < _RELATIVE_LIMIT and mapping.kind != UNKNOWN
+            relative = address < RELATIVE_LIMIT and mapping.kind != UNKNOWN
             label = unresolved_name(p, mapping_id, address, address if relative else None)
             fid = p.function(label, mapping_id, resolved=False, system_name=name)
             loc = p.add_location(mapping_id, address, (fid,),
@@ -482,7 +478,7 @@ def _address_aliases(sec: _Section) -> dict[str, str]:
     for e in sec.entries:
         sym = _symbol(e.values)
         m = _HEX.match(sym)
-        if m and int(m.group(1), 16) < _RELATIVE_LIMIT:
+        if m and int(m.group(1), 16) < RELATIVE_LIMIT:
             by_page_offset.setdefault(int(m.group(1), 16) & 0xfff, []).append(sym)
         elif m:
             absolute[int(m.group(1), 16)] = sym
@@ -497,7 +493,7 @@ def _address_aliases(sec: _Section) -> dict[str, str]:
         value = int(m.group(1), 16)
         if value in absolute:
             alias[n.name] = absolute[value]
-        elif value >= _RELATIVE_LIMIT:
+        elif value >= RELATIVE_LIMIT:
             cands = by_page_offset.get(value & 0xfff, [])
             if len(cands) == 1:
                 alias[n.name] = cands[0]
@@ -522,7 +518,7 @@ def _same_frame(a: str, b: str) -> bool:
         xa, xb = int(ma.group(1), 16), int(mb.group(1), 16)
         if xa == xb:
             return True
-        return (xa & 0xfff) == (xb & 0xfff) and (xa < _RELATIVE_LIMIT) != (xb < _RELATIVE_LIMIT)
+        return (xa & 0xfff) == (xb & 0xfff) and (xa < RELATIVE_LIMIT) != (xb < RELATIVE_LIMIT)
     return False
 
 

@@ -18,7 +18,8 @@ import re
 from typing import Iterable
 
 from ..errors import UnrecognizedFormat
-from ..profile import KERNEL, NO_ID, UNKNOWN, Profile, unresolved_name
+from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
+                       unresolved_name)
 from ..textio import Source, open_binary
 from .header import HeaderReader
 
@@ -39,9 +40,6 @@ _EVENT_REST = re.compile(r"^(?:(?P<period>\d{1,18})\s+)?(?P<event>[^\s:][^\s]*?)
 _FRAME = re.compile(r"^\s*(?P<ip>[0-9a-fA-F]+)(?:\s+(?P<rest>.*))?$")
 _OFFSET = re.compile(r"\+0x([0-9a-fA-F]+)$")
 
-#: Below this, a user-space address printed next to a shared object is DSO-relative
-#: (perf 6.1 prints those); shared objects and PIE executables load far above it.
-_RELATIVE_LIMIT = 0x10000000
 
 
 def sniff(head: str) -> bool:
@@ -172,11 +170,7 @@ class _FrameTable:
         parts = _split_frame(line)
         if parts is None:
             return None
-        loc = self.by_parts.get(parts)
-        if loc is None:
-            loc = self._new_location(*parts)
-            self.by_parts[parts] = loc
-        self.by_line[line] = loc
+        loc = self.by_line[line] = self.location_from_parts(*parts)
         return loc
 
     def location_from_parts(self, ip: int, sym: str, dso: str) -> int:
@@ -199,7 +193,7 @@ class _FrameTable:
             sym = sym[:m.start()]
         if mapping.kind == KERNEL:
             dso_offset = ip  # perf's kernel maps are identity-mapped
-        elif mapping.kind != UNKNOWN and ip < _RELATIVE_LIMIT:
+        elif mapping.kind != UNKNOWN and ip < RELATIVE_LIMIT:
             dso_offset = ip
         else:
             dso_offset = None
@@ -311,8 +305,6 @@ class _Parser:
         self.cur: tuple | None = None  # (comm_id, pid, tid, cpu, time, period, event_id)
         self.seen_event_line = False
         self.unparsed = 0
-        self.samples_in_block = 0
-        self._event_cache: dict[bytes, tuple] = {}
 
     # ---- slow path, teaching the fast one -------------------------------------------
     def feed_block(self, block: bytes) -> None:
@@ -395,8 +387,7 @@ class _Parser:
         if not self.seen_event_line and self.unparsed:
             raise UnrecognizedFormat("no perf script sample lines found")
         if not len(p):
-            p.notes.append("the capture holds no samples: the process did not run on a CPU "
-                           "while perf recorded (idle, 0% CPU)")
+            p.notes.append(NO_SAMPLES_NOTE)
         if self.unparsed:
             p.notes.append(f"{self.unparsed} lines that are neither samples nor frames "
                            f"were skipped")

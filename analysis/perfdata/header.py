@@ -17,14 +17,12 @@ MAGIC_LE = b"PERFILE2"
 MAGIC_BE = b"2ELIFREP"
 
 # feature bits
-F_BUILD_ID, F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS, F_CPUDESC, F_CPUID = \
-    2, 3, 4, 5, 6, 7, 8, 9
-F_TOTAL_MEM, F_CMDLINE, F_EVENT_DESC, F_SAMPLE_TIME, F_COMPRESSED = 10, 11, 12, 21, 27
-F_DIR_FORMAT = 24
+F_BUILD_ID, F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS, F_CPUDESC = \
+    2, 3, 4, 5, 6, 7, 8
+F_CMDLINE, F_EVENT_DESC, F_SAMPLE_TIME = 11, 12, 21
 
 _STRING_FEATURES = {F_HOSTNAME: "hostname", F_OSRELEASE: "os_release",
-                    F_VERSION: "perf_version", F_ARCH: "arch", F_CPUDESC: "cpu_desc",
-                    F_CPUID: "cpuid"}
+                    F_VERSION: "perf_version", F_ARCH: "arch", F_CPUDESC: "cpu_desc"}
 
 #: misc bit in build_id_event: the size byte after the id is valid
 _BUILD_ID_SIZE_VALID = 1 << 15
@@ -39,24 +37,19 @@ class Features:
     cpus_available: int | None = None
     cpus_online: int | None = None
     cpu_desc: str | None = None
-    cpuid: str | None = None
-    total_mem_kb: int | None = None
     cmdline: list[str] | None = None
     #: (attr, name, ids) per event from EVENT_DESC
     event_desc: list[tuple[Attr, str, list[int]]] = field(default_factory=list)
     first_sample_ns: int | None = None
     last_sample_ns: int | None = None
-    compressed: tuple[int, int] | None = None  # (type: 1 = zstd, level)
     #: (pid, path) -> build-id hex; pid -1 means any process
     build_ids: dict[tuple[int, str], str] = field(default_factory=dict)
-    dir_format: bool = False
 
 
 @dataclass
 class FileHeader:
     endian: str  # "<" or ">"
     pipe: bool
-    header_size: int
     attrs: list[Attr] = field(default_factory=list)
     data_offset: int = 0
     data_size: int = 0
@@ -79,10 +72,10 @@ def read_header(buf, length: int) -> FileHeader:
         raise UnrecognizedFormat("not a perf.data file (no PERFILE2 magic)")
     (size,) = struct.unpack_from(endian + "Q", buf, 8)
     if size == 16:
-        return FileHeader(endian, True, 16, data_offset=16, data_size=length - 16)
+        return FileHeader(endian, True, data_offset=16, data_size=length - 16)
     if size not in (104, 72) or length < size:
         raise ParseError(f"perf.data header size {size} is not one perf writes")
-    h = FileHeader(endian, False, size)
+    h = FileHeader(endian, False)
     attr_size, attrs_off, attrs_size, data_off, data_size = struct.unpack_from(
         endian + "QQQQQ", buf, 16)
     h.data_offset, h.data_size = data_off, data_size
@@ -141,8 +134,6 @@ def apply_feature(f: Features, bit: int, data: bytes, endian: str) -> None:
         setattr(f, _STRING_FEATURES[bit], _string(data, 0, endian)[0])
     elif bit == F_NRCPUS:
         f.cpus_available, f.cpus_online = struct.unpack_from(endian + "II", data, 0)
-    elif bit == F_TOTAL_MEM:
-        (f.total_mem_kb,) = struct.unpack_from(endian + "Q", data, 0)
     elif bit == F_CMDLINE:
         (n,) = struct.unpack_from(endian + "I", data, 0)
         pos, args = 4, []
@@ -154,13 +145,8 @@ def apply_feature(f: Features, bit: int, data: bytes, endian: str) -> None:
         f.event_desc = _event_desc(data, endian)
     elif bit == F_SAMPLE_TIME:
         f.first_sample_ns, f.last_sample_ns = struct.unpack_from(endian + "QQ", data, 0)
-    elif bit == F_COMPRESSED:
-        _version, ctype, level = struct.unpack_from(endian + "III", data, 0)
-        f.compressed = (ctype, level)
     elif bit == F_BUILD_ID:
         f.build_ids.update(parse_build_ids(data, endian))
-    elif bit == F_DIR_FORMAT:
-        f.dir_format = True
 
 
 def _string(data: bytes, pos: int, endian: str) -> tuple[str, int]:

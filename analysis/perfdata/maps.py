@@ -17,8 +17,7 @@ class Map:
     end: int
     pgoff: int
     path: str
-    build_id: str
-    executable: bool
+    build_id: str  # (only executable mappings are kept)
 
 
 class ProcessMaps:
@@ -36,11 +35,10 @@ class ProcessMaps:
                 continue
             # keep the parts of the old mapping the new one does not cover
             if old.start < m.start:
-                kept.append(Map(old.start, m.start, old.pgoff, old.path, old.build_id,
-                                old.executable))
+                kept.append(Map(old.start, m.start, old.pgoff, old.path, old.build_id))
             if old.end > m.end:
                 kept.append(Map(m.end, old.end, old.pgoff + (m.end - old.start), old.path,
-                                old.build_id, old.executable))
+                                old.build_id))
         kept.append(m)
         kept.sort(key=lambda x: x.start)
         self.maps = kept
@@ -72,7 +70,7 @@ class AddressSpaces:
         return pm
 
     def mmap(self, pid: int, m: Map, kernel: bool) -> None:
-        (self.kernel if kernel or pid == -1 else self.of(pid)).add(m)
+        (self.kernel if kernel else self.of(pid)).add(m)
 
     def fork(self, pid: int, ppid: int) -> None:
         if pid != ppid and pid not in self.procs and ppid in self.procs:

@@ -36,7 +36,6 @@ class Walk:
         self.endian = endian
         self.hdr = struct.Struct(endian + "IHH")
         self.warnings: list[str] = []
-        self.stopped_at: int | None = None
         self._zstd = None
         self._decompressed = 0
 
@@ -59,7 +58,6 @@ class Walk:
                     pending += self._decompress(bytes(payload))
                 except AnalysisError as e:
                     self.warnings.append(f"{e} at byte {pos}; records after it are lost")
-                    self.stopped_at = pos
                     return
                 p = 0
                 n = len(pending)
@@ -68,7 +66,6 @@ class Walk:
                     if isize < 8:
                         self.warnings.append(f"damaged record inside the compressed data "
                                              f"of the record at byte {pos}; stopped there")
-                        self.stopped_at = pos
                         return
                     if p + isize > n:
                         break
@@ -93,7 +90,6 @@ class Walk:
                                  "is lost")
 
     def _stop(self, pos: int, size: int | None, end: int) -> None:
-        self.stopped_at = pos
         if size is not None and size < 8:
             what = f"a record header with an impossible size ({size})"
         else:

@@ -43,7 +43,6 @@ class SampleReader:
         self.i_period = index.get("period", zero)
         self.st = st
         rf = attr.read_format
-        self.read_size = None
         if st & READ:
             per_value = 8 * (1 + bool(rf & FMT_ID) + bool(rf & FMT_LOST))
             extra = 8 * (bool(rf & FMT_TOTAL_TIME_ENABLED) + bool(rf & FMT_TOTAL_TIME_RUNNING))
@@ -55,7 +54,6 @@ class SampleReader:
         # branch sampling (-b, -j any) says nothing about the stack
         self.want_branches = bool(st & BRANCH_STACK) and \
             bool(attr.branch_sample_type & BRANCH_CALL_STACK)
-        self.regs_user = bin(attr.sample_regs_user).count("1")
         ip_bit = USER_IP_REG.get(arch or "x86_64")
         self.user_ip_index = None
         if ip_bit is not None and attr.sample_regs_user >> ip_bit & 1:

@@ -24,15 +24,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..aggregate.selection import stack_weights
-from ..profile import (JIT, KERNEL, UNKNOWN, USER, VDSO, Profile, classify_dso,
-                       unresolved_name)
+from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
+                       classify_dso, unresolved_name)
 from . import kallsyms, perfmap, procmaps
 from .demangle import demangle
 from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
 from .inputs import SymbolFile, collect, read_bytes
 from .symindex import STB_GLOBAL, SymbolIndex, build_index, cache_dir, cache_key
 
-_KERNEL_ADDR = 0xffff800000000000
 
 
 @dataclass
@@ -114,7 +113,7 @@ class Symbolizer:
     def _place(self, p: Profile, loc) -> None:
         """Give a raw absolute address its DSO and file offset."""
         mapping = p.mappings[loc.mapping_id]
-        if loc.address >= _KERNEL_ADDR and mapping.kind in (UNKNOWN, KERNEL):
+        if loc.address >= KERNEL_ADDR and mapping.kind in (UNKNOWN, KERNEL):
             if mapping.kind == UNKNOWN:
                 loc.mapping_id = p.mapping("[kernel.kallsyms]")
             return
