@@ -2,8 +2,10 @@
 // top functions and of each finding's rule, so a regression shows at a glance.
 "use strict";
 
+import {getJSON} from "./http.js";
+
 const box = document.getElementById("history");
-const data = await (await fetch(box.dataset.url, {headers: {Accept: "application/json"}})).json();
+const data = await getJSON(box.dataset.url);
 box.dataset.points = String(data.points.length);
 const config = {displaylogo: false, responsive: true};
 const layout = (y) => ({height: 260, margin: {l: 50, r: 10, t: 10, b: 40}, yaxis: {title: {text: y}},

@@ -3,6 +3,8 @@
 // to that frame in the flame graph. All text goes in with textContent.
 "use strict";
 
+import {percent} from "./flamegraph.js";
+
 export class CallTree {
   constructor(table, {onShow} = {}) {
     this.table = table;
@@ -26,25 +28,30 @@ export class CallTree {
     this.render();
   }
 
-  setFilter(rx) {
+  /** `render`: false while the table is hidden (it renders when shown). */
+  setFilter(rx, render = true) {
     this.filter = rx;
-    this.render();
-  }
-
-  _matches(node) {
-    if (!this.filter) return true;
-    if (node.f >= 0 && this.filter.test(node.n)) return true;
-    return (node.c || []).some((c) => this._matches(c));
+    if (render) this.render();
   }
 
   render() {
     const body = this.table.tBodies[0];
     body.replaceChildren();
     if (!this.tree) return;
-    const pct = (v) => (this.total ? (100 * v / this.total).toFixed(2) : "0.00");
+    const pct = (v) => percent(v, this.total);
+    const memo = new Map();  // node -> it or a descendant matches the filter (one pass)
+    const matches = (node) => {
+      if (!this.filter) return true;
+      let m = memo.get(node);
+      if (m === undefined) {
+        m = (node.f >= 0 && this.filter.test(node.n)) || (node.c || []).some(matches);
+        memo.set(node, m);
+      }
+      return m;
+    };
     const rows = [];
     const walk = (node, depth, key, path) => {
-      const kids = (node.c || []).filter((c) => this._matches(c))
+      const kids = (node.c || []).filter(matches)
         .sort((a, b) => b[this.sortKey] - a[this.sortKey] || a.n.localeCompare(b.n));
       const tr = document.createElement("tr");
       tr.dataset.key = key;
@@ -79,8 +86,10 @@ export class CallTree {
       tr.append(name, ...cells);
       rows.push(tr);
       if (this.open.has(key) || this.filter) {
-        kids.forEach((c, i) => walk(c, depth + 1, `${key}/${c.f}:${i}`,
-                                    c.f >= 0 ? path.concat([c.f]) : path));
+        // siblings have distinct function ids (one merged "other" at most), so a key
+        // stays the same row when the sort or the filter changes
+        kids.forEach((c) => walk(c, depth + 1, `${key}/${c.f}`,
+                                 c.f >= 0 ? path.concat([c.f]) : path));
       }
     };
     walk(this.tree, 0, "", []);

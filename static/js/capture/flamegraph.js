@@ -37,6 +37,11 @@ export function compileSearch(text) {
 }
 
 /** One frame: its box, and its name when there is room (clipped to the box). */
+/** `v` as a percentage of `total`, two decimals, as every table and tooltip shows it. */
+export function percent(v, total) {
+  return total ? (100 * v / total).toFixed(2) : "0.00";
+}
+
 export function paintFrame(ctx, r, y, color) {
   ctx.fillStyle = color;
   ctx.fillRect(r.x, y, Math.max(r.w - 0.5, 0.5), ROW - 1);
@@ -52,11 +57,18 @@ export function paintFrame(ctx, r, y, color) {
 }
 
 export class FlameGraph {
-  constructor(canvas, tooltip, {onZoom, onFocus} = {}) {
+  /** `color(node)` and `describe(node)` (the tooltip's lines, the first in bold) let
+   * other graphs (the differential one) reuse drawing, hit testing and tooltips. */
+  constructor(canvas, tooltip, {onZoom, onFocus, color, describe} = {}) {
     this.canvas = canvas;
     this.tooltip = tooltip;
     this.onZoom = onZoom || (() => {});
     this.onFocus = onFocus || (() => {});
+    this.color = color || frameColor;
+    this.describe = describe || ((n) => {
+      const pct = (v) => percent(v, this.total);
+      return [n.n, n.d || "", `total ${n.t} (${pct(n.t)}%) · self ${n.s} (${pct(n.s)}%)`];
+    });
     this.rects = [];
     this.byDepth = [];
     this.tree = null;
@@ -114,14 +126,10 @@ export class FlameGraph {
     ctx.clearRect(0, 0, width, height);
     ctx.font = "12px system-ui, sans-serif";
     ctx.textBaseline = "middle";
-    let matched = 0;
     for (const r of this.rects) {
-      const y = this._y(r.depth, depth);
       const hit = this.search && r.node.f >= 0 && this.search.test(r.node.n);
-      if (hit) matched++;
-      paintFrame(ctx, r, y, hit ? MATCH_COLOR : frameColor(r.node));
+      paintFrame(ctx, r, this._y(r.depth, depth), hit ? MATCH_COLOR : this.color(r.node));
     }
-    this.matchedFrames = matched;
     this.lastDrawMs = performance.now() - t0;
     return this.lastDrawMs;
   }
@@ -161,17 +169,12 @@ export class FlameGraph {
   _move(event) {
     const r = this._hit(event);
     if (!r) return this._hideTip();
-    const n = r.node;
-    const pct = (v) => (this.total ? (100 * v / this.total).toFixed(2) : "0.00");
     const tip = this.tooltip;
-    tip.replaceChildren();
-    const name = document.createElement("strong");
-    name.textContent = n.n;
-    const dso = document.createElement("div");
-    dso.textContent = n.d || "";
-    const nums = document.createElement("div");
-    nums.textContent = `total ${n.t} (${pct(n.t)}%) · self ${n.s} (${pct(n.s)}%)`;
-    tip.append(name, dso, nums);
+    tip.replaceChildren(...this.describe(r.node).map((text, i) => {
+      const el = document.createElement(i ? "div" : "strong");
+      el.textContent = text;
+      return el;
+    }));
     tip.hidden = false;
     const box = this.canvas.getBoundingClientRect();
     tip.style.left = `${Math.min(event.clientX - box.left + 12, box.width - 320)}px`;

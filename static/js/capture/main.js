@@ -3,7 +3,8 @@
 "use strict";
 
 import {dataParams, readState, writeState} from "./state.js";
-import {compileSearch, FlameGraph} from "./flamegraph.js";
+import {compileSearch, FlameGraph, percent} from "./flamegraph.js";
+import {getJSON} from "../http.js";
 import {CallTree} from "./calltree.js";
 import {drawHeatmap, drawTimeline} from "./timeline.js";
 
@@ -15,14 +16,6 @@ const urls = {
 };
 const state = readState();
 const perf = (window.perfweb = {ready: false, draws: []});
-
-async function getJSON(url, params) {
-  const q = params && params.toString();
-  const response = await fetch(q ? `${url}?${q}` : url, {headers: {Accept: "application/json"},
-                                                      credentials: "same-origin"});
-  if (!response.ok) throw new Error(`${response.status}`);
-  return response.json();
-}
 
 const fg = new FlameGraph($("flame-canvas"), $("flame-tooltip"), {
   onZoom: (rect) => {
@@ -58,7 +51,6 @@ function changed(what) {
   writeState(state);
   if (what.view) showView();
   if (what.flame) refreshFlame();
-  if (what.tree) refreshTree();
   if (what.filters) {
     refreshFlame();
     refreshTree();
@@ -73,6 +65,7 @@ function showView() {
   $("flame-panel").hidden = state.view !== "flame";
   $("tree-panel").hidden = state.view === "flame";
   if (state.view !== "flame") refreshTree();
+  else fg.draw();  // drawn while hidden, it took a fallback width
 }
 
 function breadcrumbs(path) {
@@ -104,10 +97,9 @@ function showShare(search) {
 async function refreshFlame() {
   const t0 = performance.now();
   const data = await getJSON(urls.flame, dataParams(state, {flame: true}));
-  perf.flameFetchMs = performance.now() - t0;
   $("selection-total").textContent = String(data.total);
   showShare(data.search);
-  fg.setOrientation(state.orient);
+  fg.orient = state.orient;  // setData below draws once
   fg.search = compileSearch(state.search);
   const focused = data.focus !== undefined;
   $("callers-box").hidden = !focused;
@@ -138,7 +130,6 @@ async function refreshTree() {
                             {flame: true, invert});
   const data = await getJSON(urls.flame, params);
   tree.setData(data.tree, data.total);
-  root.dataset.treeTotal = String(data.total);
 }
 
 async function refreshFunctions() {
@@ -157,7 +148,7 @@ async function refreshFunctions() {
   }
   const body = $("functions").tBodies[0];
   body.replaceChildren();
-  const pct = (v) => (data.total ? (100 * v / data.total).toFixed(2) : "0.00");
+  const pct = (v) => percent(v, data.total);
   for (const f of data.functions.slice(0, 100)) {
     const tr = document.createElement("tr");
     tr.className = `kind-${f.k}`;
@@ -227,9 +218,13 @@ function wire() {
     const t0 = performance.now();
     fg.setSearch(state.search);
     perf.lastSearchDrawMs = performance.now() - t0;
-    tree.setFilter(compileSearch(state.search));
+    tree.setFilter(compileSearch(state.search), state.view !== "flame");
     clearTimeout(timer);
-    timer = setTimeout(() => changed({flame: true}), 250);
+    // the frames are highlighted already; the server counts the matching samples
+    timer = setTimeout(async () => {
+      writeState(state);
+      showShare((await getJSON(urls.flame, dataParams(state, {flame: true}))).search);
+    }, 250);
   });
   $("flame-reset").addEventListener("click", () => {
     state.root = [];

@@ -42,11 +42,9 @@ export function drawHeatmap(el, data, onRange) {
     const t = p.x + p.y;
     if (first === null) {
       first = t;
-      el.dataset.pending = t.toFixed(3);
     } else {
       const [a, b] = first <= t ? [first, t] : [t, first];
       first = null;
-      delete el.dataset.pending;
       onRange(a, b + 1 / rows);
     }
   });
