@@ -86,23 +86,5 @@ def data_response(request, profile, kind: str) -> JsonResponse:
 
 @login_required
 @require_GET
-def flame(request, pk: int):
-    return data_response(request, _profile(request, pk), "flame")
-
-
-@login_required
-@require_GET
-def functions(request, pk: int):
-    return data_response(request, _profile(request, pk), "functions")
-
-
-@login_required
-@require_GET
-def threads(request, pk: int):
-    return data_response(request, _profile(request, pk), "threads")
-
-
-@login_required
-@require_GET
-def timeline(request, pk: int):
-    return data_response(request, _profile(request, pk), "timeline")
+def data(request, pk: int, kind: str):
+    return data_response(request, _profile(request, pk), kind)
