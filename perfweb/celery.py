@@ -3,7 +3,8 @@ import os
 import resource
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import (beat_embedded_init, worker_init, worker_process_init,
+                            worker_ready)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfweb.settings")
 
@@ -32,3 +33,44 @@ def limit_memory(**kwargs) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when the worker that started it dies (even by
+    SIGKILL, which gives the worker no chance to stop its children): an orphaned beat
+    would go on sweeping beside the next worker's, an orphaned pool process would go on
+    writing for a capture the sweep has taken back."""
+    import ctypes
+    import signal
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: nothing to ask
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+@beat_embedded_init.connect
+def beat_dies_with_worker(**kwargs) -> None:
+    _die_with_parent()
+
+
+@worker_process_init.connect
+def pool_process_dies_with_worker(**kwargs) -> None:
+    _die_with_parent()
+
+
+@worker_init.connect
+def remove_orphaned_work_dirs(**kwargs) -> None:
+    """The folders of analyses whose worker was killed on this host."""
+    from perfweb.captures import work_dirs
+    work_dirs.remove_orphans()
+
+
+@worker_ready.connect
+def sweep_at_start(**kwargs) -> None:
+    """A worker (re)started after a crash takes back what the dead one held without
+    waiting for the first beat."""
+    from perfweb.captures.tasks import sweep_captures
+    sweep_captures.delay()

@@ -84,6 +84,14 @@ TEMPLATES = [{
 DATABASES = {"default": env.db("DATABASE_URL",
                                default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # `make run`: the web server, the worker and its heartbeat thread write at once;
+    # wait for the lock instead of failing with "database is locked", take it when a
+    # transaction starts (no failed upgrade from reader to writer), and let readers
+    # read while one writes (WAL)
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30, "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -136,8 +144,11 @@ PERFWEB_USER_QUOTA_BYTES = env.int("PERFWEB_USER_QUOTA_BYTES", default=50 << 30)
 PERFWEB_WORKER_MEMORY_MB = env.int("PERFWEB_WORKER_MEMORY_MB", default=8192)
 PERFWEB_CACHE_DIR = env("PERFWEB_CACHE_DIR", default=str(VAR_DIR / "symbol-cache"))
 os.environ["PERFWEB_CACHE_DIR"] = PERFWEB_CACHE_DIR  # the analysis library reads it
-#: a capture whose worker stopped reporting for this long is taken back by the sweep
-PERFWEB_STUCK_AFTER_S = env.int("PERFWEB_STUCK_AFTER_S", default=15 * 60)
+#: a worker refreshes the heartbeat of the capture it analyses this often ...
+PERFWEB_HEARTBEAT_S = env.float("PERFWEB_HEARTBEAT_S", default=10)
+#: ... and the sweep takes back a capture whose heartbeat is older than this (its worker
+#: died or hangs); with the sweep every PERFWEB_SWEEP_EVERY_S, within a minute
+PERFWEB_HEARTBEAT_STALE_S = env.float("PERFWEB_HEARTBEAT_STALE_S", default=30)
 #: a queued capture no worker picked up for this long is enqueued again (lost message)
 PERFWEB_QUEUED_GRACE_S = env.int("PERFWEB_QUEUED_GRACE_S", default=5 * 60)
 PERFWEB_MAX_ATTEMPTS = env.int("PERFWEB_MAX_ATTEMPTS", default=3)
@@ -153,6 +164,7 @@ PERFWEB_ANALYSIS_TIME_LIMIT_S = env.int("PERFWEB_ANALYSIS_TIME_LIMIT_S", default
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=30 * 60)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT = "perfweb.broker:Transport"  # survives Redis restarts
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # an unacknowledged task (its worker died) is delivered again after this long,
         # found by a scan every interval x throttle seconds
@@ -178,7 +190,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-captures": {"task": "perfweb.captures.tasks.sweep_captures",
-                             "schedule": env.int("PERFWEB_SWEEP_EVERY_S", default=60)},
+                             "schedule": env.float("PERFWEB_SWEEP_EVERY_S", default=15)},
 }
 
 # the REST API: personal tokens (Authorization: Token pw_...) or the browser session

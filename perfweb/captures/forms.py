@@ -49,6 +49,7 @@ class UploadForm(forms.Form):
 
     def __init__(self, *args, teams=(), **kwargs):
         super().__init__(*args, **kwargs)
+        self.makes_own_team = not teams  # the page says so; the upload makes it
         self.fields["team"].choices = [(str(t.pk), t.name) for t in teams]
         if len(self.fields["team"].choices) <= 1:
             self.fields["team"].widget = forms.HiddenInput()

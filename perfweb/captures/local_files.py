@@ -1,16 +1,32 @@
 """Stored files as paths on local disk, for the readers that want a path (storage may be
-S3, where a file is copied into the caller's temporary folder first)."""
+S3, where a file is copied into the caller's temporary folder first).
+
+The path ends in the name the user uploaded, not the storage name (a uuid), because the
+engine's notes and errors name the files they read: "perf.data is damaged at ..." must
+speak of the user's file."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import tempfile
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
+def safe_name(name: str) -> str:
+    """The uploaded name as one harmless path component (it comes from the user)."""
+    name = _UNSAFE.sub("_", os.path.basename(name or "").strip())[:200]
+    return name if name.strip(".") else "file"
 
 
 def local_copy(field_file, folder: str, name: str) -> str:
+    """A path under `folder` named `name`: a link to the stored file on local storage, a
+    copy otherwise. Each file gets its own sub-folder, since uploaded names repeat."""
+    path = os.path.join(tempfile.mkdtemp(dir=folder), safe_name(name))
     try:
-        return field_file.path
+        os.symlink(field_file.path, path)
     except NotImplementedError:
-        path = os.path.join(folder, name)
         with field_file.open("rb") as src, open(path, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
-        return path
+    return path

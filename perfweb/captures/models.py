@@ -102,6 +102,11 @@ class Capture(models.Model):
     progress = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    #: the token of the attempt that owns the capture while it is processed (claims.py);
+    #: every write of that attempt is conditional on it, so a late one changes nothing
+    claim = models.CharField(max_length=32, blank=True, default="")
+    #: refreshed by the owning worker while it runs; the sweep takes back a stale one
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,15 +1,21 @@
-"""Celery tasks: thin wrappers around pipeline functions. Late acknowledgement means a
-worker killed mid-task leaves the message to be delivered again."""
+"""Celery tasks: they only hand a capture to services.run_analysis, which claims it and
+owns every write. Late acknowledgement means a worker killed mid-task leaves the message
+to be delivered again; the claim makes that delivery harmless."""
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
-from . import pipeline
+from . import pipeline, services
 
 
 # No time limits here: they would travel in each message from the sender. The analysis
-# has its own deadline (pipeline.deadline); the worker's CELERY_TASK_TIME_LIMIT is behind it
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def analyze_capture(capture_id: int) -> None:
-    pipeline.process_capture(capture_id)
+# has its own deadline (worker_limits.deadline); CELERY_TASK_TIME_LIMIT is behind it.
+# A database that is away or locked (SQLite) when the claim is taken retries the task
+# instead of dropping it.
+@shared_task(acks_late=True, reject_on_worker_lost=True,
+             autoretry_for=(OperationalError, InterfaceError), retry_backoff=2,
+             retry_backoff_max=60, max_retries=10)
+def analyze_capture(capture_id: int) -> str:
+    return services.run_analysis(capture_id)
 
 
 @shared_task

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpResponse, JsonResponse
 
-from .uploads import human_size
+from .uploads import exact_size
 
 
 class SizeLimitedUploadHandler(TemporaryFileUploadHandler):
@@ -60,8 +60,8 @@ def request_too_large(request) -> HttpResponse | None:
     most = settings.PERFWEB_MAX_UPLOAD_BYTES * (1 + settings.PERFWEB_MAX_SYMBOL_FILES)
     if length <= most:
         return None
-    message = (f"The upload is {human_size(length)}; a capture and its symbol files may "
-               f"be {human_size(settings.PERFWEB_MAX_UPLOAD_BYTES)} each.")
+    message = (f"The upload is {exact_size(length)}; a capture and its symbol files may "
+               f"be {exact_size(settings.PERFWEB_MAX_UPLOAD_BYTES)} each.")
     if request.path.startswith("/api/") or \
             request.headers.get("Accept", "").startswith("application/json"):
         return JsonResponse({"detail": message}, status=413)

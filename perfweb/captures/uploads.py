@@ -8,8 +8,9 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from . import access, pipeline
-from .models import Build, Capture, Membership, Service, SymbolFile, Team
+from . import pipeline
+from .models import Build, Capture, Service, SymbolFile
+from .own_teams import team_for_first_upload
 
 
 class UploadTooLarge(ValueError):
@@ -20,8 +21,8 @@ def check_size(f) -> None:
     """Uploads stream to temporary files, so the limit is on what we keep, per file."""
     limit = settings.PERFWEB_MAX_UPLOAD_BYTES
     if f is not None and f.size > limit:
-        raise UploadTooLarge(
-            f"{f.name} is {human_size(f.size)}; the limit is {human_size(limit)}")
+        raise UploadTooLarge(f"{f.name} is {exact_size(f.size)}; the limit is "
+                             f"{exact_size(limit)}")
 
 
 class QuotaExceeded(ValueError):
@@ -37,8 +38,8 @@ def check_quota(user, files) -> None:
     incoming = sum(f.size for f in files if f is not None)
     if used + incoming > quota:
         raise QuotaExceeded(
-            f"This upload ({human_size(incoming)}) would take your uploads to "
-            f"{human_size(used + incoming)}, over your quota of {human_size(quota)}. "
+            f"This upload of {exact_size(incoming)} would take your uploads to "
+            f"{exact_size(used + incoming)}, over your quota of {exact_size(quota)}. "
             f"Delete old captures or ask an administrator for more room.")
 
 
@@ -50,49 +51,51 @@ def sha256_of(upload: UploadedFile) -> str:
     return h.hexdigest()
 
 
-def teams_for_upload(user) -> list:
-    """The user's teams; a user without a team gets one of their own on first upload."""
-    teams = list(access.teams_of(user))
-    if not teams:
-        team, _ = Team.objects.get_or_create(name=f"{user.username}'s team")
-        Membership.objects.get_or_create(team=team, user=user)
-        teams = [team]
-    return teams
-
-
 def store_upload(user, team, d) -> tuple[Capture, bool]:
     """Store an upload (form or API): service and build made on first use, the capture
-    deduplicated by content within its build, symbol files attached, analysis queued."""
-    service, _ = Service.objects.get_or_create(team=team, name=d["service"].strip())
-    build, _ = Build.objects.get_or_create(
-        service=service, version=d["version"].strip(),
-        defaults={"git_revision": d.get("git_revision", "")})
+    deduplicated by content within its build, symbol files attached, analysis queued.
+    `team` None: the user has none yet, and this upload makes one of their own. Nothing
+    is created before the quota check passes, and everything in one transaction, so a
+    refused or failed upload leaves no team, service, build or file behind."""
     upload = d["capture"]
     check_quota(user, [upload, *(d.get("symbols") or [])])
     digest = sha256_of(upload)
-    existing = Capture.objects.filter(build=build, sha256=digest).first()
-    if existing is not None:
-        return existing, False
     stored: list = []  # (storage, name) of every file written, removed if anything fails
     try:
         with transaction.atomic():
-            capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
-                              size=upload.size, label=d.get("label", ""),
-                              notes=d.get("notes", ""), uploaded_by=user)
-            _store_file(capture.file, upload, stored)
-            capture.save()
-            for f in d.get("symbols") or []:
-                store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
-                              capture=None if d.get("symbols_for_build") else capture,
-                              stored=stored)
-            pipeline.enqueue(capture)
-    except IntegrityError:  # the same file uploaded twice at once
-        _remove(stored)
-        return Capture.objects.get(build=build, sha256=digest), False
+            if team is None:
+                team = team_for_first_upload(user)
+            service, _ = Service.objects.get_or_create(team=team, name=d["service"].strip())
+            build, _ = Build.objects.get_or_create(
+                service=service, version=d["version"].strip(),
+                defaults={"git_revision": d.get("git_revision", "")})
+            existing = Capture.objects.filter(build=build, sha256=digest).first()
+            if existing is not None:
+                return existing, False
+            try:
+                with transaction.atomic():
+                    capture = _store_capture(user, build, digest, d, stored)
+            except IntegrityError:  # the same file uploaded twice at once
+                _remove(stored)
+                return Capture.objects.get(build=build, sha256=digest), False
     except OSError as e:
         _remove(stored)
         raise _storage_error(e) from e
     return capture, True
+
+
+def _store_capture(user, build, digest: str, d, stored: list) -> Capture:
+    upload = d["capture"]
+    capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
+                      size=upload.size, label=d.get("label", ""), notes=d.get("notes", ""),
+                      uploaded_by=user)
+    _store_file(capture.file, upload, stored)
+    capture.save()
+    for f in d.get("symbols") or []:
+        store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
+                     capture=None if d.get("symbols_for_build") else capture, stored=stored)
+    pipeline.enqueue(capture)
+    return capture
 
 
 def store_symbol(f, user, build=None, capture=None, stored: list | None = None) -> SymbolFile:
@@ -148,6 +151,12 @@ def _remove(stored: list) -> None:
             storage.delete(name)
         except OSError:
             pass
+
+
+def exact_size(n: int) -> str:
+    """The bytes, and from 1 KiB up the rounded size beside them: a file one byte over a
+    2 GiB limit and the limit both round to "2.0 GiB", which explains nothing."""
+    return f"{n:,} bytes" if n < 1024 else f"{n:,} bytes ({human_size(n)})"
 
 
 def human_size(n: int) -> str:

@@ -14,9 +14,10 @@ from . import access, pipeline
 from .explore_views import DATA
 from .exports import export_response
 from .forms import SymbolUploadForm, UploadForm
+from .own_teams import teams_for_upload
 from .upload_limits import STORAGE_FULL, storage_full
 from .uploads import (QuotaExceeded, StorageFull, human_size, store_build_symbols,
-                      store_upload, teams_for_upload)
+                      store_upload)
 
 
 @login_required
@@ -27,16 +28,19 @@ def home(request):
 
 @login_required
 def upload(request):
+    """Reading the page creates nothing: a user without a team is told that their first
+    upload makes one of their own, and store_upload makes it (team None)."""
     teams = teams_for_upload(request.user)
     form = UploadForm(request.POST or None, request.FILES or None, teams=teams,
-                      initial={"team": str(teams[0].pk)})
+                      initial={"team": str(teams[0].pk)} if teams else None)
     if request.method == "POST" and storage_full(request):
         form = UploadForm(teams=teams)
         form.add_error(None, STORAGE_FULL)
         return _upload_refused(request, form, status=507)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        team = next((t for t in teams if str(t.pk) == d.get("team")), teams[0])
+        team = next((t for t in teams if str(t.pk) == d.get("team")), teams[0]) \
+            if teams else None
         try:
             capture, created = store_upload(request.user, team, d)
         except (QuotaExceeded, StorageFull) as e:

@@ -30,14 +30,16 @@ def worker_factory(transactional_db, tmp_path):
     """Start Celery worker processes on the test database; stopped after the test."""
     procs = []
 
-    def start(extra_env=None, pool="solo"):
+    def start(extra_env=None, pool="solo", args=None):
+        """`args` replaces the test flags, e.g. with the deployed command line's."""
         env = service_env(extra_env)
         log = open(tmp_path / f"worker-{len(procs)}.log", "wb")
+        flags = args if args is not None else [
+            f"--pool={pool}", "--concurrency=1", "--without-gossip", "--without-mingle",
+            "--without-heartbeat"]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", f"--pool={pool}",
-             "--concurrency=1",
-             "--loglevel=INFO", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", f"test{len(procs)}@%h"],
+            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", *flags,
+             "--loglevel=INFO", "-n", f"test{len(procs)}@%h"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         procs.append(proc)
         return proc

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from perfweb.captures import pipeline
+from perfweb.captures import pipeline, services
 from perfweb.captures.api_tokens import create_token
 from perfweb.captures.models import (BuildIdEntry, Capture, Membership, ShareLink,
                                      SymbolFile, Team)
@@ -54,7 +54,7 @@ def world(django_user_model):
             capture, _ = store_upload(alice, inference, {
                 "service": "private-llm", "version": version, "label": "busy", "capture": f,
                 "symbols": [s] if version == "1.0.0" else [], "symbols_for_build": True})
-        pipeline.process_capture(capture.pk)
+        services.run_analysis(capture.pk)
         captures.append(Capture.objects.get(pk=capture.pk))
     assert all(c.status == "done" for c in captures), [c.error for c in captures]
     a, b = captures
@@ -165,7 +165,7 @@ def test_owner_teammate_outsider_anonymous(world):
                 body = b"".join(r.streaming_content) if r.streaming else r.content
                 assert b"private-llm" not in body, (name, url)  # lists show none of it
         for capture in (world["a"], world["b"]):
-            pipeline.process_capture(capture.pk)
+            services.run_analysis(capture.pk)
     anonymous = Client()
     for name, (method, url, data, member, outsider) in routes.items():
         url = url.replace("{key}", "pw_nobody")

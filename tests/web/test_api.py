@@ -205,11 +205,12 @@ def test_upload_mistakes_get_clear_messages(client, member, settings):
     settings.PERFWEB_MAX_UPLOAD_BYTES = 50000
     r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data")
     assert r.status_code == 400
-    assert "1.0.0-idle.perf.data is 101.6 KiB; the limit is 48.8 KiB" in \
+    assert ("1.0.0-idle.perf.data is 103,996 bytes (101.6 KiB); the limit is 50,000 bytes "
+            "(48.8 KiB)") in \
         r.json()["capture"][0]
     settings.PERFWEB_MAX_UPLOAD_BYTES = 1000
     r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data")
-    assert r.status_code == 413 and "may be 1000 bytes each" in r.json()["detail"]
+    assert r.status_code == 413 and "may be 1,000 bytes each" in r.json()["detail"]
     settings.PERFWEB_MAX_UPLOAD_BYTES = 1 << 30
     Membership.objects.create(team=Team.objects.create(name="second"), user=member)
     r = _api_upload(client, key, SPINPOOL / "1.0.0-idle.perf.data")

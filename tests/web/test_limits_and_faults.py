@@ -55,7 +55,7 @@ def test_quota_per_user(client, member, settings):
     assert _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data").status_code == 201
     r = _api_upload(client, key, SPINPOOL / "1.0.0-busy.perf.data")  # 101,460 bytes more
     assert r.status_code == 400
-    assert "over your quota of 146.5 KiB" in r.json()["detail"]
+    assert "over your quota of 150,000 bytes (146.5 KiB)" in r.json()["detail"]
     client.force_login(member)
     with open(SPINPOOL / "1.0.0-busy.perf.data", "rb") as f:
         page = client.post("/upload/", {"service": "svc", "version": "2", "capture": f})

@@ -2,7 +2,7 @@
 is "not found" (404), exactly as on the pages."""
 from __future__ import annotations
 
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,7 +16,8 @@ from ..exports import EXPORTS, export_response
 from ..history import comparison, history, previous_capture
 from ..models import Build, Capture, Service
 from ..upload_limits import STORAGE_FULL, storage_full
-from ..uploads import QuotaExceeded, StorageFull, store_upload, teams_for_upload
+from ..own_teams import team_for_first_upload, teams_for_upload
+from ..uploads import QuotaExceeded, StorageFull, store_upload
 from .serializers import (BuildSerializer, CaptureSerializer, CaptureUploadSerializer,
                           ServiceSerializer)
 
@@ -27,7 +28,8 @@ class NotReady(APIException):
 
 
 def _team_for(user, name: str | None):
-    """The team named, or the user's only team."""
+    """The team named, or the user's only team; None for a user in no team yet (the
+    request that creates something makes them a team of their own)."""
     teams = teams_for_upload(user)
     if name:
         team = next((t for t in teams if t.name == name), None)
@@ -37,7 +39,7 @@ def _team_for(user, name: str | None):
     if len(teams) > 1:
         raise ValidationError({"team": "you are in several teams; say which: "
                                        + ", ".join(t.name for t in teams)})
-    return teams[0]
+    return teams[0] if teams else None
 
 
 def _finished(capture: Capture):
@@ -62,8 +64,10 @@ class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         s = self.get_serializer(data=request.data)
         s.is_valid(raise_exception=True)
         team = _team_for(request.user, s.validated_data.get("team", {}).get("name"))
-        service, created = Service.objects.get_or_create(
-            team=team, name=s.validated_data["name"].strip())
+        with transaction.atomic():
+            service, created = Service.objects.get_or_create(
+                team=team or team_for_first_upload(request.user),
+                name=s.validated_data["name"].strip())
         return Response(ServiceSerializer(service).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

@@ -114,9 +114,10 @@ def test_upload_page_says_why_an_upload_is_refused(page, settings):
     settings.PERFWEB_MAX_UPLOAD_BYTES = 10000
     page.click("#upload-form button[type=submit]")
     page.wait_for_selector(
-        "#upload-status:has-text('capture: 1.1.0-busy.perf.data is 18.4 KiB')")
+        "#upload-status:has-text('capture: 1.1.0-busy.perf.data is 18,836 bytes (18.4 KiB)')")
     settings.PERFWEB_MAX_UPLOAD_BYTES = 1 << 30
     settings.PERFWEB_USER_QUOTA_BYTES = 5000
     page.click("#upload-form button[type=submit]")
-    page.wait_for_selector("#upload-status:has-text('over your quota of 4.9 KiB')")
+    page.wait_for_selector(
+        "#upload-status:has-text('over your quota of 5,000 bytes (4.9 KiB)')")
     assert Capture.objects.count() == 0

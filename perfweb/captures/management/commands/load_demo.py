@@ -15,7 +15,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from perfweb.captures import pipeline
+from perfweb.captures import pipeline, services
 from perfweb.captures.models import Build, Capture, Membership, Service, Team
 from perfweb.captures.uploads import sha256_of, store_symbol
 
@@ -59,7 +59,7 @@ class Command(BaseCommand):
                 with transaction.atomic():
                     pipeline.enqueue(capture)
             else:
-                pipeline.process_capture(capture.pk)
+                services.run_analysis(capture.pk)
         if password:
             self.stdout.write(self.style.SUCCESS(
                 f"demo user: {username} / password: {password}"))

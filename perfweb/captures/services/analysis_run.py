@@ -1,0 +1,134 @@
+"""One analysis of one capture, run by a worker: claim it, read it, symbolize it, build
+the report, store the result, each write conditional on still owning the capture.
+
+Running it twice on the same capture is harmless: a second delivery finds the capture
+finished or owned by a live attempt and returns; an attempt the sweep judged dead loses
+its claim and writes nothing, so a late or duplicate task never overwrites a result.
+"""
+from __future__ import annotations
+
+import io
+import logging
+import time
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+
+from analysis import ANALYSIS_VERSION, compare, profile_io
+from analysis.errors import AnalysisError
+from analysis.export.folded import FoldOptions, fold, folded_lines
+from analysis.importers import load
+from analysis.report import build_report
+from analysis.symbols import symbolize
+
+from .. import buildids, history, work_dirs
+from ..claims import Claim, ClaimLost, claim
+from ..local_files import local_copy
+from ..models import AnalysisResult, Capture, SymbolFile
+from ..profiles import result_profile
+from ..worker_limits import AnalysisTimeout, deadline, duration, out_of_memory
+
+log = logging.getLogger(__name__)
+Status = Capture.Status
+
+
+def run_analysis(capture_id: int) -> str:
+    """What happened, for the task's log: done, failed, or skipped (not ours to run)."""
+    work_dirs.remove_orphans()
+    mine = claim(capture_id)
+    if mine is None:
+        return "skipped"
+    with mine.heartbeat():
+        try:
+            return _attempt(mine)
+        except ClaimLost:
+            log.warning("capture %s was taken back while this attempt ran; its work "
+                        "is dropped", capture_id)
+            return "skipped"
+
+
+def _attempt(mine: Claim) -> str:
+    try:
+        with deadline(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S):
+            _run(mine, Capture.objects.select_related("build").get(pk=mine.capture_id))
+        return "done"
+    except ClaimLost:
+        raise
+    except AnalysisTimeout:
+        message = (f"processing took longer than the "
+                   f"{duration(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S)} limit "
+                   f"(PERFWEB_ANALYSIS_TIME_LIMIT_S); a shorter capture fits")
+    except AnalysisError as e:
+        message = str(e)
+    except Exception as e:  # noqa: BLE001 - the user gets a message, we get the trace
+        if out_of_memory(e):
+            message = (f"the analysis needed more memory than a worker may use "
+                       f"({settings.PERFWEB_WORKER_MEMORY_MB} MB, PERFWEB_WORKER_MEMORY_MB);"
+                       f" a shorter capture, or one recorded at a lower frequency, fits")
+        else:
+            log.exception("capture %s failed", mine.capture_id)
+            message = (f"processing failed unexpectedly; the error was logged "
+                       f"(capture {mine.capture_id}). Retrying may help.")
+    mine.finish(Status.FAILED, error=message[:2000])
+    return "failed"
+
+
+def _stage(mine: Claim, status: str, progress: int) -> None:
+    mine.update(status=status, progress=progress)
+    if settings.PERFWEB_STAGE_DELAY_S:
+        time.sleep(settings.PERFWEB_STAGE_DELAY_S)
+
+
+def _run(mine: Claim, capture: Capture) -> None:
+    with work_dirs.work_dir() as work:
+        _stage(mine, Status.PARSING, 10)
+        profile = load(local_copy(capture.file, work, capture.original_name))
+        mine.update(format=profile.meta.format)
+
+        _stage(mine, Status.SYMBOLIZING, 40)
+        files = SymbolFile.objects.filter(build=capture.build) | \
+            SymbolFile.objects.filter(capture=capture)
+        ordered = list(files.order_by("created_at"))
+        paths = [local_copy(sf.file, work, sf.original_name) for sf in ordered]
+        for sf, path in zip(ordered, paths):
+            buildids.index(sf, path)  # for debuginfod; once per file
+        if paths:
+            symbolize(profile, paths)
+
+        _stage(mine, Status.ANALYZING, 70)
+        report = build_report(profile, label=capture.label)
+        _compare_with_previous(capture, profile, report)
+        folded = "".join(line + "\n" for line in folded_lines(
+            fold(profile, FoldOptions(weight="samples"))))
+        buf = io.BytesIO()
+        profile_io.dump(profile, buf)
+        mine.check()
+        with mine.final():
+            AnalysisResult.objects.filter(capture=capture,
+                                          analysis_version=ANALYSIS_VERSION).delete()
+            result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
+                                    report=report)
+            result.folded.save("folded", ContentFile(folded.encode()), save=False)
+            result.profile.save("profile", ContentFile(buf.getvalue()), save=False)
+            result.save()
+            mine.finish(Status.DONE, progress=100, error="")
+
+
+def _compare_with_previous(capture: Capture, profile, report: dict) -> None:
+    """A capture of a new build is compared with the previous build's capture of the same
+    label; a regression beyond the thresholds becomes a finding naming what grew."""
+    report["compared_with"] = None
+    prev = history.previous_capture(capture)
+    prev_result = prev.latest_result() if prev is not None else None
+    before = result_profile(prev_result)
+    if before is None:
+        return
+    cmp = compare.compare(before, profile, report_before=prev_result.report,
+                          report_after=report)
+    report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
+                               "cpus_before": cmp["cpus_before"],
+                               "cpus_change": cmp["cpus_change"]}
+    if cmp["regression"]:
+        findings = report["findings"]
+        at = 1 if findings and findings[0]["rule"] == "cpu-use" else 0
+        findings.insert(at, cmp["regression"])

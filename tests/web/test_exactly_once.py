@@ -1,0 +1,139 @@
+"""Every capture is analysed by one attempt at a time and only that attempt's writes
+count: two workers racing on one capture, a stalled worker waking after the sweep gave
+its capture to another, and a worker killed with SIGKILL (its beat child and temporary
+folder must not outlive it), all with real Celery worker processes."""
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from django.core.files import File
+
+from perfweb.captures import claims, pipeline, work_dirs
+from perfweb.captures.models import AnalysisResult, Build, Capture, Service, Team
+
+from .conftest import SPINPOOL, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+#: fast heartbeats, so a dead worker is noticed in seconds, not the default 30 s
+FAST = {"PERFWEB_HEARTBEAT_S": "0.5", "PERFWEB_HEARTBEAT_STALE_S": "2",
+        "PERFWEB_SWEEP_EVERY_S": "1"}
+
+
+def _capture(name="1.1.0-busy.perf.data") -> Capture:
+    team = Team.objects.get(name="inference")
+    service, _ = Service.objects.get_or_create(team=team, name="svc")
+    build, _ = Build.objects.get_or_create(service=service, version="1")
+    with open(SPINPOOL / name, "rb") as f:
+        capture = Capture(build=build, original_name=name, sha256=name.ljust(64, "0"),
+                          size=1, label="busy")
+        capture.file.save(name, File(f), save=False)
+        capture.save()
+    return capture
+
+
+def _log(tmp_path, n) -> str:
+    return (tmp_path / f"worker-{n}.log").read_text(errors="replace")
+
+
+def _outcomes(text: str) -> list[str]:
+    return [line.rsplit(": ", 1)[1].strip("'") for line in text.splitlines()
+            if "analyze_capture" in line and " succeeded in " in line]
+
+
+def test_a_claim_is_taken_once_and_a_released_one_writes_nothing(member):
+    capture = _capture()
+    first = claims.claim(capture.pk)
+    assert first is not None
+    assert claims.claim(capture.pk) is None  # owned by a live attempt
+    claims.release(capture.pk)  # what the sweep does with a dead worker's capture
+    with pytest.raises(claims.ClaimLost):
+        first.update(progress=50)
+    second = claims.claim(capture.pk)
+    assert second is not None
+    assert first.finish(Capture.Status.FAILED, error="late") is False
+    second.update(progress=60)
+    got = Capture.objects.get(pk=capture.pk)
+    assert (got.status, got.progress, got.error, got.attempts) == ("parsing", 60, "", 2)
+
+
+def test_two_workers_racing_on_one_capture_leave_one_result(member, worker_factory,
+                                                            tmp_path):
+    worker_factory({"PERFWEB_STAGE_DELAY_S": "1"})
+    worker_factory({"PERFWEB_STAGE_DELAY_S": "1"})
+    capture = _capture()
+    time.sleep(3)  # both workers consuming
+    assert pipeline.send(capture.pk) and pipeline.send(capture.pk)
+    wait_for(lambda: len(_outcomes(_log(tmp_path, 0)) + _outcomes(_log(tmp_path, 1))) == 2,
+             timeout=120)
+    outcomes = sorted(_outcomes(_log(tmp_path, 0)) + _outcomes(_log(tmp_path, 1)))
+    assert outcomes == ["done", "skipped"]
+    done = Capture.objects.get(pk=capture.pk)
+    assert (done.status, done.attempts, done.claim) == ("done", 1, "")
+    assert AnalysisResult.objects.filter(capture=capture).count() == 1
+
+
+def test_a_stalled_worker_waking_late_never_overwrites(member, worker_factory, settings,
+                                                       tmp_path):
+    settings.PERFWEB_HEARTBEAT_STALE_S = 2
+    stalled = worker_factory({**FAST, "PERFWEB_STAGE_DELAY_S": "2"})
+    capture = _capture()
+    time.sleep(2)
+    pipeline.send(capture.pk)
+    wait_for(lambda: Capture.objects.get(pk=capture.pk).status in Capture.ACTIVE)
+    os.kill(stalled.pid, signal.SIGSTOP)  # no heartbeat, no progress: looks dead
+    try:
+        time.sleep(3)
+        assert pipeline.sweep() == {"requeued": 1, "failed": 0}
+        worker_factory(FAST)
+        first = wait_for(lambda: AnalysisResult.objects.filter(capture=capture).first(),
+                         timeout=120)
+    finally:
+        os.kill(stalled.pid, signal.SIGCONT)
+    wait_for(lambda: _outcomes(_log(tmp_path, 0)) == ["skipped"], timeout=60)
+    assert "was taken back while this attempt ran" in _log(tmp_path, 0)
+    done = Capture.objects.get(pk=capture.pk)
+    assert (done.status, done.attempts, done.error) == ("done", 2, "")
+    assert list(AnalysisResult.objects.filter(capture=capture)) == [first]
+    assert first.report["samples"] == 154
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_a_killed_worker_is_taken_back_and_leaves_nothing_running(member, worker_factory,
+                                                                  tmp_path):
+    beat = ["--pool=solo", "--beat", "--schedule", str(tmp_path / "beat-{}")]
+    env = {**FAST, "PERFWEB_STAGE_DELAY_S": "3"}
+    first = worker_factory(env, args=[a.format(0) for a in beat])
+    capture = _capture()
+    time.sleep(2)
+    pipeline.send(capture.pk)
+    wait_for(lambda: Capture.objects.get(pk=capture.pk).status in Capture.ACTIVE)
+    kids = wait_for(lambda: _children(first.pid))  # the embedded beat
+    folders = wait_for(lambda: [p for p in Path(work_dirs.root()).glob(f"{first.pid}-*")])
+    os.kill(first.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    first.wait()
+    wait_for(lambda: not any(_alive(k) for k in kids), timeout=10)
+    worker_factory(env, args=[a.format(1) for a in beat])
+    done = wait_for(lambda: Capture.objects.filter(pk=capture.pk, status="done").first(),
+                    timeout=120)
+    taken_back_in = time.monotonic() - killed_at
+    assert done.attempts == 2
+    assert taken_back_in < 30, taken_back_in  # 2 s stale + 1 s sweep + 3 stages x 3 s
+    assert not any(p.exists() for p in folders)
