@@ -1,8 +1,9 @@
 """Load the spinpool demo: an idle inference API burning ~2 CPUs in 1.0.0, fixed in 1.1.0.
 
-Creates the demo user (printing its password), a team, the `llm-api` service with builds
-1.0.0 and 1.1.0, their captures and symbol bundles from the corpus, and analyzes them at
-once so a newcomer sees a diagnosis on first sign-in. Running it again changes nothing.
+Creates the demo user (printing its password) and, if they are in no team, a team of
+their own, the `llm-api` service with builds 1.0.0 and 1.1.0, their captures and symbol
+bundles from the corpus, and analyzes them at once so a newcomer sees a diagnosis on
+first sign-in. Running it again changes nothing.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from perfweb.captures import pipeline, services
-from perfweb.captures.models import Build, Capture, Membership, Service, Team
+from perfweb.captures.models import Build, Capture, Service
+from perfweb.captures.own_teams import team_for_first_upload, teams_for_upload
 from perfweb.captures.uploads import sha256_of, store_symbol
 
 DEFAULT_CORPUS = Path(settings.BASE_DIR).parent / "shared" / "corpus" / "cases" / "spinpool"
@@ -37,9 +39,9 @@ class Command(BaseCommand):
         if not (folder / "1.0.0-idle.perf.data").exists():
             raise CommandError(f"spinpool case files not found in {folder}")
         user, password = self._user(username)
-        team, _ = Team.objects.get_or_create(name="demo")
-        Membership.objects.get_or_create(team=team, user=user)
-        service, _ = Service.objects.get_or_create(team=team, name="llm-api")
+        with transaction.atomic():
+            team = self._team(user)
+            service, _ = Service.objects.get_or_create(team=team, name="llm-api")
         todo = []
         for version in ("1.0.0", "1.1.0"):
             build, _ = Build.objects.get_or_create(
@@ -72,6 +74,12 @@ class Command(BaseCommand):
             return user, None
         password = secrets.token_urlsafe(12)
         return User.objects.create_user(username, password=password), password
+
+    def _team(self, user):
+        """The user's first team, else a new one of their own; never a team found by
+        name, which could be anybody's (a deleted "demo" account's, for one)."""
+        teams = teams_for_upload(user)
+        return teams[0] if teams else team_for_first_upload(user)
 
     def _symbols(self, build, path: Path, user) -> None:
         if not path.exists() or build.symbol_files.filter(original_name=path.name).exists():
