@@ -13,6 +13,7 @@ def test_compose_has_the_four_services_and_shared_uploads():
     assert set(services) == {"web", "worker", "redis", "postgres"}
     assert "gunicorn perfweb.wsgi" in services["web"]["command"]
     assert services["worker"]["command"].startswith("celery -A perfweb worker --beat")
+    assert services["worker"]["restart"] == services["web"]["restart"] == "unless-stopped"
     for name in ("web", "worker"):
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://")

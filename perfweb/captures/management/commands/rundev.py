@@ -10,6 +10,11 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 
+def worker_args(var_dir: str) -> list[str]:
+    """The worker's flags in `make run` (one process, the periodic sweep inside)."""
+    return ["--beat", "--pool=solo", "--schedule", os.path.join(var_dir, "celerybeat-schedule")]
+
+
 class Command(BaseCommand):
     help = "Run the web server and a Celery worker for local use."
 
@@ -18,10 +23,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, addrport, **options):
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", "--beat",
-             "--pool=solo", "--loglevel=INFO",
-             "--schedule", os.path.join(os.environ.get("PERFWEB_VAR_DIR", "var"),
-                                        "celerybeat-schedule")])
+            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", "--loglevel=INFO",
+             *worker_args(os.environ.get("PERFWEB_VAR_DIR", "var"))])
         self.stdout.write(f"worker started (pid {worker.pid}); web on http://{addrport}/")
         try:
             call_command("runserver", addrport, use_reloader=False)
