@@ -204,3 +204,29 @@ def test_demo_loader(client, capsys):
     assert functions[6]["n"] == "qualla::ThreadPool::loop()" and functions[6]["s"] == 52
     call_command("load_demo")  # again: nothing new
     assert Capture.objects.count() == 4
+
+
+def test_notes_name_the_uploaded_files_not_their_storage_names(member, tmp_path):
+    """Stored files are named by a uuid; what the engine says about them must use the
+    names the user uploaded."""
+    from perfweb.captures.models import SymbolFile
+    from perfweb.captures.uploads import store_symbol
+    team = Team.objects.get(name="inference")
+    build = Build.objects.create(service=Service.objects.create(team=team, name="s"),
+                                 version="1")
+    odd = tmp_path / "mystery-symbols.bin"
+    odd.write_bytes(b"not a symbol file\n")
+    with open(SPINPOOL / "1.1.0-busy.perf.data", "rb") as f:
+        from django.core.files import File
+        capture = Capture(build=build, original_name="busy.perf.data", sha256="f" * 64,
+                          size=1)
+        capture.file.save("x", File(f), save=False)
+        capture.save()
+    with open(odd, "rb") as f:
+        store_symbol(File(f, name="../../mystery-symbols.bin"), member, build=build)
+    stored = SymbolFile.objects.get().file.name
+    services.run_analysis(capture.pk)
+    notes = Capture.objects.get(pk=capture.pk).latest_result().report["notes"]
+    assert "mystery-symbols.bin: not a symbol file (ELF, kallsyms, System.map, " \
+           "/proc/PID/maps or perf-PID.map); skipped" in notes
+    assert not any(os.path.basename(stored) in n for n in notes), notes
