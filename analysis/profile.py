@@ -97,6 +97,9 @@ class Metadata:
     #: capture duration the producer states (perf.data time range); otherwise derived
     #: from sample timestamps
     duration_s: float | None = None
+    #: what could not be read, when the samples read were kept from a capture cut short
+    #: (analysis.perfdata.damage); no finding is drawn from such a profile
+    damaged: str | None = None
 
 
 class Profile:

@@ -12,6 +12,7 @@ from .aggregate.functions import top_dsos, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
 from .diagnosis import diagnose
+from .diagnosis.rules import damaged_capture
 from .errors import AnalysisError
 from .profile import Profile
 
@@ -33,6 +34,9 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
     secs = cpu.cpu_seconds(profile, event_id)
     meta = asdict(profile.meta)
     meta.pop("format")
+    # a capture read in part says so and nothing else (see damaged_capture)
+    findings = [damaged_capture(profile)] if profile.meta.damaged else \
+        diagnose(profile, event_id, label)
     return {
         "version": CONTRACT_VERSION,
         "format": profile.meta.format,
@@ -53,7 +57,7 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
         "dsos": top_dsos(profile, weights),
         "threads": by_thread(profile, sel),
         "coverage": profile.coverage,
-        "findings": [f.to_dict() for f in diagnose(profile, event_id, label)],
+        "findings": [f.to_dict() for f in findings],
     }
 
 

@@ -3,7 +3,7 @@ i686, armv7 and aarch64: the sample counts perf 6.1 prints for the files it can 
 and a result (with a warning where due) for those it cannot."""
 import pytest
 
-from analysis.errors import UnrecognizedFormat
+from analysis.errors import ParseError, UnrecognizedFormat
 from analysis.importers import load, perf_script
 from conftest import PUBLIC
 
@@ -138,13 +138,29 @@ def test_hedgehog_matches_its_perf_script_text():
     assert any("DWARF unwinding" in n for n in ours.notes)
 
 
-def test_trailing_garbage_and_corruption_give_partial_results_and_a_warning():
-    # perf's own stderr messages were captured into this pipe-mode file after the data
+def test_trailing_garbage_keeps_the_stream_and_marks_it_damaged():
+    """perf's own stderr messages were captured into this pipe-mode file after the data;
+    to a reader they are a record running past the end of the stream, as a cut stream
+    is, and perf keeps what came before the end of a stream."""
     p = load(PUBLIC / MS / "sleep.compressed2.pipe.data")
     assert len(p) == 7
-    assert any("at byte 31808 of 31951" in n for n in p.notes)
-    p = load(PUBLIC / Q / "perf.data.piped.corrupted.zero_size_sample-3.2")
-    assert any("at byte 49104" in n and "impossible size (0)" in n for n in p.notes)
+    assert p.meta.damaged == (
+        "perf.data is damaged: the record at byte 31808 (offset 0x7c30 of the data "
+        "section) is 29216 bytes long and runs past the end of the data at byte 31951; "
+        "the stream ends inside that record. 7 samples were read; the 143 bytes from "
+        "there on (0.4% of the data section) are lost. No finding is drawn from a "
+        "damaged capture.")
+    assert p.notes[0] == p.meta.damaged
+
+
+def test_corrupted_record_is_refused_as_perf_refuses_it():
+    # `perf script -i - < FILE` says "bad event header size" and prints no sample
+    with pytest.raises(ParseError) as e:
+        load(PUBLIC / Q / "perf.data.piped.corrupted.zero_size_sample-3.2")
+    assert str(e.value) == (
+        "perf.data is damaged: the record at byte 49104 (offset 0xbfc0 of the data "
+        "section) has size 0, and a record is at least 8 bytes; perf cannot read past it "
+        "either (0 samples before it, 11536 bytes of data from it on)")
 
 
 def test_not_perf_data():

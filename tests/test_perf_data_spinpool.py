@@ -52,19 +52,21 @@ def test_idle_capture_without_samples():
     assert [e.name for e in p.events] == ["cpu-clock:ppp"]
 
 
-def test_truncated_capture_gives_what_was_written(tmp_path):
+def test_capture_cut_short_keeps_what_was_written_and_is_marked_damaged(tmp_path):
+    """Cut 256 bytes before the end of its data (0.3%, under damage.TOLERANCE); more
+    cuts are in test_damaged_perf_data.py."""
     raw = (SPINPOOL / "1.0.0-idle.perf.data").read_bytes()
     cut = tmp_path / "cut.perf.data"
-    cut.write_bytes(raw[:60000])
+    cut.write_bytes(raw[:99000])
     p = load(cut)
     full = load(SPINPOOL / "1.0.0-idle.perf.data")
-    assert 0 < len(p) < len(full)
+    assert (len(p), len(full)) == (972, 975)
     # records are in per-CPU flush order, not time order: every sample read is one of
     # the full capture's, exactly as it is there
     from collections import Counter
     assert not Counter(_samples(p)) - Counter(_samples(full))
-    assert any("cut short" in n for n in p.notes)
-    assert any("at byte" in n for n in p.notes)
+    assert p.meta.damaged.startswith("perf.data is damaged: the file ends at byte 99000; ")
+    assert p.notes[0] == p.meta.damaged
 
 
 def test_file_objects_and_streams_are_read(tmp_path):

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..profile import KERNEL, UNKNOWN
+from ..profile import KERNEL, UNKNOWN, Profile
 from . import knowledge
 from .context import Context
 
@@ -62,6 +62,23 @@ def _cpus_text(c: float | None) -> str:
 def _focus(funcs: list[dict], tids=()) -> dict:
     return {"functions": [{"id": f["id"], "name": f["name"]} for f in funcs[:3]],
             "threads": sorted(t for t in tids if t is not None)}
+
+
+# ---- a capture read in part -------------------------------------------------------------
+def damaged_capture(profile: Profile) -> Finding:
+    """The one finding of a capture whose samples were read in part (meta.damaged): the
+    part that is missing may hold exactly what a finding would be about, so no rule runs
+    on the rest, and "idle" or "no samples" is never said of it."""
+    return Finding(
+        "damaged-capture", "Damaged capture: part of it could not be read", "high", "high",
+        0.0, len(profile), profile.meta.damaged or "",
+        "Shares and CPU use computed without the missing part can hide a problem or "
+        "invent one, so no other finding is drawn from this capture; the flame graph and "
+        "tables show the samples that were read.",
+        "Upload the capture again from the host that recorded it (its size there, `ls -l "
+        "perf.data`, should match the upload), or record it again and let perf record "
+        "finish (stop it with Ctrl-C or its own duration, not kill -9).",
+        evidence={"damaged": profile.meta.damaged, "samples_read": len(profile)})
 
 
 # ---- CPU use ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ perf script line like `comm 123` could pass for a folded line on its own.
 from __future__ import annotations
 
 from ..errors import UnrecognizedFormat
+from ..perfdata.header import damaged_error, damaged_magic
 from ..profile import Profile
 from ..textio import Source, read_head
 from . import folded, perf_data, perf_report, perf_script
@@ -36,6 +37,9 @@ def detect(source: Source) -> str:
     for magic, what in _BINARY_KINDS:
         if head.startswith(magic):
             raise UnrecognizedFormat(f"this is {what}, not a profile we can read")
+    damaged = damaged_magic(head)
+    if damaged:
+        raise damaged_error(damaged)
     if b"\x00" in head[:4096]:
         raise UnrecognizedFormat("this is a binary file of unknown kind, not a profile")
     text = head.decode("utf-8", errors="replace")

@@ -22,6 +22,7 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
+from ..perfdata.damage import judge
 from ..perfdata.attr import REGS_USER, STACK_USER, TID, TIME, Attr, parse_attr
 from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Features,
                                apply_feature, parse_build_ids, read_features, read_header)
@@ -47,6 +48,7 @@ _PROT_EXEC = 4
 _ANON_PREFIXES = ("//anon", "/dev/zero", "/anon_hugepage", "[anon:", "/memfd:")
 
 _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
+_SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
 
 
 def sniff_bytes(head: bytes) -> bool:
@@ -153,7 +155,8 @@ class _Reader:
         self.side: list[tuple] = []  # (time, seq, kind, ...)
         self.thread_names: dict[int, str] = {}  # THREAD_MAP: comm of threads perf saw
         self.lost = 0
-        self.bad_samples = 0
+        self.bad = 0  # records that do not decode with their layout
+        self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
         self.dwarf = False
 
     # ---- pass 1: walk ----------------------------------------------------------------
@@ -173,7 +176,7 @@ class _Reader:
             seq += 1
             if rtype == 9:  # SAMPLE; the common layouts are decoded right here
                 if not self.attrs:  # no event described (yet): nothing to decode it by
-                    self.bad_samples += 1
+                    self._bad(fpos, "SAMPLE")
                     continue
                 off = self.id_offset
                 ident = unpack_u64(b, s + off)[0] if self.multi and off is not None else 0
@@ -181,7 +184,9 @@ class _Reader:
                 fast = target[2]
                 if fast is None or s + fast[1] > end:
                     t = self._sample(misc, b, s, end, target[0], target[1])
-                    if t is not None:
+                    if t is None:
+                        self._bad(fpos, "SAMPLE")
+                    else:
                         last_time = t
                     continue
                 unpack, size, i_ip, i_pid, i_tid, i_time, i_cpu, i_period, chained = fast
@@ -190,7 +195,7 @@ class _Reader:
                     nr = unpack_u64(b, s + size)[0]
                     cstart = s + size + 8
                     if cstart + 8 * nr > end:
-                        self.bad_samples += 1
+                        self._bad(fpos, "SAMPLE")
                         continue
                     ckey = (misc & 7, b[cstart:cstart + 8 * nr]) if nr else (misc & 7, v[i_ip])
                 else:
@@ -211,7 +216,7 @@ class _Reader:
                 t = self._record_time(b, s, end) or 0
                 if t == 0 and not self._has_sideband_time():
                     t = last_time
-                self._sideband(rtype, misc, b, s, end, t, seq)
+                self._sideband(rtype, misc, b, s, end, t, seq, fpos)
             elif rtype == R.LOST:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES:
@@ -233,10 +238,15 @@ class _Reader:
                 self._event_update(b, s, end)
             elif rtype == R.THREAD_MAP:
                 self._thread_map(b, s, end)
-        warnings = self.h.warnings + walk.warnings
+        damaged = judge(self.h, walk.stop, len(self.c_time), self.bad, self.first_bad)
         self._replay()
-        self._metadata(warnings)
+        self._metadata(self.h.warnings, damaged)
         return self.p
+
+    def _bad(self, fpos: int, kind: str) -> None:
+        self.bad += 1
+        if self.first_bad is None:
+            self.first_bad = (fpos, kind)
 
     def _index_attrs(self) -> None:
         for a, name, ids in self.features.event_desc:
@@ -283,7 +293,6 @@ class _Reader:
             ip, pid, tid, time, cpu, period, chain, branch_from, user_ip = \
                 reader.read(b, s, end)
         except struct.error:
-            self.bad_samples += 1
             return None
         mode = misc & 7
         if branch_from is not None or user_ip is not None:
@@ -360,7 +369,8 @@ class _Reader:
         pos = end - size + (8 if a.sample_type & TID else 0)
         return struct.unpack_from(self.e + "Q", b, pos)[0]
 
-    def _sideband(self, rtype: int, misc: int, b, s: int, end: int, t: int, seq: int) -> None:
+    def _sideband(self, rtype: int, misc: int, b, s: int, end: int, t: int, seq: int,
+                  fpos: int) -> None:
         e = self.e
         try:
             if rtype == R.MMAP or rtype == R.MMAP2:
@@ -391,7 +401,7 @@ class _Reader:
                 pid, ppid, tid, ptid = struct.unpack_from(e + "iiii", b, s)
                 self.side.append((t, seq, _SIDE_FORK, pid, ppid, tid, ptid))
         except (struct.error, IndexError):
-            self.h.warnings.append(f"a damaged record of type {rtype} was skipped")
+            self._bad(fpos, _SIDE_NAMES[rtype])
 
     def _header_attr(self, b, s: int, end: int) -> None:
         (size,) = struct.unpack_from(self.e + "I", b, s + 4)
@@ -544,7 +554,7 @@ class _Reader:
         return p.stack(tuple(ids))
 
     # ---- metadata -------------------------------------------------------------------------
-    def _metadata(self, warnings: list[str]) -> None:
+    def _metadata(self, warnings: list[str], damaged: str | None) -> None:
         p, f, meta = self.p, self.features, self.p.meta
         meta.hostname, meta.os_release, meta.arch = f.hostname, f.os_release, f.arch
         meta.perf_version, meta.cpu_desc = f.perf_version, f.cpu_desc
@@ -564,12 +574,13 @@ class _Reader:
                 ev.frequency = float(a.sample_period_or_freq)
             elif a.sample_period_or_freq:
                 ev.period = a.sample_period_or_freq
+        if damaged:
+            meta.damaged = damaged
+            p.notes.append(damaged)
         p.notes.extend(warnings)
         if self.lost:
             p.notes.append(f"perf lost {self.lost} samples while recording (its buffers "
                            f"overflowed); shares are of the samples it kept")
-        if self.bad_samples:
-            p.notes.append(f"{self.bad_samples} damaged samples were skipped")
         if self.dwarf:
             p.notes.append("recorded with --call-graph dwarf: kernel frames and the "
                            "user-space leaf are shown; the user frames above the leaf need "

@@ -52,12 +52,46 @@ class FileHeader:
     pipe: bool
     attrs: list[Attr] = field(default_factory=list)
     data_offset: int = 0
+    #: the bytes of the data section that are in the file
     data_size: int = 0
+    #: where the header says the data section ends; None for a pipe (a stream has no
+    #: end written down) and for a file whose header says 0 (perf record did not finish)
+    declared_end: int | None = None
+    length: int = 0  # of the file
     feature_sections: dict[int, tuple[int, int]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def cut(self) -> bool:
+        """The data runs to the end of the file (pipe, unfinished or cut file), so a
+        record running past that end is where the file stops, not a damaged record."""
+        return self.declared_end is None or self.declared_end > self.length
+
+
+#: perf_event_attr: 64 bytes in its first version; the kernel refuses one over a page
+ATTR_MIN, ATTR_MAX = 64, 4096
+_IDS = 16  # each attrs entry ends with the (offset, size) of its ids array
+
+
+def damaged_error(detail: str) -> ParseError:
+    return ParseError(f"perf.data is damaged: {detail}; its samples cannot be read")
+
+
+def damaged_magic(head: bytes) -> str | None:
+    """What is wrong when a perf.data's magic took a flipped byte or two while the header
+    size after it still reads as perf writes it (104, or 16 for a pipe); else None."""
+    for magic, endian in ((MAGIC_LE, "<"), (MAGIC_BE, ">")):
+        if len(head) >= 16 and head[:8] != magic and \
+                sum(a != b for a, b in zip(head[:8], magic)) <= 2 and \
+                struct.unpack_from(endian + "Q", head, 8)[0] in (104, 16):
+            return f"its magic (bytes 0-7) reads {head[:8]!r} instead of {magic!r}"
+    return None
+
 
 def read_header(buf, length: int) -> FileHeader:
+    """The header, checked against the file: every offset and size must fit the file and
+    each other as perf writes them, since a misread attr or data offset decodes every
+    sample wrong without any record looking damaged."""
     if length < 16:
         raise UnrecognizedFormat("too short to be a perf.data file")
     magic = bytes(buf[0:8])
@@ -69,43 +103,91 @@ def read_header(buf, length: int) -> FileHeader:
         raise UnrecognizedFormat("a perf.data file of the format perf used before 2.6.35 "
                                  "(PERFFILE); record it again with a newer perf")
     else:
+        damaged = damaged_magic(bytes(buf[:16]))
+        if damaged:
+            raise damaged_error(damaged)
         raise UnrecognizedFormat("not a perf.data file (no PERFILE2 magic)")
     (size,) = struct.unpack_from(endian + "Q", buf, 8)
     if size == 16:
-        return FileHeader(endian, True, data_offset=16, data_size=length - 16)
-    if size not in (104, 72) or length < size:
-        raise ParseError(f"perf.data header size {size} is not one perf writes")
-    h = FileHeader(endian, False)
+        return FileHeader(endian, True, data_offset=16, data_size=length - 16,
+                          length=length)
+    if size not in (104, 72):
+        raise damaged_error(f"the header's size field (bytes 8-15) reads {size}; perf "
+                            f"writes 104 (16 for a pipe)")
+    if length < size:
+        raise damaged_error(f"the file is {length} bytes, shorter than its {size}-byte "
+                            f"header")
+    h = FileHeader(endian, False, length=length)
     attr_size, attrs_off, attrs_size, data_off, data_size = struct.unpack_from(
         endian + "QQQQQ", buf, 16)
+    _check_sections(size, length, attr_size, attrs_off, attrs_size, data_off)
     h.data_offset, h.data_size = data_off, data_size
-    if data_off > length:
-        raise ParseError(f"the data section starts at byte {data_off}, past the end of "
-                         f"the file ({length} bytes): the file is truncated")
+    if data_size:
+        h.declared_end = data_off + data_size
     if data_size == 0 or data_off + data_size > length:
-        h.warnings.append(
-            f"the data section is {'empty in the header' if data_size == 0 else 'cut short'}"
-            f" (perf record did not finish writing the file); reading the records present")
         h.data_size = length - data_off
-    # attrs
-    if attr_size < 64 + 16 or attrs_off + attrs_size > length:
-        raise ParseError(f"attrs section (entry size {attr_size}) does not fit the file")
-    for off in range(attrs_off, attrs_off + attrs_size - attr_size + 1, attr_size):
-        a = parse_attr(buf, off, attr_size - 16, endian)
-        ids_off, ids_size = struct.unpack_from(endian + "QQ", buf, off + attr_size - 16)
-        if ids_off + ids_size <= length and ids_size % 8 == 0:
-            a.ids = list(struct.unpack_from(f"{endian}{ids_size // 8}Q", buf, ids_off))
-        h.attrs.append(a)
-    # feature table
-    if size == 104:
-        bits = _feature_bits(buf, endian)
-        table = data_off + (data_size if data_size else 0)
-        if data_size and table + 16 * len(bits) <= length:
-            for i, bit in enumerate(bits):
-                off, sz = struct.unpack_from(endian + "QQ", buf, table + 16 * i)
-                if off + sz <= length:
-                    h.feature_sections[bit] = (off, sz)
+    for off in range(attrs_off, attrs_off + attrs_size, attr_size):
+        h.attrs.append(_file_attr(buf, off, attr_size, length, endian))
+    if size == 104 and data_size:
+        _feature_table(buf, h, data_off + data_size)
     return h
+
+
+def _check_sections(size: int, length: int, attr_size: int, attrs_off: int,
+                    attrs_size: int, data_off: int) -> None:
+    """perf writes the header, the ids arrays, the attrs and then the data, each at an
+    8-byte boundary, and one attrs entry of `attr_size` bytes per event."""
+    if attr_size % 8 or not ATTR_MIN + _IDS <= attr_size <= ATTR_MAX + _IDS:
+        raise damaged_error(f"the header's attr_size (bytes 16-23) is {attr_size}; an "
+                            f"attrs entry is a multiple of 8 from {ATTR_MIN + _IDS} to "
+                            f"{ATTR_MAX + _IDS} bytes")
+    if data_off > length:
+        raise damaged_error(f"the header puts the data section at byte {data_off} (bytes "
+                            f"40-47), past the end of the {length}-byte file: the file is "
+                            f"cut short or its header is damaged")
+    where = f"the attrs section (bytes 24-39: {attrs_size} bytes at byte {attrs_off})"
+    if attrs_off % 8 or attrs_off < size or attrs_off + attrs_size > length:
+        raise damaged_error(f"{where} is not at an 8-byte boundary inside the "
+                            f"{length}-byte file after its {size}-byte header")
+    if attrs_size < attr_size or attrs_size % attr_size:
+        raise damaged_error(f"{where} is not a whole number of {attr_size}-byte entries "
+                            f"(the header's attr_size, bytes 16-23)")
+    if data_off % 8 or data_off < attrs_off + attrs_size:
+        raise damaged_error(f"the data section starts at byte {data_off} (bytes 40-47), "
+                            f"which is not an 8-byte boundary after the attrs section (it "
+                            f"ends at byte {attrs_off + attrs_size})")
+
+
+def _file_attr(buf, off: int, attr_size: int, length: int, endian: str) -> Attr:
+    a = parse_attr(buf, off, attr_size - _IDS, endian)
+    if a.size % 8 or not ATTR_MIN <= a.size <= attr_size - _IDS:
+        raise damaged_error(f"the event attr at byte {off} says it is {a.size} bytes long, "
+                            f"which does not fit its {attr_size - _IDS}-byte place in the "
+                            f"attrs section")
+    at = off + attr_size - _IDS
+    ids_off, ids_size = struct.unpack_from(endian + "QQ", buf, at)
+    if ids_size % 8 or ids_off + ids_size > length or (ids_size and ids_off % 8):
+        raise damaged_error(f"the event attr at byte {off} points (bytes {at}-{at + 15}) "
+                            f"at {ids_size} bytes of sample ids at byte {ids_off}, which "
+                            f"are no aligned array of ids inside the {length}-byte file")
+    a.ids = list(struct.unpack_from(f"{endian}{ids_size // 8}Q", buf, ids_off))
+    return a
+
+
+def _feature_table(buf, h: FileHeader, table: int) -> None:
+    """Where each feature's section is; the table follows the data section."""
+    bits = _feature_bits(buf, h.endian)
+    if table > h.length:
+        return  # cut short: the features went with the end of the file
+    if table + 16 * len(bits) > h.length:
+        raise damaged_error(f"the data section (bytes 40-55: {table - h.data_offset} bytes "
+                            f"at byte {h.data_offset}) ends at byte {table}, leaving no "
+                            f"room in the {h.length}-byte file for the table of the "
+                            f"{len(bits)} features the feature bits (bytes 72-103) announce")
+    for i, bit in enumerate(bits):
+        off, sz = struct.unpack_from(h.endian + "QQ", buf, table + 16 * i)
+        if off + sz <= h.length:
+            h.feature_sections[bit] = (off, sz)
 
 
 def _feature_bits(buf, endian: str) -> list[int]:

@@ -3,15 +3,17 @@
 Every record is `u32 type, u16 misc, u16 size` plus a body. Two record types carry bytes
 after their declared size (HEADER_TRACING_DATA, AUXTRACE); COMPRESSED (perf record -z)
 and COMPRESSED2 (perf 6.16) hold chunks of one zstd stream whose decompressed bytes are
-ordinary records that may straddle chunks. A record that does not fit ends the walk with
-a warning naming its byte offset; everything before it is kept.
+ordinary records that may straddle chunks. The first record that does not fit ends the
+walk and `Walk.stop` says where and why; whether what was read before it may be used is
+decided by `damage.judge`, not here.
 """
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import Iterator
 
-from ..errors import AnalysisError
+from ..errors import AnalysisError, ParseError
 
 # kernel record types
 MMAP, LOST, COMM, EXIT, THROTTLE, UNTHROTTLE, FORK, READ, SAMPLE, MMAP2 = range(1, 11)
@@ -27,15 +29,30 @@ EVENT_UPDATE, TIME_CONV, HEADER_FEATURE, COMPRESSED, FINISHED_INIT, COMPRESSED2 
 MAX_DECOMPRESSED = 8 << 30
 
 
+@dataclass(frozen=True)
+class Stop:
+    """Where the walk stopped before the end of the data, and why."""
+
+    offset: int  # file byte of the record (or of the COMPRESSED record carrying it)
+    what: str  # completes "the record at byte N ..."
+    #: the record runs past the last byte of the data: what a cut file looks like
+    past_end: bool
+
+
+class _DamagedZstd(Exception):
+    pass
+
+
 class Walk:
-    """Iterates (type, misc, buffer, body_start, record_end, file_offset) and collects
-    warnings; `file_offset` is where the record (or its COMPRESSED carrier) starts."""
+    """Iterates (type, misc, buffer, body_start, record_end, file_offset); `file_offset` is
+    where the record (or its COMPRESSED carrier) starts. After the loop `stop` is None
+    when the bytes up to `end` were whole records."""
 
     def __init__(self, buf, start: int, end: int, endian: str) -> None:
         self.buf, self.start, self.end = buf, start, end
         self.endian = endian
         self.hdr = struct.Struct(endian + "IHH")
-        self.warnings: list[str] = []
+        self.stop: Stop | None = None
         self._zstd = None
         self._decompressed = 0
 
@@ -43,10 +60,16 @@ class Walk:
         buf, end, unpack = self.buf, self.end, self.hdr.unpack_from
         pos = self.start
         pending = b""  # decompressed bytes not yet forming a whole record
+        pending_from = pos  # the COMPRESSED record where they began
         while pos + 8 <= end:
             rtype, misc, size = unpack(buf, pos)
-            if size < 8 or pos + size > end:
-                self._stop(pos, size, end)
+            if size < 8:
+                self.stop = Stop(pos, f"has size {size}, and a record is at least 8 bytes",
+                                 False)
+                return
+            if pos + size > end:
+                self.stop = Stop(pos, f"is {size} bytes long and runs past the end of the "
+                                      f"data at byte {end}", True)
                 return
             if rtype == COMPRESSED or rtype == COMPRESSED2:
                 if rtype == COMPRESSED2:
@@ -55,26 +78,32 @@ class Walk:
                 else:
                     payload = buf[pos + 8:pos + size]
                 try:
-                    pending += self._decompress(bytes(payload))
-                except AnalysisError as e:
-                    self.warnings.append(f"{e} at byte {pos}; records after it are lost")
+                    out = self._decompress(bytes(payload))
+                except _DamagedZstd as e:
+                    self.stop = Stop(pos, f"holds damaged zstd data ({e})", False)
                     return
-                p = 0
-                n = len(pending)
+                old = len(pending)
+                if not old:
+                    pending_from = pos
+                pending += out
+                p, n = 0, len(pending)
                 while p + 8 <= n:
                     itype, imisc, isize = unpack(pending, p)
                     if isize < 8:
-                        self.warnings.append(f"damaged record inside the compressed data "
-                                             f"of the record at byte {pos}; stopped there")
+                        self.stop = Stop(pos, f"holds a compressed record of size {isize}, "
+                                              f"and a record is at least 8 bytes", False)
                         return
                     if p + isize > n:
                         break
                     yield itype, imisc, pending, p + 8, p + isize, pos
                     p += isize
+                if old <= p < n:
+                    pending_from = pos  # the record left over began in this one
                 pending = pending[p:]
                 pos += size
                 continue
             yield rtype, misc, buf, pos + 8, pos + size, pos
+            start = pos
             if rtype == HEADER_TRACING_DATA and size >= 12:
                 (extra,) = struct.unpack_from(self.endian + "I", buf, pos + 8)
                 pos += size + extra
@@ -83,19 +112,18 @@ class Walk:
                 pos += size + extra
             else:
                 pos += size
-        if pos < end and end - pos < 8 and any(bytes(buf[pos:end])):
-            self._stop(pos, None, end)
+            if pos > end:
+                self.stop = Stop(start, f"carries {pos - start - size} bytes after its "
+                                        f"header, past the end of the data at byte {end}",
+                                 True)
+                return
         if pending:
-            self.warnings.append("the compressed data ends inside a record; that record "
-                                 "is lost")
-
-    def _stop(self, pos: int, size: int | None, end: int) -> None:
-        if size is not None and size < 8:
-            what = f"a record header with an impossible size ({size})"
-        else:
-            what = "a record that runs past the end of the data"
-        self.warnings.append(f"perf.data is damaged or cut short at byte {pos} of "
-                             f"{end}: {what}; everything before it was read")
+            self.stop = Stop(pending_from, "holds compressed records that end inside a "
+                                           "record", True)
+        elif pos < end and any(bytes(buf[pos:end])):
+            # fewer than 8 bytes left: zeros are padding, anything else a cut header
+            self.stop = Stop(pos, f"is cut off after {end - pos} of its 8 header bytes",
+                             True)
 
     def _decompress(self, payload: bytes) -> bytes:
         if self._zstd is None:
@@ -108,8 +136,9 @@ class Walk:
         try:
             out = self._zstd.decompress(payload)
         except Exception as e:  # zstandard.ZstdError; its type is not importable lazily
-            raise AnalysisError(f"damaged zstd data ({e})") from e
+            raise _DamagedZstd(str(e)) from e
         self._decompressed += len(out)
         if self._decompressed > MAX_DECOMPRESSED:
-            raise AnalysisError("compressed records expand beyond the 8 GiB limit")
+            raise ParseError("perf.data is refused: its compressed records expand beyond "
+                             "the 8 GiB limit")
         return out
