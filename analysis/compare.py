@@ -114,7 +114,8 @@ def compare(before: Profile, after: Profile, label_before: str = "",
         "findings_gone": [rules_a[r] for r in sorted(set(rules_a) - set(rules_b))],
         "findings_kept": sorted(set(rules_a) & set(rules_b)),
     }
-    out["regression"] = regression(out)
+    damaged = ra["metadata"].get("damaged") or rb["metadata"].get("damaged")
+    out["regression"] = None if damaged else regression(out)  # none from a partial read
     return out
 
 
