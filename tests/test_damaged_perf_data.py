@@ -320,3 +320,14 @@ def test_no_regression_is_drawn_against_a_damaged_capture(tmp_path):
     assert compare(fixed, load(IDLE), "idle", "idle")["regression"] is not None
     cut = load(_variant(tmp_path, cut=99000))
     assert compare(fixed, cut, "idle", "idle")["regression"] is None
+
+
+def test_compressed2_record_too_short_for_its_size_field(tmp_path):
+    """A COMPRESSED2 record states its payload size in its first 8 body bytes; one of 8
+    bytes at the end of a stream made the reader unpack past the buffer (struct.error)."""
+    path = tmp_path / "short.perf.data"
+    path.write_bytes(PIPE.read_bytes() + struct.pack("<IHH", 83, 0, 8))
+    assert _refused(path) == (
+        RECORD + "22760 (offset 0x58d8 of the data section) has size 8, and a COMPRESSED2 "
+                 "record is at least 16 bytes; perf cannot read past it either (179 samples "
+                 "before it, 8 bytes of data from it on)")

@@ -9,6 +9,9 @@ times in a steady process is resolved once.
 
 Frames become locations with their DSO, file offset (perf's map_ip) and build-id;
 naming them is symbolization's job (step 3), until then they read `libfoo.so+0x2458`.
+
+A damaged file is refused, never read as fewer samples than it holds; one cut short may
+be kept in part, marked damaged (perfdata/damage.py says when, and why).
 """
 from __future__ import annotations
 
@@ -22,8 +25,8 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
-from ..perfdata.damage import judge
 from ..perfdata.attr import REGS_USER, STACK_USER, TID, TIME, Attr, parse_attr
+from ..perfdata.damage import judge
 from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Features,
                                apply_feature, parse_build_ids, read_features, read_header)
 from ..perfdata.maps import AddressSpaces, Map

@@ -71,6 +71,10 @@ class Walk:
                 self.stop = Stop(pos, f"is {size} bytes long and runs past the end of the "
                                       f"data at byte {end}", True)
                 return
+            if rtype == COMPRESSED2 and size < 16:
+                self.stop = Stop(pos, f"has size {size}, and a COMPRESSED2 record is at "
+                                      f"least 16 bytes", False)
+                return
             if rtype == COMPRESSED or rtype == COMPRESSED2:
                 if rtype == COMPRESSED2:
                     (data_size,) = struct.unpack_from(self.endian + "Q", buf, pos + 8)
