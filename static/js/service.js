@@ -3,30 +3,35 @@
 "use strict";
 
 import {getJSON} from "./http.js";
+import {plotlyText} from "./plotly-text.js";
 
 const box = document.getElementById("history");
 const data = await getJSON(box.dataset.url);
 box.dataset.points = String(data.points.length);
 const config = {displaylogo: false, responsive: true};
-const layout = (y) => ({height: 260, margin: {l: 50, r: 10, t: 10, b: 40}, yaxis: {title: {text: y}},
-                        xaxis: {type: "category"}, legend: {orientation: "h"}});
+const layout = (y) => ({height: 260, margin: {l: 50, r: 10, t: 10, b: 40},
+                        yaxis: {title: {text: y}}, xaxis: {type: "category"},
+                        legend: {orientation: "h"}});
 const labels = [...new Set(data.points.map((p) => p.label))];
 window.Plotly.newPlot("chart-cpus", labels.map((label) => {
   const pts = data.points.filter((p) => p.label === label);
-  return {type: "scatter", mode: "lines+markers", name: label,
-          x: pts.map((p) => p.build), y: pts.map((p) => p.cpus),
-          text: pts.map((p) => `capture ${p.capture}`), customdata: pts.map((p) => p.capture)};
+  return {type: "scatter", mode: "lines+markers", name: plotlyText(label),
+          x: pts.map((p) => plotlyText(p.build)), y: pts.map((p) => p.cpus),
+          text: pts.map((p) => plotlyText(`capture ${p.capture}`)),
+          customdata: pts.map((p) => p.capture)};
 }), layout("CPUs busy"), config);
 // a point opens its capture
 document.getElementById("chart-cpus").on("plotly_click", (ev) => {
   const id = ev.points[0] && ev.points[0].customdata;
   if (Number.isInteger(id)) window.location.assign(`/captures/${id}/`);
 });
-const versions = data.builds.map((b) => b.version);
+const versions = data.builds.map((b) => plotlyText(b.version));
 window.Plotly.newPlot("chart-functions", data.top_functions.map((name) => ({
-  type: "bar", name, x: versions, y: data.builds.map((b) => (b.functions || {})[name] || 0),
+  type: "bar", name: plotlyText(name), x: versions,
+  y: data.builds.map((b) => (b.functions || {})[name] || 0),
 })), {...layout("% of samples"), barmode: "group"}, config);
 const rules = [...new Set(data.builds.flatMap((b) => Object.keys(b.rules)))];
 window.Plotly.newPlot("chart-rules", rules.map((rule) => ({
-  type: "bar", name: rule, x: versions, y: data.builds.map((b) => b.rules[rule] || 0),
+  type: "bar", name: plotlyText(rule), x: versions,
+  y: data.builds.map((b) => b.rules[rule] || 0),
 })), {...layout("% of samples"), barmode: "group"}, config);

@@ -2,6 +2,8 @@
 // FlameScope-style sub-second heat map. Selecting a range on either restricts every view.
 "use strict";
 
+import {plotlyText} from "../plotly-text.js";
+
 export function drawTimeline(el, data, onRange) {
   if (!window.Plotly || !data.series.length) {
     el.textContent = "No timestamps in this capture.";
@@ -9,7 +11,7 @@ export function drawTimeline(el, data, onRange) {
   }
   const traces = data.series.map((s) => ({
     type: "scatter", mode: "lines", stackgroup: "threads",
-    name: `${s.comm} ${s.tid ?? ""}`.trim(),
+    name: plotlyText(`${s.comm} ${s.tid ?? ""}`.trim()),  // thread names come from captures
     x: s.counts.map((_, i) => +(i * data.bucket_s).toFixed(3)),
     y: s.counts,
   }));
