@@ -26,6 +26,8 @@ _PF_X = 1
 #: sections/headers beyond this are not a real ELF but an attack on the reader
 MAX_SECTIONS = 65535
 MAX_SEGMENTS = 4096
+#: what pyelftools raises on a damaged file (it also asserts)
+_BROKEN = (ELFError, ConstructError, AssertionError, struct.error, ValueError)
 
 
 class ElfUnreadable(AnalysisError):
@@ -51,6 +53,7 @@ class ElfInfo:
     debuglink: str
     soname: str
     segments: list[Segment] = field(default_factory=list)
+    sha256: str = ""  # of the file's bytes, once known: what its cached index is keyed by
 
     def vaddr_of(self, file_offset: int) -> int | None:
         """File offset -> ELF virtual address through the PT_LOAD that holds it. Only
@@ -75,7 +78,7 @@ def read_info(path: str, name: str | None = None) -> ElfInfo:
             if elf.num_sections() > MAX_SECTIONS or elf.num_segments() > MAX_SEGMENTS:
                 raise ElfUnreadable(f"{name or path}: absurd section or segment count")
             return _info(elf, path, name or os.path.basename(path))
-    except (ELFError, ConstructError, AssertionError, struct.error, ValueError, OSError, IndexError) as e:
+    except (*_BROKEN, OSError, IndexError) as e:
         raise ElfUnreadable(f"{name or path}: not a readable ELF file ({e})") from e
 
 
@@ -90,7 +93,7 @@ def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
                 for note in sec.iter_notes():
                     if note["n_type"] == "NT_GNU_BUILD_ID":
                         build_id = note["n_desc"]
-            except (ELFError, ConstructError, AssertionError, struct.error, ValueError):
+            except _BROKEN:
                 pass
         elif t == "SHT_SYMTAB":
             has_symtab = sec["sh_size"] > 0
@@ -106,7 +109,7 @@ def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
                 for tag in sec.iter_tags():
                     if tag.entry.d_tag == "DT_SONAME":
                         soname = tag.soname
-            except (ELFError, ConstructError, AssertionError, struct.error, ValueError, AttributeError):
+            except (*_BROKEN, AttributeError):
                 pass
     segments = []
     for seg in elf.iter_segments():
@@ -126,7 +129,7 @@ def function_symbols(path: str) -> tuple[SymbolIndex, str]:
             symtab = _section(elf, "SHT_SYMTAB")
             table = symtab if symtab is not None else _section(elf, "SHT_DYNSYM")
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ELFError, ConstructError, AssertionError, struct.error, ValueError, OSError) as e:
+        except (*_BROKEN, OSError) as e:
             raise ElfUnreadable(f"{path}: not a readable ELF file ({e})") from e
         try:
             starts, sizes, binds, names = [], [], [], []
@@ -136,7 +139,7 @@ def function_symbols(path: str) -> tuple[SymbolIndex, str]:
                 _read_symbols(elf, mm, table, starts, sizes, binds, names)
             _plt_symbols(elf, mm, starts, sizes, binds, names)
             return build_index(starts, sizes, binds, names), used
-        except (ELFError, ConstructError, AssertionError, struct.error, ValueError, IndexError) as e:
+        except (*_BROKEN, IndexError) as e:
             raise ElfUnreadable(f"{path}: damaged symbol table ({e})") from e
         finally:
             mm.close()

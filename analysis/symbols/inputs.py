@@ -16,6 +16,7 @@ import tarfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from ..errors import AnalysisError
 from . import kallsyms, perfmap, procmaps
@@ -26,6 +27,7 @@ MAX_TOTAL_BYTES = 16 << 30
 MAX_RATIO = 200  # expanded bytes per compressed byte, for the archive as a whole
 MAX_DEPTH = 2
 _HEAD = 64 * 1024
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # perf archive / build-id cache: <path>/<build-id>/{elf,debug,kallsyms,vdso}
 _BUILDID_CACHE = re.compile(r"^(.*)/([0-9a-f]{16,40})/(elf|debug|kallsyms|vdso)$")
@@ -44,6 +46,7 @@ class SymbolFile:
     kind: str  # elf | kallsyms | maps | perfmap
     build_id_hint: str = ""  # from perf's build-id cache layout
     path_hint: str = ""  # the DSO path that layout names ("/usr/lib/.../libc.so.6")
+    sha256: str = ""  # of the bytes at `path`, when the caller recorded it (else hashed)
 
 
 @dataclass
@@ -58,7 +61,11 @@ class _Budget:
         self.bytes = 0
 
 
-def collect(inputs: list[str | os.PathLike], workdir: str | os.PathLike) -> Collected:
+def collect(inputs: list[str | os.PathLike], workdir: str | os.PathLike,
+            digests: Mapping[str, str] | None = None) -> Collected:
+    """`digests`: SHA-256 of input files (by `os.fspath` of the input) recorded when they
+    were stored, so a 400 MB library is not hashed again for every capture that uses it.
+    Only a digest of the very bytes at that path may be given: it keys the symbol cache."""
     out = Collected()
     budget = _Budget()
     work = Path(workdir)
@@ -74,14 +81,16 @@ def collect(inputs: list[str | os.PathLike], workdir: str | os.PathLike) -> Coll
                     rel = str(fp.relative_to(p))
                     _classify_file(str(fp), f"{p.name}/{rel}", rel, out, budget, work, 0)
         elif p.is_file():
-            _classify_file(str(p), p.name, p.name, out, budget, work, 0)
+            digest = (digests or {}).get(os.fspath(item), "")
+            _classify_file(str(p), p.name, p.name, out, budget, work, 0,
+                           digest if _SHA256.fullmatch(digest) else "")
         else:
             out.notes.append(f"{p}: no such file or directory")
     return out
 
 
 def _classify_file(path: str, origin: str, member: str, out: Collected, budget: _Budget,
-                   work: Path, depth: int) -> None:
+                   work: Path, depth: int, sha256: str = "") -> None:
     with open(path, "rb") as f:
         head = f.read(_HEAD)
     if not head:
@@ -97,7 +106,7 @@ def _classify_file(path: str, origin: str, member: str, out: Collected, budget: 
         out.notes.append(f"{origin}: not a symbol file (ELF, kallsyms, System.map, "
                          f"/proc/PID/maps or perf-PID.map); skipped")
         return
-    sf = SymbolFile(origin, path, kind)
+    sf = SymbolFile(origin, path, kind, sha256=sha256)
     m = _BUILDID_CACHE.match(member.replace("\\", "/"))
     if m:
         sf.build_id_hint = m.group(2)

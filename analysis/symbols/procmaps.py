@@ -6,7 +6,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-_LINE = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) ([r-][w-][x-][ps-]) ([0-9a-f]+) \S+ \d+\s*(.*)$")
+_LINE = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) ([r-][w-][x-][ps-]) ([0-9a-f]+) "
+                   rb"\S+ \d+\s*(.*)$")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import os
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from ..aggregate.selection import stack_weights
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
@@ -29,9 +30,9 @@ from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
 from . import kallsyms, perfmap, procmaps
 from .demangle import demangle
 from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
+from .index_cache import cache_key, cached, file_sha256
 from .inputs import SymbolFile, collect, read_bytes
-from .symindex import STB_GLOBAL, SymbolIndex, build_index, cache_dir, cache_key
-
+from .symindex import STB_GLOBAL, SymbolIndex, build_index
 
 
 @dataclass
@@ -74,6 +75,7 @@ class Symbolizer:
     def _add(self, sf: SymbolFile) -> None:
         if sf.kind == "elf":
             info = read_info(sf.path, sf.origin)
+            info.sha256 = sf.sha256
             if not info.build_id and sf.build_id_hint:
                 info.build_id = sf.build_id_hint
             self.elfs.append(info)
@@ -81,7 +83,7 @@ class Symbolizer:
         elif sf.kind == "kallsyms":
             data = read_bytes(sf)
             key = cache_key("kallsyms", hashlib.sha256(data).hexdigest())
-            index = _cached(key, lambda: kallsyms.parse(data))
+            index = cached(key, lambda: kallsyms.parse(data))
             hidden = len(index) > 0 and index.starts[-1] == 0
             self.kernels.append(_KernelSource(sf.origin, index, sf.build_id_hint, hidden,
                                               kallsyms.text_address(data)))
@@ -207,9 +209,8 @@ class Symbolizer:
         if runtime is not None and runtime is not symbols:
             try:
                 merged = index
-                index = _cached(cache_key("elf+plt", *_elf_ident(symbols), table,
-                                          *_elf_ident(runtime)),
-                                lambda: _merge_plt(merged, runtime))
+                index = cached(cache_key("elf+plt", _digest(symbols), _digest(runtime)),
+                               lambda: _merge_plt(merged, runtime))
             except ElfUnreadable:
                 pass
         status = "resolved" if table == ".symtab" else "stripped"
@@ -234,28 +235,18 @@ def _names(e: ElfInfo, sf: SymbolFile | None) -> set[str]:
     return out
 
 
-def _cached(key: str, build):
-    path = cache_dir() / f"{key}.idx"
-    index = SymbolIndex.load(path)
-    if index is None:
-        index = build()
-        try:
-            index.save(path)
-        except OSError:
-            pass  # a read-only cache only costs time
-    return index
-
-
 def _elf_index(e: ElfInfo) -> tuple[SymbolIndex, str]:
-    """Symbols of one ELF, cached on disk by build-id (or content hash) and table."""
-    ident, size = _elf_ident(e)
+    """Symbols of one ELF, cached on disk by the digest of its bytes (the table used
+    follows from them). Never by its build-id: any file can claim any build-id."""
     table = ".symtab" if e.has_symtab else ".dynsym" if e.has_dynsym else "none"
-    key = cache_key("elf", ident, table, size)
-    return _cached(key, lambda: function_symbols(e.path)[0]), table
+    return cached(cache_key("elf", _digest(e)), lambda: function_symbols(e.path)[0]), table
 
 
-def _elf_ident(e: ElfInfo) -> tuple[str, str]:
-    return e.build_id or _file_hash(e.path), str(os.path.getsize(e.path))
+def _digest(e: ElfInfo) -> str:
+    """The digest the caller recorded for the file, else one computed here, once."""
+    if not e.sha256:
+        e.sha256 = file_sha256(e.path)
+    return e.sha256
 
 
 def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
@@ -272,14 +263,6 @@ def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
     all_names = [bytes(index.blob[index.name_offsets[i]:index.name_offsets[i + 1]])
                  for i in range(len(index))] + [names[i] for i in extra]
     return build_index(starts, sizes, binds, all_names)
-
-
-def _file_hash(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # ---- coverage --------------------------------------------------------------------------
@@ -386,11 +369,13 @@ def _advice(mp) -> str:
 
 
 # ---- entry point -------------------------------------------------------------------------
-def symbolize(profile: Profile, inputs: list[str | os.PathLike]) -> list[dict]:
+def symbolize(profile: Profile, inputs: list[str | os.PathLike],
+              digests: Mapping[str, str] | None = None) -> list[dict]:
     """Name the profile's frames from `inputs` (files, directories, archives) and store
-    the coverage report on the profile. Returns the coverage list."""
+    the coverage report on the profile. Returns the coverage list. `digests`: recorded
+    SHA-256 of input files, see inputs.collect."""
     with tempfile.TemporaryDirectory(prefix="perfweb-symbols-") as work:
-        collected = collect(inputs, work)
+        collected = collect(inputs, work, digests)
         sym = Symbolizer(collected.files, collected.notes)
         sym.run(profile)
         profile.coverage = coverage(profile, sym)

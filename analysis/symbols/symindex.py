@@ -1,7 +1,7 @@
 """A sorted, compact symbol table: start and end addresses in arrays, names in one blob.
 
-Built once per build-id (or per kallsyms file) and cached on disk, so the next capture of
-the same build loads it with two `frombytes` calls instead of parsing the ELF again.
+Built once per symbol file and cached on disk (index_cache.py, keyed by the file's
+content), so the next capture of the same build maps it instead of parsing the ELF again.
 Symbols at the same address are reduced to the one perf would show (its
 choose_best_symbol rules), and a symbol without a size extends to the next one, as perf
 does, so names match perf's output.
@@ -9,7 +9,6 @@ does, so names match perf's output.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import mmap
 import os
 import struct
@@ -153,17 +152,3 @@ def build_index(starts: list[int], sizes: list[int], binds: list[int],
     offsets[n] = pos
     return SymbolIndex(array("Q", keep_start), ends, offsets, b"".join(keep_name))
 
-
-def cache_dir() -> Path:
-    """PERFWEB_CACHE_DIR, else the user's cache directory (XDG)."""
-    base = os.environ.get("PERFWEB_CACHE_DIR")
-    if not base:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or
-                            os.path.join(os.path.expanduser("~"), ".cache"), "perfweb")
-    path = Path(base) / "symbols"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def cache_key(*parts: str) -> str:
-    return hashlib.sha256("\0".join(("v1",) + parts).encode()).hexdigest()[:40]

@@ -92,8 +92,8 @@ def _run(mine: Claim, capture: Capture) -> None:
         paths = [local_copy(sf.file, work, sf.original_name) for sf in ordered]
         for sf, path in zip(ordered, paths):
             buildids.index(sf, path)  # for debuginfod; once per file
-        if paths:
-            symbolize(profile, paths)
+        if paths:  # the digests recorded on upload key the shared symbol cache
+            symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)})
 
         _stage(mine, Status.ANALYZING, 70)
         report = build_report(profile, label=capture.label)
