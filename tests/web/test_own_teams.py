@@ -134,3 +134,37 @@ def test_a_long_username_still_gets_a_valid_free_team_name(client, django_user_m
     client.force_login(user)
     assert _form_upload(client, SPINPOOL / "1.1.0-busy.perf.data").status_code == 302
     assert Team.objects.get(membership__user=user).name == "g" * 91 + "'s team 2"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_first_uploads_at_once_make_one_team(django_user_model):
+    """The user's row is locked while their first team is made, so a second upload
+    running at the same moment joins that team instead of making another."""
+    import threading
+
+    from django.core.files import File
+    from django.db import connection
+
+    from perfweb.captures.uploads import store_upload
+    hana = django_user_model.objects.create_user("hana", password="pw-hana-123")
+    start, results = threading.Barrier(2), []
+
+    def upload(path):
+        try:
+            with open(path, "rb") as f:
+                start.wait()
+                capture, _ = store_upload(hana, None, {
+                    "service": "llm-api", "version": "1.0.0", "capture": File(f, path.name)})
+            results.append(capture.build.service.team_id)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(SPINPOOL / name,))
+               for name in ("1.1.0-busy.perf.data", "1.1.0-idle.perf.data")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 2 and results[0] == results[1]
+    assert list(Team.objects.values_list("name", flat=True)) == ["hana's team"]
+    assert Capture.objects.filter(build__service__team_id=results[0]).count() == 2
