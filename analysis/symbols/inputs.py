@@ -5,10 +5,16 @@ nested up to MAX_DEPTH). Every member is recognised by its content: ELF, kallsym
 System.map, /proc/PID/maps, perf-PID.map. Archives are hostile until proven otherwise:
 members are extracted by content into a private folder under names we choose (so `../`
 and absolute paths cannot escape), links and device files are skipped, and the number of
-members, the bytes written and the expansion ratio are bounded.
+members and the bytes written are bounded: each member by its compressed size, and each
+input with every archive inside it by the input's size, checked before every chunk is
+written (an archive inside an archive has no budget of its own, so nesting gains a bomb
+nothing). Decompression is streamed in bounded pieces, never a block at once.
 """
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import re
 import stat
@@ -24,8 +30,12 @@ from .elf import is_elf
 
 MAX_MEMBERS = 20_000
 MAX_TOTAL_BYTES = 16 << 30
-MAX_RATIO = 200  # expanded bytes per compressed byte, for the archive as a whole
+#: bytes written per compressed byte: for each member, and for each input given with
+#: every archive nested in it (what a nested archive writes counts against the input)
+MAX_RATIO = 200
+SLACK_BYTES = 1 << 20  # what a small member or input may expand to whatever its ratio
 MAX_DEPTH = 2
+_CHUNK = 1 << 20
 _HEAD = 64 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -56,9 +66,36 @@ class Collected:
 
 
 class _Budget:
+    """What extraction may still write. Checked before each chunk is written, so a bomb
+    is stopped within its allowance, not after it has filled the disk."""
+
     def __init__(self) -> None:
         self.members = 0
-        self.bytes = 0
+        self.bytes = 0  # for the whole call
+        self.input_origin = ""
+        self.input_bytes = 0  # for the input being read, at every nesting level
+        self.input_limit = 0
+
+    def start_input(self, origin: str, size: int) -> None:
+        self.input_origin = origin
+        self.input_bytes = 0
+        self.input_limit = MAX_RATIO * size + SLACK_BYTES
+
+    def charge(self, n: int, member_bytes: int, member_limit: int, origin: str) -> None:
+        """Account for `n` more bytes of a member that has `member_bytes` written so far
+        (these `n` included) and may write `member_limit`."""
+        self.bytes += n
+        self.input_bytes += n
+        if self.bytes > MAX_TOTAL_BYTES:
+            raise BundleError(f"{origin}: expands beyond {MAX_TOTAL_BYTES >> 30} GiB; "
+                              f"refused")
+        if member_bytes > member_limit:
+            raise BundleError(f"{origin}: expands more than {MAX_RATIO}x its compressed "
+                              f"size (an archive bomb?); refused")
+        if self.input_bytes > self.input_limit:
+            raise BundleError(f"{self.input_origin}: expands more than {MAX_RATIO}x, "
+                              f"counting the archives inside it (an archive bomb?); "
+                              f"refused")
 
 
 def collect(inputs: list[str | os.PathLike], workdir: str | os.PathLike,
@@ -100,6 +137,8 @@ def _classify_file(path: str, origin: str, member: str, out: Collected, budget: 
         if depth >= MAX_DEPTH:
             out.notes.append(f"{origin}: archive nested deeper than {MAX_DEPTH}; skipped")
             return
+        if depth == 0:
+            budget.start_input(origin, os.path.getsize(path))
         _extract(path, origin, out, budget, work, depth + 1)
         return
     if kind is None:
@@ -139,15 +178,13 @@ def _kind(head: bytes) -> str | None:
 
 def _extract(path: str, origin: str, out: Collected, budget: _Budget, work: Path,
              depth: int) -> None:
-    compressed = os.path.getsize(path) or 1
-    before = budget.bytes
     try:
         with open(path, "rb") as f:
             head = f.read(8)
         if head[:4] == b"PK\x03\x04":
-            _extract_zip(path, origin, out, budget, work, depth, compressed, before)
+            _extract_zip(path, origin, out, budget, work, depth)
         else:
-            _extract_tar(path, head, origin, out, budget, work, depth, compressed, before)
+            _extract_tar(path, head, origin, out, budget, work, depth)
     except BundleError:
         raise
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
@@ -165,32 +202,23 @@ def _target(work: Path, budget: _Budget, member: str) -> Path:
     return work / f"{budget.members:05d}-{base}"
 
 
-def _copy(src, dst: Path, budget: _Budget, origin: str, compressed: int, before: int) -> None:
+def _copy(src, dst: Path, budget: _Budget, origin: str, packed) -> None:
+    """Copy one member; `packed()`: the compressed bytes read for it so far."""
     try:
-        _copy_bounded(src, dst, budget, origin, compressed, before)
+        with open(dst, "wb") as out:
+            written = 0
+            while chunk := src.read(_CHUNK):
+                written += len(chunk)
+                budget.charge(len(chunk), written, MAX_RATIO * packed() + SLACK_BYTES,
+                              origin)
+                out.write(chunk)
     except BundleError:
         dst.unlink(missing_ok=True)  # what a bomb wrote so far does not stay on disk
         raise
 
 
-def _copy_bounded(src, dst: Path, budget: _Budget, origin: str, compressed: int,
-                  before: int) -> None:
-    with open(dst, "wb") as out:
-        while True:
-            chunk = src.read(1 << 20)
-            if not chunk:
-                break
-            budget.bytes += len(chunk)
-            if budget.bytes > MAX_TOTAL_BYTES:
-                raise BundleError(f"{origin}: expands beyond {MAX_TOTAL_BYTES >> 30} GiB; "
-                                  f"refused")
-            if budget.bytes - before > MAX_RATIO * compressed + (64 << 20):
-                raise BundleError(f"{origin}: expands more than {MAX_RATIO}x (an archive "
-                                  f"bomb?); refused")
-            out.write(chunk)
-
-
-def _extract_zip(path, origin, out, budget, work, depth, compressed, before) -> None:
+def _extract_zip(path, origin, out, budget, work, depth) -> None:
+    size = os.path.getsize(path)
     with zipfile.ZipFile(path) as z:
         for info in z.infolist():
             if info.is_dir():
@@ -200,22 +228,20 @@ def _extract_zip(path, origin, out, budget, work, depth, compressed, before) -> 
                 out.notes.append(f"{origin}:{info.filename}: not a regular file; skipped")
                 continue
             dst = _target(work, budget, info.filename)
+            # zipfile reads no more than compress_size bytes of the member, nor can it
+            # read more than the file holds, whatever the header claims
+            packed = min(info.compress_size, size)
             with z.open(info) as src:
-                _copy(src, dst, budget, origin, compressed, before)
+                _copy(src, dst, budget, f"{origin}:{info.filename}", lambda: packed)
             _classify_file(str(dst), f"{origin}:{info.filename}", info.filename, out, budget,
                            work, depth)
 
 
-def _extract_tar(path, head, origin, out, budget, work, depth, compressed, before) -> None:
-    raw = open(path, "rb")
-    try:
-        if head[:4] == b"\x28\xb5\x2f\xfd":
-            import zstandard
-            stream = zstandard.ZstdDecompressor().stream_reader(raw)
-            tf = tarfile.open(fileobj=stream, mode="r|")
-        else:
-            tf = tarfile.open(fileobj=raw, mode="r|*")
-        with tf:
+def _extract_tar(path, head, origin, out, budget, work, depth) -> None:
+    with open(path, "rb") as raw:
+        counted = _Counted(raw)
+        with tarfile.open(fileobj=_decompressed(counted, head), mode="r|",
+                          bufsize=_CHUNK) as tf:
             for member in tf:
                 if member.isdir():
                     continue
@@ -228,11 +254,47 @@ def _extract_tar(path, head, origin, out, budget, work, depth, compressed, befor
                 if src is None:
                     continue
                 dst = _target(work, budget, member.name)
-                _copy(src, dst, budget, origin, compressed, before)
+                # a stream has no member sizes: what is read from disk while the member
+                # streams is its compressed size (plus what was read ahead before it)
+                start = counted.consumed - _READ
+                _copy(src, dst, budget, f"{origin}:{member.name}",
+                      lambda: counted.consumed - start)
                 _classify_file(str(dst), f"{origin}:{member.name}", member.name, out, budget,
                                work, depth)
-    finally:
-        raw.close()
+
+
+_READ = 16 * 1024  # compressed bytes a decompressor may read ahead
+
+
+class _Counted:
+    """The compressed file, read in small pieces and counted."""
+
+    def __init__(self, raw) -> None:
+        self.raw, self.consumed = raw, 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(_READ if n is None or n < 0 else min(n, _READ))
+        self.consumed += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+
+def _decompressed(counted: _Counted, head: bytes):
+    """A reader of the decompressed tar. These readers decompress a bounded piece per
+    read; tarfile's own "r|*" decompresses each compressed block whole, and a 1.6 KB
+    tar.bz2 became 2 GiB in memory at once."""
+    if head[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=counted, mode="rb")
+    if head[:3] == b"BZh":
+        return bz2.BZ2File(counted)
+    if head[:6] == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(counted)
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        import zstandard
+        return zstandard.ZstdDecompressor().stream_reader(counted, read_size=_READ)
+    return counted
 
 
 def read_bytes(sf: SymbolFile) -> bytes:
