@@ -7,8 +7,9 @@ new capture differs beyond the thresholds.
 """
 from __future__ import annotations
 
-from .aggregate.functions import stack_functions
+from .aggregate import tree
 from .aggregate.selection import stack_weights
+from .aggregate.tree import functions_of
 from .profile import Profile
 from .report import build_report
 
@@ -66,33 +67,33 @@ def movers(ra: dict, rb: dict, n: int = 30) -> dict:
 
 
 def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict:
-    """One tree with both captures: n name, a/b samples before/after, sa/sb shares."""
-    root = {"n": "all", "a": 0, "b": 0, "c": {}}
-
-    def add(p: Profile, weights, key):
+    """One tree with both captures, frames keyed by function name: `a` and `b` the two
+    captures' samples, `nodes` the frames (parents first): n name, a/b samples before and
+    after, sa/sb shares of each capture, p the parent's index (-1: the root). Frames below
+    `min_share` of both captures are merged; stacks deeper than tree.MAX_DEPTH end in a
+    "[deeper frames]" node (see aggregate.tree: flat, bounded, never recursive)."""
+    paths, wa, wb = [], [], []
+    for p, weights, mine, other in ((before, stack_weights(before), wa, wb),
+                                    (after, stack_weights(after), wb, wa)):
+        names = [f.name for f in p.functions]
         for sid, w in weights.items():
-            node = root
-            node[key] += w
-            for fid in reversed(stack_functions(p, p.stacks[sid])):
-                name = p.functions[fid].name
-                child = node["c"].get(name)
-                if child is None:
-                    child = node["c"][name] = {"n": name, "a": 0, "b": 0, "c": {}}
-                child[key] += w
-                node = child
-    wa, wb = stack_weights(before), stack_weights(after)
-    add(before, wa, "a")
-    add(after, wb, "b")
-    ta, tb = root["a"] or 1, root["b"] or 1
+            fids = functions_of(p, p.stacks[sid], False, tree.MAX_DEPTH + 1)
+            paths.append([names[f] for f in fids])
+            mine.append(w)
+            other.append(0)
+    ta, tb = sum(wa) or 1, sum(wb) or 1
+    rows = tree.grow(paths, [wa, wb], tree.ROOT,
+                     keep=lambda t: max(t[0] / ta, t[1] / tb) >= min_share,
+                     order=lambda r: -max(round(r.total[0] / ta, 5),
+                                          round(r.total[1] / tb, 5)))
+    nodes = [{"n": _DIFF_NAMES.get(r.key, r.key), "a": r.total[0], "b": r.total[1],
+              "sa": round(r.total[0] / ta, 5), "sb": round(r.total[1] / tb, 5),
+              "p": r.parent} for r in rows]
+    return {"a": nodes[0]["a"], "b": nodes[0]["b"], "nodes": nodes}
 
-    def conv(node):
-        sa, sb = node["a"] / ta, node["b"] / tb
-        kids = [conv(c) for c in node["c"].values()
-                if max(c["a"] / ta, c["b"] / tb) >= min_share]
-        kids.sort(key=lambda k: -max(k["sa"], k["sb"]))
-        return {"n": node["n"], "a": node["a"], "b": node["b"], "sa": round(sa, 5),
-                "sb": round(sb, 5), "c": kids}
-    return conv(root)
+
+_DIFF_NAMES = {tree.ROOT: "all", tree.MERGED: "[merged small frames]",
+               tree.DEEPER: "[deeper frames]"}
 
 
 def compare(before: Profile, after: Profile, label_before: str = "",

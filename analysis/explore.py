@@ -7,20 +7,19 @@ Every function takes a Query (what the page's URL says) and returns plain JSON d
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from .aggregate.functions import stack_functions, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
-from .aggregate.tree import Node, bottom_up, sandwich, top_down
+from .aggregate.tree import DEEPER, MERGED, ROOT, Row, bottom_up, sandwich, top_down
 from .cpu import time_range
 from .errors import AnalysisError
 from .profile import NO_ID, Profile
+from .search import FunctionSearch
 
 #: frames narrower than this share of the zoomed frame are merged (~1 px at 2000 px)
 MERGE_BELOW = 1 / 2000
-MAX_SEARCH_LEN = 200
 
 
 @dataclass(frozen=True)
@@ -47,77 +46,78 @@ def first_time(profile: Profile) -> float | None:
 
 
 def flame(profile: Profile, q: Query) -> dict:
+    """The flame graph's data: the selection's total, the search's share and the
+    functions it matches among the frames sent, and the tree (zoomed, inverted or
+    focused), each tree `{"nodes": [...]}` with parents before children (see _nodes)."""
     weights = stack_weights(profile, selection(profile, q))
     grand = sum(weights.values())
-    out = {"total": grand, "search": search_share(profile, weights, q.search)}
+    search = FunctionSearch(profile, q.search) if q.search else None
+    out = {"total": grand, "search": _share(profile, weights, search)}
     if q.focus is not None:
         if not 0 <= q.focus < len(profile.functions):
             raise AnalysisError("no such function")
-        callers, callees = sandwich(profile, weights, q.focus)
-        out.update(focus=q.focus, callers=_tree(profile, callers, callers.total),
-                   callees=_tree(profile, callees, callees.total))
-        return out
-    tree = (bottom_up if q.invert else top_down)(profile, weights)
-    node, path = tree, []
-    for fid in q.root:
-        node = node.children.get(fid)
-        if node is None:
-            break
-        path.append({"f": fid, "n": profile.functions[fid].name, "t": node.total})
-    if node is None:  # the zoomed frame is not in this selection
-        node, path = tree, []
-    out.update(path=path, tree=_tree(profile, node, node.total))
+        callers, callees = sandwich(profile, weights, q.focus, limit_of=_merge_limit)
+        out.update(focus=q.focus, callers=_nodes(profile, callers),
+                   callees=_nodes(profile, callees))
+        trees = (callers, callees)
+    else:
+        grow = bottom_up if q.invert else top_down
+        tree = grow(profile, weights, q.root, limit_of=_merge_limit)
+        root = q.root
+        if tree is None:  # the zoomed frame is not in this selection
+            tree, root = grow(profile, weights, limit_of=_merge_limit), ()
+        out.update(path=[{"f": fid, "n": profile.functions[fid].name, "t": t}
+                         for fid, t in zip(root, tree.path)],
+                   tree=_nodes(profile, tree.rows))
+        trees = (tree.rows,)
+    if search is not None:
+        shown = {r.key for rows in trees for r in rows if r.key >= 0}
+        out["search"]["functions"] = sorted(f for f in shown if search.hit(f))
     return out
 
 
-def _tree(profile: Profile, node: Node, scale: int) -> dict:
-    """Compact JSON: n name, d DSO, k kind, f function id, s self, t total, c children;
-    children below MERGE_BELOW of `scale` become one `[merged]` node."""
+def _merge_limit(scale: int) -> int:
+    return max(1, int(scale * MERGE_BELOW))
+
+
+_SYNTHETIC = {ROOT: ("all", "root"), MERGED: ("[merged small frames]", "merged"),
+              DEEPER: ("[deeper frames: click the frame above to zoom in]", "merged")}
+
+
+def _nodes(profile: Profile, rows: list[Row]) -> dict:
+    """Compact JSON: n name, d DSO, k kind, f function id (-1: no function), s self,
+    t total, p the parent's index in `nodes` (-1: the root). Flat, so no JSON encoder or
+    browser meets a nesting limit however deep the stacks."""
     funcs, maps = profile.functions, profile.mappings
-    limit = max(1, int(scale * MERGE_BELOW))
-
-    def conv(n: Node) -> dict:
-        if n.function_id >= 0:
-            fn = funcs[n.function_id]
+    nodes = []
+    for r in rows:
+        if r.key >= 0:
+            fn = funcs[r.key]
             m = maps[fn.mapping_id]
-            d = {"n": fn.name, "d": m.path, "k": m.kind if fn.resolved or m.kind != "user"
-                 else "unresolved", "f": n.function_id, "s": n.self, "t": n.total}
+            kind = m.kind if fn.resolved or m.kind != "user" else "unresolved"
+            nodes.append({"n": fn.name, "d": m.path, "k": kind, "f": r.key, "s": r.self[0],
+                          "t": r.total[0], "p": r.parent})
         else:
-            d = {"n": "all", "d": "", "k": "root", "f": -1, "s": n.self, "t": n.total}
-        kids = sorted(n.children.values(), key=lambda c: (-c.total, c.function_id))
-        shown = [c for c in kids if c.total >= limit]
-        hidden = sum(c.total for c in kids) - sum(c.total for c in shown)
-        d["c"] = [conv(c) for c in shown]
-        if hidden:
-            d["c"].append({"n": "[merged small frames]", "d": "", "k": "merged", "f": -1,
-                           "s": hidden, "t": hidden, "c": []})
-        return d
-    return conv(node)
+            name, kind = _SYNTHETIC[r.key]
+            nodes.append({"n": name, "d": "", "k": kind, "f": -1, "s": r.self[0],
+                          "t": r.total[0], "p": r.parent})
+    return {"nodes": nodes}
 
 
-def search_share(profile: Profile, weights: dict[int, int], pattern: str) -> dict | None:
-    """Samples whose stack has a function matching `pattern` (a regex, or plain text when
-    it is not a valid one), as a count and a share of the selection."""
-    if not pattern:
+def _share(profile: Profile, weights: dict[int, int],
+           search: FunctionSearch | None) -> dict | None:
+    """Samples whose stack has a function the search matches, as a count and a share of
+    the selection."""
+    if search is None:
         return None
-    pattern = pattern[:MAX_SEARCH_LEN]
-    try:
-        rx = re.compile(pattern, re.IGNORECASE)
-    except re.error:
-        rx = re.compile(re.escape(pattern), re.IGNORECASE)
-    names = profile.functions
-    hit_fn: dict[int, bool] = {}
     matched = 0
     for sid, w in weights.items():
         for fid in stack_functions(profile, profile.stacks[sid]):
-            hit = hit_fn.get(fid)
-            if hit is None:
-                hit = hit_fn[fid] = rx.search(names[fid].name) is not None
-            if hit:
+            if search.hit(fid):
                 matched += w
                 break
     total = sum(weights.values())
-    return {"pattern": pattern, "samples": matched,
+    return {"pattern": search.text, "samples": matched,
             "share": matched / total if total else 0.0}
 
 

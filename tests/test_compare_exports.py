@@ -68,13 +68,12 @@ def test_differential_tree_adds_up(busy):
     fixed, spinning = busy
     tree = diff_tree(fixed, spinning, min_share=0)
     assert (tree["a"], tree["b"]) == (154, 973)
-
-    def check(node):
-        assert sum(c["a"] for c in node["c"]) <= node["a"]
-        assert sum(c["b"] for c in node["c"]) <= node["b"]
-        for c in node["c"]:
-            check(c)
-    check(tree)
+    nodes = tree["nodes"]  # flat, parents first
+    assert nodes[0]["p"] == -1 and all(0 <= n["p"] < i for i, n in enumerate(nodes) if i)
+    for i, node in enumerate(nodes):
+        kids = [n for n in nodes if n["p"] == i]
+        assert sum(c["a"] for c in kids) <= node["a"]
+        assert sum(c["b"] for c in kids) <= node["b"]
 
 
 def test_speedscope_document(busy):

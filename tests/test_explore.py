@@ -1,8 +1,13 @@
 """The data behind the capture page, on the spinpool capture, and the saved profile."""
 import io
+import random
+import time
+
+import pytest
 
 from analysis import explore, profile_io
 from analysis.importers import load
+from analysis.search import BUDGET_S, SearchError
 from analysis.symbols import symbolize
 from conftest import SPINPOOL
 
@@ -11,6 +16,21 @@ def _idle():
     p = load(SPINPOOL / "1.0.0-idle.perf.data")
     symbolize(p, [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
     return p
+
+
+@pytest.fixture(scope="module")
+def idle():
+    return _idle()
+
+
+def nested(tree):
+    """The flat `{"nodes": [...]}` tree as nested dicts with `c` children (for asserts)."""
+    nodes = [dict(n, c=[]) for n in tree["nodes"]]
+    assert nodes[0]["p"] == -1
+    for i, n in enumerate(nodes[1:], 1):
+        assert 0 <= n["p"] < i  # parents come first
+        nodes[n["p"]]["c"].append(n)
+    return nodes[0]
 
 
 def test_saved_profile_gives_the_same_views():
@@ -29,15 +49,16 @@ def test_zoom_invert_focus_search_threads_time():
     full = explore.flame(p, explore.Query(search="futex"))
     assert full["total"] == 975
     assert full["search"]["samples"] == 386  # __x64_sys_futex's total in perf's report
-    (stdcxx,) = full["tree"]["c"]
+    (stdcxx,) = nested(full["tree"])["c"]
     loop = next(c for c in stdcxx["c"] if c["n"] == "qualla::ThreadPool::loop()")
     zoomed = explore.flame(p, explore.Query(root=(stdcxx["f"], loop["f"])))
-    assert zoomed["tree"]["t"] == 52 and [x["n"] for x in zoomed["path"]][-1] == loop["n"]
+    assert zoomed["tree"]["nodes"][0]["t"] == 52
+    assert [x["n"] for x in zoomed["path"]][-1] == loop["n"]
     inverted = explore.flame(p, explore.Query(invert=True))
-    leaves = {c["n"]: c["t"] for c in inverted["tree"]["c"]}
+    leaves = {c["n"]: c["t"] for c in nested(inverted["tree"])["c"]}
     assert leaves["pthread_mutex_lock@@GLIBC_2.2.5"] == 179
     focus = explore.flame(p, explore.Query(focus=loop["f"]))
-    assert focus["callers"]["t"] == focus["callees"]["t"] == 52
+    assert focus["callers"]["nodes"][0]["t"] == focus["callees"]["nodes"][0]["t"] == 52
     threads = explore.threads(p, explore.Query())["threads"]
     one = threads[0]["tid"]
     assert explore.flame(p, explore.Query(tids=frozenset({one})))["total"] == \
@@ -51,10 +72,59 @@ def test_zoom_invert_focus_search_threads_time():
 def test_small_frames_merge_relative_to_the_zoom():
     p = load(SPINPOOL / "1.0.0-idle.truth-script.txt")
     tree = explore.flame(p, explore.Query())["tree"]
+    assert all(n["t"] >= 1 for n in tree["nodes"])
+    root = nested(tree)
+    assert sum(c["t"] for c in root["c"]) == root["t"]
 
-    def nodes(n):
-        yield n
-        for c in n["c"]:
-            yield from nodes(c)
-    assert all(n["t"] >= 1 for n in nodes(tree))
-    assert sum(c["t"] for c in tree["c"]) == tree["t"]
+
+# ---- search: what anyone with a share link can type ---------------------------------------
+@pytest.mark.parametrize("pattern", ["^(.|.)*#", "^(.|.){0,22}#", "(.*)*(.*)*#", "(x+x+)+y"])
+def test_backtracking_patterns_answer_at_once(idle, pattern):
+    """Python's re took 7 s on `^(.|.){0,22}#` here (doubling per repetition); RE2
+    answers in linear time, with the right answer: no function name holds a `#`."""
+    p = idle
+    t0 = time.perf_counter()
+    data = explore.flame(p, explore.Query(search=pattern))
+    assert time.perf_counter() - t0 < 0.5
+    assert data["search"] == {"pattern": pattern, "samples": 0, "share": 0.0, "functions": []}
+
+
+def test_search_matches_regexes_and_literal_text(idle):
+    unsymbolized = load(SPINPOOL / "1.0.0-idle.perf.data")
+    # read as a regex, `so+0x` wants "so0x"; the text itself is a frame of 18 samples
+    hit = explore.flame(unsymbolized, explore.Query(search="libqualla.so+0x2458"))["search"]
+    assert hit["samples"] == 18
+    # `c++` is no regular expression at all: plain text, every sample
+    p = idle
+    assert explore.flame(p, explore.Query(search="LIBSTDC++.so"))["search"]["samples"] == 975
+    rx = explore.flame(p, explore.Query(search=r"ThreadPool::lo+p\(\)$"))
+    (loop,) = [n for n in rx["tree"]["nodes"] if n["n"] == "qualla::ThreadPool::loop()"]
+    assert rx["search"]["samples"] == 52 and rx["search"]["functions"] == [loop["f"]]
+
+
+@pytest.mark.parametrize("pattern, says", [
+    (r"(a)\1", "backreferences and lookaround"),
+    ("(?=qualla)", "backreferences and lookaround"),
+    ("x" * 201, "at most 200 characters"),
+    (".{1000}", "too complex"),
+])
+def test_searches_that_cannot_run_say_why(idle, pattern, says):
+    with pytest.raises(SearchError, match=says):
+        explore.flame(idle, explore.Query(search=pattern))
+
+
+def test_a_slow_search_stops_at_its_budget(tmp_path):
+    """RE2 is linear, but a pattern whose DFA explodes runs at ~1 us a character: on a
+    capture of many long names (6 MB of them here, seconds of matching) the search is
+    stopped at its budget instead of holding the worker."""
+    rng = random.Random(1)
+    AB = str.maketrans("01", "ab")
+    capture = tmp_path / "long-names.folded"
+    capture.write_text("".join(
+        "main;" + f"{rng.getrandbits(2000):02000b}".translate(AB) + f"_{i} 1\n"
+        for i in range(3000)))
+    p = load(capture)
+    t0 = time.perf_counter()
+    with pytest.raises(SearchError, match="took longer than"):
+        explore.flame(p, explore.Query(search="a[ab]{20}#x"))
+    assert time.perf_counter() - t0 < BUDGET_S + 0.3

@@ -1,96 +1,187 @@
-"""Call trees: top-down (the flame graph), bottom-up (inverted), and callers/callees of
-one function (the sandwich view)."""
+"""Call trees: top-down (the flame graph), bottom-up (inverted), callers and callees of one
+function (the sandwich view), as they are shown.
+
+perf records stacks up to 655,360 frames deep, and a merged tree of such stacks would be
+a node per frame: hundreds of megabytes before anything is drawn. So a tree here is grown
+level by level from the stacks through each node, keeping only what is shown: children
+too small to see (below `limit` samples) become one merged row, and below `max_depth`
+levels (or past `max_nodes` rows) what lies deeper is one "deeper" row to zoom into. The
+work is proportional to the rows shown times the stacks through them, never to the depth
+of the deepest stack, and nothing recurses, so no depth overflows Python's stack.
+
+The result is a flat list of rows, parents before children, each naming its parent's
+index: JSON encoders and browsers read it at any depth, where a nested document of a few
+hundred levels already passes their nesting limits.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Callable, Hashable, Sequence
 
 from ..profile import Profile
-from .functions import stack_functions
+
+#: keys of the rows that stand for no function
+ROOT, MERGED, DEEPER = -1, -2, -3
+#: levels shown below a tree's root: deeper stacks end in a DEEPER row (zoom to see more);
+#: 1,000 rows of 18 px are the tallest canvas a browser draws at device pixel ratio 1.8
+MAX_DEPTH = 1000
+#: rows per tree, whatever its shape: a browser draws some 100,000 frames smoothly
+MAX_NODES = 100_000
+
+
+@dataclass(slots=True)
+class Row:
+    key: Hashable  # a function id (a name when two profiles are compared), or ROOT, ...
+    parent: int  # index of the parent row; -1 for the root
+    total: list[int]  # per weight column: samples of the stacks through this frame
+    self: list[int]  # ... of the stacks ending in it
+
+
+def grow(paths: Sequence[Sequence], columns: Sequence[Sequence[int]], root_key: Hashable,
+         keep: Callable[[list[int]], bool], order: Callable[[Row], tuple],
+         max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+         self_at_end: bool = True) -> list[Row]:
+    """The tree of `paths` (keys from the root's child outwards), each path weighing
+    `columns[c][i]` in column c. A child whose totals `keep` refuses joins its siblings'
+    MERGED row; children are sorted by `order`. `self_at_end`: a path ending at a row
+    counts as that row's self weight. Rows come breadth first."""
+    ncol = len(columns)
+    everyone = range(len(paths))
+    rows = [Row(root_key, -1, [sum(col) for col in columns], [0] * ncol)]
+    level = [(0, everyone)]
+    depth = 0
+    while level:
+        following = []
+        for ix, members in level:
+            row = rows[ix]
+            groups: dict = {}
+            for m in members:
+                path = paths[m]
+                if len(path) > depth:
+                    g = groups.get(path[depth])
+                    if g is None:
+                        groups[path[depth]] = [m]
+                    else:
+                        g.append(m)
+                elif self_at_end:
+                    for c in range(ncol):
+                        row.self[c] += columns[c][m]
+            if not groups:
+                continue
+            if depth >= max_depth or len(rows) >= max_nodes:
+                below = _totals(columns, [m for ms in groups.values() for m in ms])
+                rows.append(Row(DEEPER, ix, below, list(below)))
+                continue
+            kids = [(Row(key, ix, _totals(columns, ms), [0] * ncol), ms)
+                    for key, ms in groups.items()]
+            kids.sort(key=lambda k: order(k[0]))
+            hidden = [0] * ncol
+            for kid, ms in kids:
+                if keep(kid.total):
+                    following.append((len(rows), ms))
+                    rows.append(kid)
+                else:
+                    hidden = [h + t for h, t in zip(hidden, kid.total)]
+            if any(hidden):
+                rows.append(Row(MERGED, ix, hidden, list(hidden)))
+        level = following
+        depth += 1
+    return rows
+
+
+def _totals(columns: Sequence[Sequence[int]], members: list[int]) -> list[int]:
+    return [sum(col[m] for m in members) for col in columns]
+
+
+def functions_of(profile: Profile, stack: tuple[int, ...], leaf_first: bool,
+                 limit: int | None = None) -> list[int]:
+    """Function ids of a stack (inline frames expanded) from the leaf or from the root,
+    the first `limit` of them only: a 655,360-frame stack costs what a view reads."""
+    locs = profile.locations
+    out: list[int] = []
+    for loc in (stack if leaf_first else reversed(stack)):
+        fs = locs[loc].functions
+        out.extend(fs if leaf_first else reversed(fs))
+        if limit is not None and len(out) >= limit:
+            del out[limit:]
+            break
+    return out
+
+
+def _by_samples(row: Row) -> tuple:
+    return -row.total[0], row.key
 
 
 @dataclass
-class Node:
-    function_id: int  # -1 for the root
-    total: int = 0
-    self: int = 0
-    children: dict[int, "Node"] = field(default_factory=dict)
-
-    def child(self, fid: int) -> "Node":
-        n = self.children.get(fid)
-        if n is None:
-            n = self.children[fid] = Node(fid)
-        return n
+class Tree:
+    rows: list[Row]
+    #: samples through each frame of the requested prefix (the zoom's breadcrumbs)
+    path: list[int]
 
 
-def top_down(profile: Profile, weights: dict[int, int]) -> Node:
-    """Root-first merged stacks: the flame graph's tree."""
-    root = Node(-1)
+def _no_merge(total: int) -> int:
+    return 0
+
+
+def _tree(profile: Profile, weights: dict[int, int], leaf_first: bool,
+          prefix: Sequence[int], limit_of: Callable[[int], int], max_depth: int,
+          max_nodes: int) -> Tree | None:
+    prefix = list(prefix)
+    n = len(prefix)
+    paths, ws = [], []
+    path_totals = [0] * n
     for sid, w in weights.items():
-        node = root
-        node.total += w
-        for fid in reversed(stack_functions(profile, profile.stacks[sid])):
-            node = node.child(fid)
-            node.total += w
-        node.self += w
-    return root
+        funcs = functions_of(profile, profile.stacks[sid], leaf_first, n + max_depth + 1)
+        same = 0
+        while same < n and same < len(funcs) and funcs[same] == prefix[same]:
+            path_totals[same] += w
+            same += 1
+        if same == n:
+            paths.append(funcs[n:])
+            ws.append(w)
+    if n and not paths:
+        return None
+    limit = limit_of(sum(ws))
+    rows = grow(paths, [ws], prefix[-1] if n else ROOT, lambda t: t[0] >= limit,
+                _by_samples, max_depth, max_nodes)
+    return Tree(rows, path_totals)
 
 
-def bottom_up(profile: Profile, weights: dict[int, int]) -> Node:
+def top_down(profile: Profile, weights: dict[int, int], prefix: Sequence[int] = (),
+             limit_of: Callable[[int], int] = _no_merge, max_depth: int = MAX_DEPTH,
+             max_nodes: int = MAX_NODES) -> Tree | None:
+    """Root-first merged stacks (the flame graph), below the frames `prefix` names from
+    the root (a zoom); None when no stack starts with `prefix`. `limit_of(total)`: the
+    samples below which a child is merged, for a tree of that many samples."""
+    return _tree(profile, weights, False, prefix, limit_of, max_depth, max_nodes)
+
+
+def bottom_up(profile: Profile, weights: dict[int, int], prefix: Sequence[int] = (),
+              limit_of: Callable[[int], int] = _no_merge, max_depth: int = MAX_DEPTH,
+              max_nodes: int = MAX_NODES) -> Tree | None:
     """Leaf-first merged stacks: which callers the self time came through."""
-    root = Node(-1)
-    for sid, w in weights.items():
-        node = root
-        node.total += w
-        for fid in stack_functions(profile, profile.stacks[sid]):
-            node = node.child(fid)
-            node.total += w
-        node.self += w
-    return root
+    return _tree(profile, weights, True, prefix, limit_of, max_depth, max_nodes)
 
 
-def sandwich(profile: Profile, weights: dict[int, int], function_id: int) -> tuple[Node, Node]:
+def sandwich(profile: Profile, weights: dict[int, int], function_id: int,
+             limit_of: Callable[[int], int] = _no_merge, max_depth: int = MAX_DEPTH,
+             max_nodes: int = MAX_NODES) -> tuple[list[Row], list[Row]]:
     """(callers tree rooted at the function, callees tree rooted at it). Each sample is
     split at the function's outermost occurrence so recursion is not counted twice."""
-    callers, callees = Node(function_id), Node(function_id)
+    up, down, ws = [], [], []
     for sid, w in weights.items():
-        funcs = stack_functions(profile, profile.stacks[sid])
+        funcs = functions_of(profile, profile.stacks[sid], True)
         try:
             at = len(funcs) - 1 - funcs[::-1].index(function_id)  # outermost
         except ValueError:
             continue
-        callers.total += w
-        callees.total += w
-        node = callers
-        for fid in funcs[at + 1:]:  # towards the root
-            node = node.child(fid)
-            node.total += w
-        node = callees
-        for fid in reversed(funcs[:at]):  # towards the leaf
-            node = node.child(fid)
-            node.total += w
-        if at == 0:
-            callees.self += w
-        else:
-            node.self += w
+        up.append(funcs[at + 1:at + 2 + max_depth])  # towards the root
+        down.append(funcs[:at][::-1][:max_depth + 1])  # towards the leaf
+        ws.append(w)
+    limit = limit_of(sum(ws))
+    keep = lambda t: t[0] >= limit  # noqa: E731
+    callers = grow(up, [ws], function_id, keep, _by_samples, max_depth, max_nodes,
+                   self_at_end=False)
+    callees = grow(down, [ws], function_id, keep, _by_samples, max_depth, max_nodes)
     return callers, callees
 
-
-def to_dict(profile: Profile, node: Node, min_weight: int = 0) -> dict:
-    """JSON form; children below `min_weight` are folded into one `[other]` entry so huge
-    trees stay small (the viewer asks for the detail when it zooms in)."""
-    fn = profile.functions[node.function_id] if node.function_id >= 0 else None
-    out: dict = {
-        "name": fn.name if fn else "root",
-        "dso": profile.mappings[fn.mapping_id].path if fn else "",
-        "kind": profile.mappings[fn.mapping_id].kind if fn else "",
-        "self": node.self,
-        "total": node.total,
-    }
-    kids = sorted(node.children.values(), key=lambda n: (-n.total, n.function_id))
-    shown = [k for k in kids if k.total >= min_weight]
-    hidden = sum(k.total for k in kids) - sum(k.total for k in shown)
-    out["children"] = [to_dict(profile, k, min_weight) for k in shown]
-    if hidden:
-        out["children"].append({"name": "[other]", "dso": "", "kind": "merged",
-                                "self": hidden, "total": hidden, "children": []})
-    return out

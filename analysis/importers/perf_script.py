@@ -21,6 +21,7 @@ from ..errors import UnrecognizedFormat
 from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import Source, open_binary
+from .deep_stacks import MAX_FRAMES, Cuts
 from .header import HeaderReader
 
 NAME = "perf-script"
@@ -224,7 +225,7 @@ def parse(source: Source) -> Profile:
     a_pid, a_tid, a_cpu = p.s_pid.append, p.s_tid.append, p.s_cpu.append
     a_time, a_event, a_comm = p.s_time.append, p.s_event.append, p.s_comm.append
     tail: list[bytes] = []
-    for block in _blocks(open_binary(source), tail):
+    for block in _blocks(open_binary(source), tail, parser.feed_piece):
         nl = block.find(b"\n")
         if nl > 0:
             sid = fast(block[nl + 1:])
@@ -268,12 +269,19 @@ def parse_lines(lines: Iterable[str]) -> Profile:
 
 
 _CHUNK = 1 << 20
+#: a block longer than this (some 100,000 frames) is not held whole: its lines go to the
+#: parser as they stream in, so a stack of millions of frames costs what perf can record
+_LONG_BLOCK = 4 << 20
+#: call chains up to this many bytes are remembered for the fast path
+_CACHED_CHAIN = 256 * 1024
 
 
-def _blocks(stream, tail: list[bytes]):
+def _blocks(stream, tail: list[bytes], long_piece):
     """Blank-line separated blocks of bytes, without their separators; what follows the
-    last blank line goes to `tail`."""
+    last blank line goes to `tail`. A block longer than _LONG_BLOCK goes instead, in
+    pieces of whole lines, to `long_piece(piece, last)`."""
     carry = b""
+    long = False  # the carry continues a block already partly given to long_piece
     try:
         while True:
             chunk = stream.read(_CHUNK)
@@ -282,9 +290,22 @@ def _blocks(stream, tail: list[bytes]):
             parts = (carry + chunk).split(b"\n\n")
             carry = parts.pop()
             for part in parts:
-                if part:
+                if long:
+                    long_piece(part[1:], True)  # [1:]: the newline kept in the carry
+                    long = False
+                elif part:
                     yield part
-        if carry.strip(b"\n"):
+            if len(carry) > _LONG_BLOCK:
+                cut = carry.rfind(b"\n")
+                if cut > 0:  # keep the newline: with the next chunk's it may end the block
+                    long_piece(carry[1:cut] if long else carry[:cut], False)
+                    carry = carry[cut:]
+                    long = True
+        if long:
+            rest = carry[1:].rstrip(b"\n")
+            if rest:  # no blank line after it: finish() marks the sample as maybe cut
+                long_piece(rest, False)
+        elif carry.strip(b"\n"):
             tail.append(carry.rstrip(b"\n"))
     finally:
         stream.close()
@@ -302,6 +323,8 @@ class _Parser:
         self.fast_stacks: dict[bytes, int] = {}
         self.in_sample = False
         self.chain: list[int] = []
+        self.dropped = 0  # frames of this sample beyond MAX_FRAMES (the root side)
+        self.cuts = Cuts(p)
         self.cur: tuple | None = None  # (comm_id, pid, tid, cpu, time, period, event_id)
         self.seen_event_line = False
         self.unparsed = 0
@@ -318,12 +341,22 @@ class _Parser:
         self.feed("")  # the blank line that separated this block from the next
         nl = block.find(b"\n")
         if nl > 0 and len(self.p) == before + 1 and self.unparsed == unparsed and \
-                _EVENT_COMMON.match(lines[0]) is not None:
+                len(block) <= _CACHED_CHAIN and _EVENT_COMMON.match(lines[0]) is not None:
             self.fast_stacks[block[nl + 1:]] = self.p.s_stack[-1]
+
+    def feed_piece(self, piece: bytes, last: bool) -> None:
+        """Whole lines of a block too long to hold; `last`: the block ends after them."""
+        for line in piece.decode("utf-8", "replace").split("\n"):
+            self.feed(line)
+        if last:
+            self.feed("")
 
     # ---- line by line ------------------------------------------------------------------
     def _end_sample(self) -> None:
         comm_id, pid, tid, cpu, time, period, event_id = self.cur
+        if self.dropped:
+            self.chain.append(self.cuts.frame(self.dropped))
+            self.dropped = 0
         self.p.add_sample(self.p.stack(tuple(self.chain)), period=period, pid=pid, tid=tid,
                           cpu=cpu, time=time, event_id=event_id, comm_id=comm_id)
         self.in_sample = False
@@ -339,7 +372,10 @@ class _Parser:
                     return
                 loc = frames.location(line)
             if loc is not None:
-                self.chain.append(frames.caller(loc) if self.chain else loc)
+                if len(self.chain) < MAX_FRAMES:
+                    self.chain.append(frames.caller(loc) if self.chain else loc)
+                else:
+                    self.dropped += 1
                 return
             if line.startswith("#"):
                 return
@@ -391,5 +427,6 @@ class _Parser:
         if self.unparsed:
             p.notes.append(f"{self.unparsed} lines that are neither samples nor frames "
                            f"were skipped")
+        self.cuts.note()
         self.header.finish()
         return p

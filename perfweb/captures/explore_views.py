@@ -1,6 +1,9 @@
 """JSON for the interactive capture page: flame graph, functions, threads, timeline.
 
-Each request is one aggregation over the stored profile (profiles.py caches it).
+Each request is one aggregation over the stored profile (profiles.py caches it), bounded
+whatever the request says: the search runs on RE2 within a time budget (analysis.search)
+and trees are cut to what a browser shows (analysis.aggregate.tree), so neither a crafted
+`?search=` in a share link nor a capture of million-frame stacks holds a worker.
 """
 from __future__ import annotations
 
@@ -79,8 +82,8 @@ def data_response(request, profile, kind: str) -> JsonResponse:
             data = explore.timeline(profile)
         else:
             raise Http404("unknown data")
-    except AnalysisError as e:  # a focus or root the profile does not have
-        return JsonResponse({"error": str(e)}, status=400)
+    except AnalysisError as e:  # a focus the profile does not have, a search that cannot
+        return JsonResponse({"error": str(e)}, status=400)  # run: said on the page
     return _json(data)
 
 

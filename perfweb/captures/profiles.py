@@ -1,19 +1,32 @@
 """The analyzed profile of a capture, loaded from storage once per process.
 
 Zooming, searching, filtering and comparing each cost one aggregation, not an import:
-the last few profiles stay in a small LRU cache keyed by the result that holds them.
+recently used profiles stay in an LRU cache keyed by the result that holds them, bounded
+by their estimated size in memory (PERFWEB_PROFILE_CACHE_BYTES per web process), not by
+their number: eight profiles of a few hundred kilobytes and one of hundreds of megabytes
+are very different loads. A profile larger than the whole budget is served without
+being kept.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 
+from django.conf import settings
+
 from analysis import profile_io
 from analysis.profile import Profile
+from analysis.profile_size import approx_bytes
 
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 8
+DEFAULT_BUDGET = 128 << 20
+
+_CACHE: OrderedDict = OrderedDict()  # key -> (profile, bytes)
 _LOCK = threading.Lock()
+_held = 0  # bytes of the cached profiles
+
+
+def budget() -> int:
+    return int(getattr(settings, "PERFWEB_PROFILE_CACHE_BYTES", DEFAULT_BUDGET))
 
 
 def stored_profile(capture) -> Profile | None:
@@ -23,18 +36,36 @@ def stored_profile(capture) -> Profile | None:
 
 def result_profile(result) -> Profile | None:
     """The profile an AnalysisResult holds (None for none, or an old result without)."""
+    global _held
     if result is None or not result.profile:
         return None
     key = (result.pk, result.profile.name)
+    limit = budget()
     with _LOCK:
-        profile = _CACHE.get(key)
-        if profile is not None:
+        hit = _CACHE.get(key)
+        if hit is not None:
             _CACHE.move_to_end(key)
-            return profile
+            _trim(limit)
+            return hit[0]
     with result.profile.open("rb") as f:
         profile = profile_io.load(f)
+    size = approx_bytes(profile)
     with _LOCK:
-        _CACHE[key] = profile
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        if size <= limit and key not in _CACHE:
+            _CACHE[key] = (profile, size)
+            _held += size
+        _trim(limit)
     return profile
+
+
+def _trim(limit: int) -> None:
+    """Least recently used first, until the cache fits `limit` (called with _LOCK)."""
+    global _held
+    while _held > limit:
+        _, (_, size) = _CACHE.popitem(last=False)
+        _held -= size
+
+
+def cached_bytes() -> int:
+    """Estimated bytes the cache holds now (for tests and monitoring)."""
+    return _held

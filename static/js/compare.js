@@ -10,10 +10,14 @@ const tree = JSON.parse(document.getElementById("diff-tree").textContent);
 const scale = Math.max(tree.a, tree.b, 1);  // absolute change, of the larger capture
 let absolute = false;
 
-function convert(node) {
-  return {n: node.n, f: 0, t: absolute ? node.a + node.b : Math.round((node.sa + node.sb) * 5e5),
-          d: absolute ? (node.b - node.a) / scale : node.sb - node.sa, src: node,
-          c: (node.c || []).map(convert)};
+// The tree comes flat ({a, b, nodes}: parents first, `p` the parent's index); it is
+// linked in one loop, so any depth fits (a recursive walk would overflow the stack).
+function convert() {
+  const out = tree.nodes.map((node) => ({
+    n: node.n, f: 0, t: absolute ? node.a + node.b : Math.round((node.sa + node.sb) * 5e5),
+    d: absolute ? (node.b - node.a) / scale : node.sb - node.sa, src: node, c: []}));
+  tree.nodes.forEach((node, i) => { if (i) out[node.p].c.push(out[i]); });
+  return out[0];
 }
 
 function color(delta) {
@@ -30,7 +34,7 @@ const fg = new FlameGraph(document.getElementById("diff-canvas"),
 });
 
 function show() {
-  fg.setData(convert(tree), 0);
+  fg.setData(convert(), 0);
   box.dataset.frames = String(fg.rects.length);
 }
 

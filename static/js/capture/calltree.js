@@ -28,10 +28,25 @@ export class CallTree {
     this.render();
   }
 
-  /** `render`: false while the table is hidden (it renders when shown). */
-  setFilter(rx, render = true) {
-    this.filter = rx;
+  /** `matcher`: {test(node)} (search.js) or null; `render`: false while the table is
+   * hidden (it renders when shown). */
+  setFilter(matcher, render = true) {
+    this.filter = matcher;
     if (render) this.render();
+  }
+
+  /** node -> it or a descendant matches the filter, children before parents: one loop,
+   * however deep the tree. */
+  _matching() {
+    const order = [this.tree];
+    for (let i = 0; i < order.length; i++) for (const c of order[i].c || []) order.push(c);
+    const memo = new Map();
+    for (let i = order.length - 1; i >= 0; i--) {
+      const node = order[i];
+      memo.set(node, (node.f >= 0 && this.filter.test(node)) ||
+                     (node.c || []).some((c) => memo.get(c)));
+    }
+    return memo;
   }
 
   render() {
@@ -39,18 +54,12 @@ export class CallTree {
     body.replaceChildren();
     if (!this.tree) return;
     const pct = (v) => percent(v, this.total);
-    const memo = new Map();  // node -> it or a descendant matches the filter (one pass)
-    const matches = (node) => {
-      if (!this.filter) return true;
-      let m = memo.get(node);
-      if (m === undefined) {
-        m = (node.f >= 0 && this.filter.test(node.n)) || (node.c || []).some(matches);
-        memo.set(node, m);
-      }
-      return m;
-    };
+    const memo = this.filter ? this._matching() : null;
+    const matches = (node) => !memo || memo.get(node);
     const rows = [];
-    const walk = (node, depth, key, path) => {
+    const todo = [{node: this.tree, depth: 0, key: "", path: []}];
+    while (todo.length) {
+      const {node, depth, key, path} = todo.pop();
       const kids = (node.c || []).filter(matches)
         .sort((a, b) => b[this.sortKey] - a[this.sortKey] || a.n.localeCompare(b.n));
       const tr = document.createElement("tr");
@@ -87,12 +96,15 @@ export class CallTree {
       rows.push(tr);
       if (this.open.has(key) || this.filter) {
         // siblings have distinct function ids (one merged "other" at most), so a key
-        // stays the same row when the sort or the filter changes
-        kids.forEach((c) => walk(c, depth + 1, `${key}/${c.f}`,
-                                 c.f >= 0 ? path.concat([c.f]) : path));
+        // stays the same row when the sort or the filter changes; pushed last to first,
+        // so they come out in order (a loop, not recursion: any depth fits)
+        for (let i = kids.length - 1; i >= 0; i--) {
+          const c = kids[i];
+          todo.push({node: c, depth: depth + 1, key: `${key}/${c.f}`,
+                     path: c.f >= 0 ? path.concat([c.f]) : path});
+        }
       }
-    };
-    walk(this.tree, 0, "", []);
+    }
     body.append(...rows);
   }
 }

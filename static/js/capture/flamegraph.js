@@ -8,40 +8,51 @@ import {frameColor, MATCH_COLOR} from "./colors.js";
 export const ROW = 18;
 const MIN_WIDTH = 0.5; // px: narrower frames are not drawn (the server merged most)
 
-// Rectangles of the tree scaled to `width`: {x, w, depth, node, path}. `path` is the list
-// of function ids from the tree's root (excluded) down to the node.
+/** A tree sent flat ({nodes}: parents first, `p` the parent's index) as nested nodes
+ * with `c` children, in one loop: no stack is too deep for it, as none is for layout. */
+export function unflatten(tree) {
+  const nodes = tree.nodes;
+  for (const n of nodes) n.c = [];
+  for (let i = 1; i < nodes.length; i++) nodes[nodes[i].p].c.push(nodes[i]);
+  return nodes[0];
+}
+
+// Rectangles of the tree scaled to `width`: {x, w, depth, node, up}, depth first so each
+// row is sorted by x; `up` is the parent's rectangle (see pathOf). A loop with its own
+// stack, not recursion: a deep tree does not overflow the browser's call stack.
 export function layout(tree, width) {
   const rects = [];
   const scale = tree.t > 0 ? width / tree.t : 0;
-  const walk = (node, x, depth, path) => {
-    const w = node.t * scale;
-    if (w < MIN_WIDTH) return;
-    rects.push({x, w, depth, node, path});
-    let cx = x;
-    for (const child of node.c || []) {
-      walk(child, cx, depth + 1, child.f >= 0 ? path.concat([child.f]) : path);
+  const todo = [{node: tree, x: 0, depth: 0, up: null}];
+  while (todo.length) {
+    const r = todo.pop();
+    r.w = r.node.t * scale;
+    if (r.w < MIN_WIDTH) continue;
+    rects.push(r);
+    const next = [];
+    let cx = r.x;
+    for (const child of r.node.c || []) {
+      next.push({node: child, x: cx, depth: r.depth + 1, up: r});
       cx += child.t * scale;
     }
-  };
-  walk(tree, 0, 0, []);
+    for (let i = next.length - 1; i >= 0; i--) todo.push(next[i]);  // popped in order
+  }
   return rects;
 }
 
-export function compileSearch(text) {
-  if (!text) return null;
-  try {
-    return new RegExp(text, "i");
-  } catch (e) {
-    return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i");
-  }
+/** Function ids from the tree's root (excluded) down to the rectangle's frame. */
+export function pathOf(rect) {
+  const path = [];
+  for (let r = rect; r && r.up; r = r.up) if (r.node.f >= 0) path.push(r.node.f);
+  return path.reverse();
 }
 
-/** One frame: its box, and its name when there is room (clipped to the box). */
 /** `v` as a percentage of `total`, two decimals, as every table and tooltip shows it. */
 export function percent(v, total) {
   return total ? (100 * v / total).toFixed(2) : "0.00";
 }
 
+/** One frame: its box, and its name when there is room (clipped to the box). */
 export function paintFrame(ctx, r, y, color) {
   ctx.fillStyle = color;
   ctx.fillRect(r.x, y, Math.max(r.w - 0.5, 0.5), ROW - 1);
@@ -101,8 +112,9 @@ export class FlameGraph {
     this.draw();
   }
 
-  setSearch(text) {
-    this.search = compileSearch(text);
+  /** `matcher`: {test(node)} (search.js), or null for no search. */
+  setSearch(matcher) {
+    this.search = matcher;
     this.draw();
   }
 
@@ -116,7 +128,10 @@ export class FlameGraph {
     for (const r of this.rects) (this.byDepth[r.depth] ||= []).push(r);
     const depth = this.byDepth.length;
     const height = Math.max(depth, 1) * ROW;
-    const dpr = window.devicePixelRatio || 1;
+    // a canvas past 32,767 device pixels a side (or 2^28 in all) stays blank: a tall
+    // tree is drawn at a lower resolution instead
+    const dpr = Math.min(window.devicePixelRatio || 1, 32767 / height, 32767 / width,
+                         Math.sqrt(2 ** 28 / (width * height)));
     canvas.width = Math.round(width * dpr);
     canvas.height = Math.round(height * dpr);
     canvas.style.width = `${width}px`;
@@ -127,7 +142,7 @@ export class FlameGraph {
     ctx.font = "12px system-ui, sans-serif";
     ctx.textBaseline = "middle";
     for (const r of this.rects) {
-      const hit = this.search && r.node.f >= 0 && this.search.test(r.node.n);
+      const hit = this.search && r.node.f >= 0 && this.search.test(r.node);
       paintFrame(ctx, r, this._y(r.depth, depth), hit ? MATCH_COLOR : this.color(r.node));
     }
     this.lastDrawMs = performance.now() - t0;

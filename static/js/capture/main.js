@@ -3,9 +3,10 @@
 "use strict";
 
 import {dataParams, readState, writeState} from "./state.js";
-import {compileSearch, FlameGraph, percent} from "./flamegraph.js";
+import {FlameGraph, pathOf, percent, unflatten} from "./flamegraph.js";
 import {getJSON} from "../http.js";
 import {CallTree} from "./calltree.js";
+import {serverMatcher, textMatcher} from "./search.js";
 import {drawHeatmap, drawTimeline} from "./timeline.js";
 
 const $ = (id) => document.getElementById(id);
@@ -23,7 +24,7 @@ const fg = new FlameGraph($("flame-canvas"), $("flame-tooltip"), {
       if (rect.depth === 0 && state.root.length) state.root = state.root.slice(0, -1);
       else return;
     } else {
-      state.root = state.root.concat(rect.path);
+      state.root = state.root.concat(pathOf(rect));
     }
     state.focus = null;
     changed({flame: true});
@@ -87,8 +88,26 @@ function breadcrumbs(path) {
   path.forEach((p, i) => crumb(p.n, i + 1));
 }
 
-function showShare(search) {
+// The call tree's filter: the last text typed in the search box or the tree's own filter.
+let treeFilter = state.search;
+
+/** The flame data for `params`; a search the server refuses (400: too long, a regular
+ * expression it cannot run) is dropped, the data fetched without it, and its message
+ * returned to be shown. */
+async function flameData(params) {
+  try {
+    return {data: await getJSON(urls.flame, params), error: null};
+  } catch (e) {
+    if (e.status !== 400 || !params.has("search")) throw e;
+    params.delete("search");
+    return {data: await getJSON(urls.flame, params), error: e.message};
+  }
+}
+
+function showShare(search, error) {
   const el = $("flame-share");
+  el.classList.toggle("error", Boolean(error));
+  if (error) { el.textContent = error; return; }
   if (!search) { el.textContent = ""; return; }
   el.textContent = `“${search.pattern}” matches ${search.samples} samples ` +
     `(${(100 * search.share).toFixed(2)}% of the selection)`;
@@ -96,22 +115,22 @@ function showShare(search) {
 
 async function refreshFlame() {
   const t0 = performance.now();
-  const data = await getJSON(urls.flame, dataParams(state, {flame: true}));
+  const {data, error} = await flameData(dataParams(state, {flame: true}));
   $("selection-total").textContent = String(data.total);
-  showShare(data.search);
+  showShare(data.search, error);
   fg.orient = state.orient;  // setData below draws once
-  fg.search = compileSearch(state.search);
+  fg.search = error ? textMatcher(state.search) : serverMatcher(state.search, data.search);
   const focused = data.focus !== undefined;
   $("callers-box").hidden = !focused;
   if (focused) {
     callers.orient = "icicle";
     callers.search = fg.search;
-    callers.setData(data.callers, data.total);
-    fg.setData(data.callees, data.total);
+    callers.setData(unflatten(data.callers), data.total);
+    fg.setData(unflatten(data.callees), data.total);
     breadcrumbs([]);
-    $("focus-label").textContent = data.callees.n;
+    $("focus-label").textContent = data.callees.nodes[0].n;
   } else {
-    fg.setData(data.tree, data.total);
+    fg.setData(unflatten(data.tree), data.total);
     breadcrumbs(data.path);
   }
   perf.draws.push(fg.lastDrawMs);
@@ -126,10 +145,13 @@ async function refreshFlame() {
 async function refreshTree() {
   if (state.view === "flame") return;
   const invert = state.view === "bottomup";
-  const params = dataParams({...state, root: [], focus: null, search: ""},
+  const asked = treeFilter;
+  const params = dataParams({...state, root: [], focus: null, search: asked},
                             {flame: true, invert});
-  const data = await getJSON(urls.flame, params);
-  tree.setData(data.tree, data.total);
+  const {data, error} = await flameData(params);
+  if (error) showShare(null, error);
+  tree.filter = error ? textMatcher(asked) : serverMatcher(asked, data.search);
+  tree.setData(unflatten(data.tree), data.total);
 }
 
 async function refreshFunctions() {
@@ -216,14 +238,25 @@ function wire() {
   search.addEventListener("input", () => {
     state.search = search.value;
     const t0 = performance.now();
-    fg.setSearch(state.search);
+    fg.setSearch(textMatcher(state.search));
     perf.lastSearchDrawMs = performance.now() - t0;
-    tree.setFilter(compileSearch(state.search), state.view !== "flame");
+    treeFilter = state.search;
+    tree.setFilter(textMatcher(treeFilter), state.view !== "flame");
     clearTimeout(timer);
-    // the frames are highlighted already; the server counts the matching samples
+    // the frames containing the text are highlighted already; the server counts the
+    // matching samples and names the functions its (regular expression) search matched
     timer = setTimeout(async () => {
       writeState(state);
-      showShare((await getJSON(urls.flame, dataParams(state, {flame: true}))).search);
+      const asked = state.search;
+      const {data, error} = await flameData(dataParams(state, {flame: true}));
+      if (asked !== state.search) return;  // typing went on; a later answer follows
+      showShare(data.search, error);
+      if (!error) {
+        callers.search = serverMatcher(asked, data.search);
+        fg.setSearch(serverMatcher(asked, data.search));
+        if (data.focus !== undefined) callers.draw();
+      }
+      refreshTree();
     }, 250);
   });
   $("flame-reset").addEventListener("click", () => {
@@ -256,7 +289,13 @@ function wire() {
     showRange();
     changed({filters: true});
   });
-  $("calltree-filter").addEventListener("input", (e) => tree.setFilter(compileSearch(e.target.value)));
+  let filterTimer = null;
+  $("calltree-filter").addEventListener("input", (e) => {
+    treeFilter = e.target.value;
+    tree.setFilter(textMatcher(treeFilter));
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(refreshTree, 250);  // the server's matches, regexes too
+  });
   document.addEventListener("keydown", (e) => {
     if (e.target.matches("input, textarea, select")) {
       if (e.key === "Escape") e.target.blur();
