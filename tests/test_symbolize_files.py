@@ -189,3 +189,23 @@ def test_nested_archives_have_a_depth_limit(tmp_path):
     got = collect([deep], work)
     assert got.files == []
     assert any("nested deeper" in n for n in got.notes)
+
+
+def test_one_member_is_taken_out_alone(tmp_path):
+    """debuginfod asks for one member: only it (and the archive holding it) is written."""
+    kallsyms = zipfile.ZipFile(SPINPOOL / "kernel-symbols.zip").read("kallsyms")
+    inner = io.BytesIO()
+    with tarfile.open(fileobj=inner, mode="w:gz") as t:
+        for name in ("a/libfoo.debug", "b/libfoo.debug", "kallsyms"):
+            data = (BIN / "libplugin.so").read_bytes() if name != "kallsyms" else kallsyms
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    bundle = tmp_path / "b:1.zip"  # a colon in the name, as uploads may have
+    _zip(bundle, {"pw-dlopen": (BIN / "pw-dlopen").read_bytes(), "inner.tar.gz":
+                  inner.getvalue()})
+    work = tmp_path / "work"
+    work.mkdir()
+    got = collect([bundle], work, only="b:1.zip:inner.tar.gz:b/libfoo.debug")
+    assert [f.origin for f in got.files] == ["b:1.zip:inner.tar.gz:b/libfoo.debug"]
+    assert sorted(os.listdir(work)) == ["00001-inner.tar.gz", "00002-libfoo.debug"]

@@ -69,12 +69,18 @@ class _Budget:
     """What extraction may still write. Checked before each chunk is written, so a bomb
     is stopped within its allowance, not after it has filled the disk."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: str | None = None) -> None:
+        self.only = only  # the origin of the one member wanted, see collect()
         self.members = 0
         self.bytes = 0  # for the whole call
         self.input_origin = ""
         self.input_bytes = 0  # for the input being read, at every nesting level
         self.input_limit = 0
+
+    def wants(self, origin: str) -> bool:
+        """Is this member the one wanted, or an archive that may hold it?"""
+        return self.only is None or self.only == origin or \
+            self.only.startswith(origin + ":")
 
     def start_input(self, origin: str, size: int) -> None:
         self.input_origin = origin
@@ -99,12 +105,14 @@ class _Budget:
 
 
 def collect(inputs: list[str | os.PathLike], workdir: str | os.PathLike,
-            digests: Mapping[str, str] | None = None) -> Collected:
+            digests: Mapping[str, str] | None = None, only: str | None = None) -> Collected:
     """`digests`: SHA-256 of input files (by `os.fspath` of the input) recorded when they
     were stored, so a 400 MB library is not hashed again for every capture that uses it.
-    Only a digest of the very bytes at that path may be given: it keys the symbol cache."""
+    Only a digest of the very bytes at that path may be given: it keys the symbol cache.
+    `only`: the origin of one member ("bundle.zip:inner.tar.gz:lib.debug"); the other
+    members are skipped, never written (debuginfod serves one file of a bundle)."""
     out = Collected()
-    budget = _Budget()
+    budget = _Budget(only)
     work = Path(workdir)
     for item in inputs:
         p = Path(item)
@@ -227,6 +235,8 @@ def _extract_zip(path, origin, out, budget, work, depth) -> None:
             if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # symlinks, devices
                 out.notes.append(f"{origin}:{info.filename}: not a regular file; skipped")
                 continue
+            if not budget.wants(f"{origin}:{info.filename}"):
+                continue
             dst = _target(work, budget, info.filename)
             # zipfile reads no more than compress_size bytes of the member, nor can it
             # read more than the file holds, whatever the header claims
@@ -250,6 +260,8 @@ def _extract_tar(path, head, origin, out, budget, work, depth) -> None:
                     if kind != "link":
                         out.notes.append(f"{origin}:{member.name}: {kind}; skipped")
                     continue  # perf archive's .build-id/ symlinks: targets are in it too
+                if not budget.wants(f"{origin}:{member.name}"):
+                    continue
                 src = tf.extractfile(member)
                 if src is None:
                     continue

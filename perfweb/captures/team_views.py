@@ -5,7 +5,6 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-import tempfile
 from datetime import timedelta
 
 from django.contrib import messages
@@ -186,10 +185,8 @@ def debuginfod(request, key: str, build_id: str, kind: str):
         symbol_file__in=access.symbol_files_of(user)).first()
     if entry is None:
         raise Http404()
-    with tempfile.TemporaryDirectory(prefix="perfweb-debuginfod-") as work:
-        path = buildids.extract(entry, work)
-        if path is None:
-            raise Http404()
-        f = open(path, "rb")  # stays readable once its folder is gone (Linux)
+    f = buildids.open_member(entry)  # that member alone, never the whole bundle
+    if f is None:
+        raise Http404()
     return FileResponse(f, content_type="application/octet-stream")
 
