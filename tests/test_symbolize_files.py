@@ -173,9 +173,10 @@ def test_archive_bomb_is_refused(tmp_path):
 
 
 def test_nested_archives_have_a_depth_limit(tmp_path):
+    kallsyms = zipfile.ZipFile(SPINPOOL / "kernel-symbols.zip").read("kallsyms")
     inner = io.BytesIO()
     with zipfile.ZipFile(inner, "w") as z:
-        z.writestr("kallsyms", zipfile.ZipFile(SPINPOOL / "kernel-symbols.zip").read("kallsyms"))
+        z.writestr("kallsyms", kallsyms)
     level = inner.getvalue()
     for _ in range(3):
         buf = io.BytesIO()
