@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from .aggregate import tree
 from .aggregate.selection import stack_weights
-from .aggregate.tree import functions_of
 from .profile import Profile
 from .report import build_report
 
@@ -76,16 +75,16 @@ def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict
     for p, weights, mine, other in ((before, stack_weights(before), wa, wb),
                                     (after, stack_weights(after), wb, wa)):
         names = [f.name for f in p.functions]
+        fns = tree.location_functions(p)
         for sid, w in weights.items():
-            fids = functions_of(p, p.stacks[sid], False, tree.MAX_DEPTH + 1)
+            fids = tree.functions_of(fns, p.stacks[sid], False, tree.MAX_DEPTH + 1)
             paths.append([names[f] for f in fids])
             mine.append(w)
             other.append(0)
     ta, tb = sum(wa) or 1, sum(wb) or 1
     rows = tree.grow(paths, [wa, wb], tree.ROOT,
                      keep=lambda t: max(t[0] / ta, t[1] / tb) >= min_share,
-                     order=lambda r: -max(round(r.total[0] / ta, 5),
-                                          round(r.total[1] / tb, 5)))
+                     order=lambda key, t: -max(round(t[0] / ta, 5), round(t[1] / tb, 5)))
     nodes = [{"n": _DIFF_NAMES.get(r.key, r.key), "a": r.total[0], "b": r.total[1],
               "sa": round(r.total[0] / ta, 5), "sb": round(r.total[1] / tb, 5),
               "p": r.parent} for r in rows]

@@ -15,7 +15,9 @@ hundred levels already passes their nesting limits.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, Hashable, Sequence
 
 from ..profile import Profile
@@ -23,7 +25,7 @@ from ..profile import Profile
 #: keys of the rows that stand for no function
 ROOT, MERGED, DEEPER = -1, -2, -3
 #: levels shown below a tree's root: deeper stacks end in a DEEPER row (zoom to see more);
-#: 1,000 rows of 18 px are the tallest canvas a browser draws at device pixel ratio 1.8
+#: 1,000 rows of 18 px fit a canvas (32,767 px at most) up to device pixel ratio 1.8
 MAX_DEPTH = 1000
 #: rows per tree, whatever its shape: a browser draws some 100,000 frames smoothly
 MAX_NODES = 100_000
@@ -38,13 +40,13 @@ class Row:
 
 
 def grow(paths: Sequence[Sequence], columns: Sequence[Sequence[int]], root_key: Hashable,
-         keep: Callable[[list[int]], bool], order: Callable[[Row], tuple],
+         keep: Callable[[list[int]], bool], order: Callable[[Hashable, list[int]], tuple],
          max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
          self_at_end: bool = True) -> list[Row]:
     """The tree of `paths` (keys from the root's child outwards), each path weighing
     `columns[c][i]` in column c. A child whose totals `keep` refuses joins its siblings'
-    MERGED row; children are sorted by `order`. `self_at_end`: a path ending at a row
-    counts as that row's self weight. Rows come breadth first."""
+    MERGED row; children are sorted by `order(key, totals)`. `self_at_end`: a path
+    ending at a row counts as that row's self weight. Rows come breadth first."""
     ncol = len(columns)
     everyone = range(len(paths))
     rows = [Row(root_key, -1, [sum(col) for col in columns], [0] * ncol)]
@@ -54,15 +56,11 @@ def grow(paths: Sequence[Sequence], columns: Sequence[Sequence[int]], root_key: 
         following = []
         for ix, members in level:
             row = rows[ix]
-            groups: dict = {}
+            groups: defaultdict = defaultdict(list)
             for m in members:
                 path = paths[m]
                 if len(path) > depth:
-                    g = groups.get(path[depth])
-                    if g is None:
-                        groups[path[depth]] = [m]
-                    else:
-                        g.append(m)
+                    groups[path[depth]].append(m)
                 elif self_at_end:
                     for c in range(ncol):
                         row.self[c] += columns[c][m]
@@ -72,16 +70,15 @@ def grow(paths: Sequence[Sequence], columns: Sequence[Sequence[int]], root_key: 
                 below = _totals(columns, [m for ms in groups.values() for m in ms])
                 rows.append(Row(DEEPER, ix, below, list(below)))
                 continue
-            kids = [(Row(key, ix, _totals(columns, ms), [0] * ncol), ms)
-                    for key, ms in groups.items()]
-            kids.sort(key=lambda k: order(k[0]))
+            kids = [(key, _totals(columns, ms), ms) for key, ms in groups.items()]
+            kids.sort(key=lambda k: order(k[0], k[1]))
             hidden = [0] * ncol
-            for kid, ms in kids:
-                if keep(kid.total):
+            for key, total, ms in kids:
+                if keep(total):
                     following.append((len(rows), ms))
-                    rows.append(kid)
+                    rows.append(Row(key, ix, total, [0] * ncol))
                 else:
-                    hidden = [h + t for h, t in zip(hidden, kid.total)]
+                    hidden = [h + t for h, t in zip(hidden, total)]
             if any(hidden):
                 rows.append(Row(MERGED, ix, hidden, list(hidden)))
         level = following
@@ -90,26 +87,32 @@ def grow(paths: Sequence[Sequence], columns: Sequence[Sequence[int]], root_key: 
 
 
 def _totals(columns: Sequence[Sequence[int]], members: list[int]) -> list[int]:
-    return [sum(col[m] for m in members) for col in columns]
+    return [sum(map(col.__getitem__, members)) for col in columns]
 
 
-def functions_of(profile: Profile, stack: tuple[int, ...], leaf_first: bool,
+def location_functions(profile: Profile) -> list[tuple[int, ...]]:
+    """Per location id, its function ids (leaf-most inline frame first): read once per
+    tree, so a stack's functions come out of C loops (functions_of)."""
+    return [loc.functions for loc in profile.locations]
+
+
+def functions_of(fns: list[tuple[int, ...]], stack: tuple[int, ...], leaf_first: bool,
                  limit: int | None = None) -> list[int]:
-    """Function ids of a stack (inline frames expanded) from the leaf or from the root,
-    the first `limit` of them only: a 655,360-frame stack costs what a view reads."""
-    locs = profile.locations
-    out: list[int] = []
-    for loc in (stack if leaf_first else reversed(stack)):
-        fs = locs[loc].functions
-        out.extend(fs if leaf_first else reversed(fs))
-        if limit is not None and len(out) >= limit:
-            del out[limit:]
-            break
+    """Function ids of a stack (inline frames expanded, `fns` from location_functions)
+    from the leaf or from the root, the first `limit` of them only: a 655,360-frame
+    stack costs what a view reads."""
+    if limit is not None and len(stack) > limit:  # a location has one function or more
+        stack = stack[:limit] if leaf_first else stack[-limit:]
+    out = list(chain.from_iterable(map(fns.__getitem__, stack)))
+    if not leaf_first:
+        out.reverse()
+    if limit is not None:
+        del out[limit:]
     return out
 
 
-def _by_samples(row: Row) -> tuple:
-    return -row.total[0], row.key
+def _by_samples(key: Hashable, total: list[int]) -> tuple:
+    return -total[0], key
 
 
 @dataclass
@@ -130,8 +133,9 @@ def _tree(profile: Profile, weights: dict[int, int], leaf_first: bool,
     n = len(prefix)
     paths, ws = [], []
     path_totals = [0] * n
+    fns = location_functions(profile)
     for sid, w in weights.items():
-        funcs = functions_of(profile, profile.stacks[sid], leaf_first, n + max_depth + 1)
+        funcs = functions_of(fns, profile.stacks[sid], leaf_first, n + max_depth + 1)
         same = 0
         while same < n and same < len(funcs) and funcs[same] == prefix[same]:
             path_totals[same] += w
@@ -169,8 +173,9 @@ def sandwich(profile: Profile, weights: dict[int, int], function_id: int,
     """(callers tree rooted at the function, callees tree rooted at it). Each sample is
     split at the function's outermost occurrence so recursion is not counted twice."""
     up, down, ws = [], [], []
+    fns = location_functions(profile)
     for sid, w in weights.items():
-        funcs = functions_of(profile, profile.stacks[sid], True)
+        funcs = functions_of(fns, profile.stacks[sid], True)
         try:
             at = len(funcs) - 1 - funcs[::-1].index(function_id)  # outermost
         except ValueError:
