@@ -1,6 +1,6 @@
 """JSON for the interactive capture page: flame graph, functions, threads, timeline.
 
-Each request is one aggregation over the stored profile (profiles.py caches it), bounded
+Each request is one aggregation over the stored profile (services/profiles.py caches it), bounded
 whatever the request says: the search runs on RE2 within a time budget (analysis.search)
 and trees are cut to what a browser shows (analysis.aggregate.tree), so neither a crafted
 `?search=` in a share link nor a capture of million-frame stacks holds a worker.
@@ -12,11 +12,9 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from analysis import explore
-from analysis.errors import AnalysisError
-
 from . import access
-from .profiles import stored_profile
+from .services.explore import KINDS, AnalysisError, Query, explorer_data
+from .services.profiles import stored_profile
 
 
 def _profile(request, pk: int):
@@ -49,14 +47,14 @@ def _float(value: str | None) -> float | None:
         raise Http404("bad parameter") from None
 
 
-def query_of(request) -> explore.Query:
+def query_of(request) -> Query:
     g = request.GET
     tids = _ints(g.get("tids"))
     focus = _ints(g.get("focus"))
-    return explore.Query(tids=frozenset(tids) if tids else None, start=_float(g.get("start")),
-                         end=_float(g.get("end")), root=_ints(g.get("root")),
-                         invert=g.get("invert") in ("1", "true"),
-                         focus=focus[0] if focus else None, search=g.get("search", ""))
+    return Query(tids=frozenset(tids) if tids else None, start=_float(g.get("start")),
+                 end=_float(g.get("end")), root=_ints(g.get("root")),
+                 invert=g.get("invert") in ("1", "true"),
+                 focus=focus[0] if focus else None, search=g.get("search", ""))
 
 
 def _json(data) -> JsonResponse:
@@ -65,23 +63,15 @@ def _json(data) -> JsonResponse:
     return response
 
 
-DATA = ("flame", "functions", "threads", "timeline")
+DATA = KINDS
 
 
 def data_response(request, profile, kind: str) -> JsonResponse:
     """One view of the capture page's explorer, for members and share links alike."""
-    q = query_of(request)
+    if kind not in KINDS:
+        raise Http404("unknown data")
     try:
-        if kind == "flame":
-            data = explore.flame(profile, q)
-        elif kind == "functions":
-            data = explore.functions(profile, q, dso=request.GET.get("dso") or None)
-        elif kind == "threads":
-            data = explore.threads(profile, q)
-        elif kind == "timeline":
-            data = explore.timeline(profile)
-        else:
-            raise Http404("unknown data")
+        data = explorer_data(profile, kind, query_of(request), dso=request.GET.get("dso") or None)
     except AnalysisError as e:  # a focus the profile does not have, a search that cannot
         return JsonResponse({"error": str(e)}, status=400)  # run: said on the page
     return _json(data)

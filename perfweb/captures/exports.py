@@ -2,14 +2,11 @@
 inferno, speedscope), speedscope JSON, and `perf script` text (Firefox Profiler)."""
 from __future__ import annotations
 
-import io
-
 from django.http import FileResponse, Http404, HttpResponse
-
-from analysis.export import perf_script_text, speedscope
 
 from .explore_views import load_profile
 from .models import Capture
+from .services.exports import export_text
 
 EXPORTS = {"folded": ("text/plain; charset=utf-8", "folded.txt"),
            "speedscope": ("application/json", "speedscope.json"),
@@ -27,12 +24,7 @@ def export_response(capture: Capture, fmt: str) -> HttpResponse:
             raise Http404("no result yet")
         return FileResponse(result.folded.open("rb"), as_attachment=True, filename=filename,
                             content_type=content_type)
-    p = load_profile(capture)
-    buf = io.StringIO()
-    if fmt == "speedscope":
-        speedscope.write_speedscope(p, buf, name=str(capture))
-    else:
-        perf_script_text.write_perf_script(p, buf)
-    response = HttpResponse(buf.getvalue(), content_type=content_type)
+    text = export_text(load_profile(capture), fmt, name=str(capture))
+    response = HttpResponse(text, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -16,11 +16,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 
-from . import access, buildids
+from . import access
 from .api_tokens import create_token, revoke_token, user_for_token
 from .explore_views import data_response, load_profile
 from .exports import export_response
-from .history import comparison, history, previous_capture
+from .services import buildids
+from .services.history import comparison, history, previous_capture
 from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
 from .views import capture_context, status_payload
 

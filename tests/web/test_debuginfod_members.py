@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from django.core.files import File
 
-from perfweb.captures import buildids
+from perfweb.captures.services import buildids
 from perfweb.captures.api_tokens import create_token
 from perfweb.captures.models import Build, BuildIdEntry, Service, Team
 from perfweb.captures.uploads import store_symbol

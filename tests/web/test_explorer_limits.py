@@ -18,7 +18,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from analysis import explore
 from analysis.profile_size import approx_bytes
-from perfweb.captures import profiles, services
+from perfweb.captures import services
+from perfweb.captures.services import profiles
 from perfweb.captures.api_tokens import create_token
 from perfweb.captures.models import Capture, Membership, ShareLink, Team
 from perfweb.captures.uploads import store_upload

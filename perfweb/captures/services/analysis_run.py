@@ -21,11 +21,12 @@ from analysis.importers import load
 from analysis.report import build_report
 from analysis.symbols import symbolize
 
-from .. import buildids, history, work_dirs
+from .. import work_dirs
+from . import buildids, history
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
 from ..models import AnalysisResult, Capture, SymbolFile
-from ..profiles import result_profile
+from .profiles import result_profile
 from ..worker_limits import AnalysisTimeout, deadline, duration, out_of_memory
 
 log = logging.getLogger(__name__)

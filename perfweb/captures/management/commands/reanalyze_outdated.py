@@ -3,8 +3,8 @@ rules, new importers), so their findings follow the current version."""
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from analysis import ANALYSIS_VERSION
 from perfweb.captures import pipeline
+from perfweb.captures.services import ANALYSIS_VERSION
 from perfweb.captures.models import Capture
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analysis import compare
 
-from .models import Capture
+from ..models import Capture
 from .profiles import result_profile
 
 

@@ -22,8 +22,8 @@ from django.conf import settings
 from analysis.symbols.elf import ElfUnreadable, read_info
 from analysis.symbols.inputs import BundleError, Collected, collect
 
-from .local_files import local_copy
-from .models import BuildIdEntry, SymbolFile
+from ..local_files import local_copy
+from ..models import BuildIdEntry, SymbolFile
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 

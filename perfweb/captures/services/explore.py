@@ -1,0 +1,24 @@
+"""The capture page's explorer views, computed by the engine over a stored profile."""
+from __future__ import annotations
+
+from analysis import explore
+from analysis.errors import AnalysisError
+
+Query = explore.Query
+KINDS = ("flame", "functions", "threads", "timeline")
+
+__all__ = ["AnalysisError", "KINDS", "Query", "explorer_data"]
+
+
+def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
+    """One view; AnalysisError for a request the profile cannot answer (a focus it does
+    not have, a search that cannot run), which the page says in a sentence."""
+    if kind == "flame":
+        return explore.flame(profile, q)
+    if kind == "functions":
+        return explore.functions(profile, q, dso=dso)
+    if kind == "threads":
+        return explore.threads(profile, q)
+    if kind == "timeline":
+        return explore.timeline(profile)
+    raise KeyError(kind)
