@@ -152,6 +152,8 @@ PERFWEB_HEARTBEAT_STALE_S = env.float("PERFWEB_HEARTBEAT_STALE_S", default=30)
 #: a queued capture no worker picked up for this long is enqueued again (lost message)
 PERFWEB_QUEUED_GRACE_S = env.int("PERFWEB_QUEUED_GRACE_S", default=5 * 60)
 PERFWEB_MAX_ATTEMPTS = env.int("PERFWEB_MAX_ATTEMPTS", default=3)
+#: analyzed profiles a web process keeps in memory for the explorer, by estimated size
+PERFWEB_PROFILE_CACHE_BYTES = env.int("PERFWEB_PROFILE_CACHE_BYTES", default=128 << 20)
 #: test-only: seconds each pipeline stage waits, so a test can kill a worker mid-task
 PERFWEB_STAGE_DELAY_S = env.float("PERFWEB_STAGE_DELAY_S", default=0.0)
 
