@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from .. import access
 from ..exports import EXPORTS, export_response
-from ..history import comparison, history, previous_capture
+from ..services.history import comparison, history, previous_capture
 from ..models import Build, Capture, Service
 from ..upload_limits import STORAGE_FULL, storage_full
 from ..own_teams import team_for_first_upload, teams_for_upload
