@@ -1,9 +1,6 @@
 """The broker goes away and comes back: workers keep running, uploads keep their
 captures, and every capture is analysed (a private Redis, killed and started again)."""
 import json
-import os
-import subprocess
-import sys
 import time
 import urllib.request
 
@@ -15,15 +12,9 @@ from perfweb.captures.management.commands.rundev import worker_args
 from perfweb.captures.models import Capture
 
 from .conftest import ROOT, SPINPOOL, _free_port, wait_for
-from .test_limits_and_faults import _private_redis, _redis_up
+from .test_limits_and_faults import _cli, _private_redis, _redis_up
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _cli(url, key, path, *args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "perfweb_client", "upload", str(path),
-                           "--url", url, "-q", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=dict(os.environ, PERFWEB_TOKEN=key))
 
 
 def _compose_worker_flags(tmp) -> list[str]:
