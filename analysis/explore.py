@@ -136,16 +136,26 @@ def threads(profile: Profile, q: Query) -> dict:
     return {"threads": by_thread(profile, sel)}
 
 
+#: the timeline's size does not follow what a capture claims: sample times are the
+#: uploader's numbers, so two samples a billion seconds apart must not ask for a billion
+#: buckets. A browser draws no more than this anyway.
+MAX_BUCKETS = 6000
+MAX_SERIES = 64  # threads drawn one by one; the rest are one "other threads" series
+MAX_HEAT_SECONDS = 3600  # heat map columns (one per second), from the first sample
+
+
 def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50) -> dict:
     """Samples per thread per bucket, and the FlameScope heat map: one column per second,
-    `rows_per_s` rows within it, each cell the samples in that slice of time."""
+    `rows_per_s` rows within it, each cell the samples in that slice of time. Buckets
+    widen past MAX_BUCKETS, threads past MAX_SERIES share a series, and the heat map
+    covers the first MAX_HEAT_SECONDS (`heat_seconds` says how many it shows)."""
     t0 = first_time(profile)
     if t0 is None:
         return {"bucket_s": bucket_s, "series": [], "heatmap": None, "duration": 0.0}
     times, tids, counts = profile.s_time, profile.s_tid, profile.s_count
     comm_of: dict[int, str] = {}
+    per_tid: dict[int, int] = {}
     last = 0.0
-    series: dict[int, list[int]] = {}
     per_row: list[tuple[float, int, int]] = []
     for i in range(len(profile)):
         t = times[i]
@@ -154,18 +164,28 @@ def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50) -> d
         rel = t - t0
         last = max(last, rel)
         per_row.append((rel, tids[i], counts[i]))
+        per_tid[tids[i]] = per_tid.get(tids[i], 0) + counts[i]
         if tids[i] not in comm_of:
             comm_of[tids[i]] = profile.comm(i)
+    if last / bucket_s >= MAX_BUCKETS:
+        bucket_s *= math.ceil(last / bucket_s / MAX_BUCKETS)
     n = int(last / bucket_s) + 1
-    seconds = int(last) + 1
+    drawn = set(sorted(per_tid, key=lambda t: (-per_tid[t], t))[:MAX_SERIES])
+    others = len(per_tid) - len(drawn)
+    seconds = min(int(last) + 1, MAX_HEAT_SECONDS)
     heat = [[0] * seconds for _ in range(rows_per_s)]
+    series: dict[int | None, list[int]] = {}
     for rel, tid, c in per_row:
-        s = series.get(tid)
+        key = tid if tid in drawn else None
+        s = series.get(key)
         if s is None:
-            s = series[tid] = [0] * n
+            s = series[key] = [0] * n
         s[int(rel / bucket_s)] += c
-        heat[min(rows_per_s - 1, int((rel % 1.0) * rows_per_s))][int(rel)] += c
-    return {"bucket_s": bucket_s, "duration": last,
-            "series": [{"tid": None if tid == NO_ID else tid, "comm": comm_of[tid],
-                        "counts": counts_} for tid, counts_ in sorted(series.items())],
-            "heatmap": {"rows_per_s": rows_per_s, "cells": heat}}
+        if rel < seconds:
+            heat[min(rows_per_s - 1, int((rel % 1.0) * rows_per_s))][int(rel)] += c
+    rows = [{"tid": None if tid == NO_ID else tid, "comm": comm_of[tid], "counts": c}
+            for tid, c in sorted((k, v) for k, v in series.items() if k is not None)]
+    if None in series:
+        rows.append({"tid": None, "comm": f"{others} other threads", "counts": series[None]})
+    return {"bucket_s": bucket_s, "duration": last, "series": rows,
+            "heatmap": {"rows_per_s": rows_per_s, "cells": heat, "heat_seconds": seconds}}

@@ -26,6 +26,10 @@ MAX_MEMORY = 8 << 20  # bytes RE2 may use for one pattern (its DFA cache include
 #: seconds of matching per request; RE2 is linear, yet a pattern whose DFA explodes runs
 #: at about 1.5 us per character of name, which a capture with many long names multiplies
 BUDGET_S = 0.5
+#: characters of one name a regular expression reads (a plain-text search reads all):
+#: the budget is checked between names, and one 20 MB name ran 30 s inside a single
+#: match; C++ names this long are rare, and their start names the function
+MAX_NAME_SCAN = 4096
 
 
 class SearchError(AnalysisError):
@@ -95,6 +99,6 @@ class FunctionSearch:
                               "stopped; search for plain text or a simpler pattern.")
         name = self._names[fid].name
         found = self._needle in name.lower() or \
-            (self._rx is not None and self._rx.search(name) is not None)
+            (self._rx is not None and self._rx.search(name[:MAX_NAME_SCAN]) is not None)
         self._hits[fid] = found
         return found

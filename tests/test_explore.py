@@ -128,3 +128,41 @@ def test_a_slow_search_stops_at_its_budget(tmp_path):
     with pytest.raises(SearchError, match="took longer than"):
         explore.flame(p, explore.Query(search="a[ab]{20}#x"))
     assert time.perf_counter() - t0 < BUDGET_S + 0.3
+
+
+def test_one_long_name_cannot_hold_a_search_past_its_budget(tmp_path):
+    """The budget is checked between names; a single 4 MB name (random a/b, which makes
+    the DFA of `a[ab]{200}` explode) took seconds inside one match before names were read
+    only up to MAX_NAME_SCAN characters by a regular expression."""
+    import os
+    from analysis.search import MAX_NAME_SCAN
+    name = os.urandom(4 << 20).translate(bytes(b"ab"[i & 1] for i in range(256))).decode()
+    capture = tmp_path / "one-long-name.folded"
+    capture.write_text(f"main;{name}c_tail 5\nmain;other 3\n")
+    p = load(capture)
+    t0 = time.perf_counter()
+    got = explore.flame(p, explore.Query(search="[ab]*a[ab]{200}c"))["search"]
+    assert time.perf_counter() - t0 < BUDGET_S + 0.3
+    assert got["samples"] == 0  # the match lies past the prefix a regex reads
+    assert len(name) > MAX_NAME_SCAN
+    assert explore.flame(p, explore.Query(search="c_tail"))["search"]["samples"] == 5
+
+
+def test_the_timeline_stays_small_whatever_times_a_capture_claims(tmp_path):
+    """Sample times are the uploader's numbers: samples 14 hours apart (or a billion
+    seconds), over 100 threads, ask for no more than the browser draws."""
+    blocks = []
+    for i in range(100):
+        t = 1.0 if i % 2 else 50_000.0
+        blocks.append(f"app 100/{1000 + i} {t:.6f}: 1 cpu-clock:\n"
+                      f"\t          401000 main (/usr/bin/app)\n")
+    capture = tmp_path / "far-apart.txt"
+    capture.write_text("\n".join(blocks))
+    tl = explore.timeline(load(capture))
+    assert len(tl["series"]) == explore.MAX_SERIES + 1
+    assert tl["series"][-1]["comm"] == "36 other threads"
+    assert all(len(s["counts"]) <= explore.MAX_BUCKETS + 1 for s in tl["series"])
+    assert sum(sum(s["counts"]) for s in tl["series"]) == 100
+    cells = tl["heatmap"]["cells"]
+    assert tl["heatmap"]["heat_seconds"] == len(cells[0]) == explore.MAX_HEAT_SECONDS
+    assert sum(map(sum, cells)) == 50  # the samples at 1 s; the others are past the map
