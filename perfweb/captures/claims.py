@@ -17,8 +17,9 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, connection, transaction
-from django.db.models import F, Q
+from django.db import DatabaseError, connection, transaction
+from django.db.models import DateTimeField, ExpressionWrapper, F, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from .models import Capture
@@ -32,15 +33,17 @@ class ClaimLost(Exception):
     deleted): this attempt must stop and write nothing."""
 
 
-def stale_before(now=None):
-    """A heartbeat older than this belongs to a worker that stopped."""
-    now = now or timezone.now()
-    return now - timedelta(seconds=settings.PERFWEB_HEARTBEAT_STALE_S)
+def stale_before():
+    """A heartbeat older than this belongs to a worker that stopped. Heartbeats are
+    written and judged by the database's clock, not the hosts': workers on several
+    machines would otherwise disagree by their clocks' skew."""
+    return ExpressionWrapper(Now() - timedelta(seconds=settings.PERFWEB_HEARTBEAT_STALE_S),
+                             output_field=DateTimeField())
 
 
-def claimable(now=None) -> Q:
+def claimable() -> Q:
     """Queued, or active with a stale (or no) heartbeat, and attempts left."""
-    stale = stale_before(now)
+    stale = stale_before()
     return (Q(status=Status.QUEUED)
             | Q(status__in=Capture.ACTIVE, heartbeat_at__lt=stale)
             | Q(status__in=Capture.ACTIVE, heartbeat_at__isnull=True)) & \
@@ -59,9 +62,8 @@ class Claim:
 
     def update(self, **fields) -> None:
         """Write to the capture if this attempt still owns it, else raise ClaimLost."""
-        now = timezone.now()
         if self._lost.is_set() or not self._mine().update(
-                updated_at=now, heartbeat_at=now, **fields):
+                updated_at=timezone.now(), heartbeat_at=Now(), **fields):
             self._lost.set()
             raise ClaimLost(self.capture_id)
 
@@ -72,8 +74,9 @@ class Claim:
     @contextlib.contextmanager
     def final(self):
         """A transaction holding the capture's row while it is still ours: the result
-        and the final status are written inside, or not at all. The sweep locks the same
-        row, so it cannot take the capture back half-way."""
+        rows and the final status are written inside, or not at all. The sweep skips a
+        locked row, so it cannot take the capture back half-way; keep the body to row
+        writes (files go before it), since the heartbeat waits for the lock too."""
         with transaction.atomic():
             if self._lost.is_set() or not self._mine().select_for_update().exists():
                 self._lost.set()
@@ -97,16 +100,19 @@ class Claim:
         stop = threading.Event()
 
         def beat():
+            wait = settings.PERFWEB_HEARTBEAT_S
             try:
-                while not stop.wait(settings.PERFWEB_HEARTBEAT_S):
+                while not stop.wait(wait):
                     try:
-                        if not self._mine().update(heartbeat_at=timezone.now()):
+                        if not self._mine().update(heartbeat_at=Now()):
                             self._lost.set()
                             return
-                    except DatabaseError:  # the database is away: try again next beat
+                        wait = settings.PERFWEB_HEARTBEAT_S
+                    except DatabaseError:  # the database is away: beat again as soon
                         log.warning("heartbeat of capture %s failed", self.capture_id,
-                                    exc_info=True)
-                        close_old_connections()
+                                    exc_info=True)  # as it is back, before the sweep
+                        connection.close()
+                        wait = min(1.0, settings.PERFWEB_HEARTBEAT_S)
             finally:
                 connection.close()
 
@@ -123,16 +129,18 @@ class Claim:
 def claim(capture_id: int) -> Claim | None:
     """Take the capture for one attempt, or None: deleted, finished, owned by a live
     worker, or out of attempts (the sweep fails those with a message)."""
-    now = timezone.now()
     token = uuid.uuid4().hex
-    taken = Capture.objects.filter(claimable(now), pk=capture_id).update(
-        status=Status.PARSING, progress=5, claim=token, heartbeat_at=now, updated_at=now,
-        attempts=F("attempts") + 1, error="", finished_at=None)
+    taken = Capture.objects.filter(claimable(), pk=capture_id).update(
+        status=Status.PARSING, progress=5, claim=token, heartbeat_at=Now(),
+        updated_at=timezone.now(), attempts=F("attempts") + 1, error="", finished_at=None,
+        unsent=False)
     return Claim(capture_id, token) if taken else None
 
 
-def release(capture_id: int, **fields) -> int:
-    """Back to queued with no owner (sweep, retry): any attempt still running loses it."""
-    return Capture.objects.filter(pk=capture_id).update(
+def release(capture_id: int, from_status, **fields) -> int:
+    """Back to queued with no owner, if the capture is in one of `from_status` (the sweep:
+    active ones it judged dead; retry: finished ones, never one a worker just claimed);
+    an attempt still running loses it. How many rows changed (0 or 1)."""
+    return Capture.objects.filter(pk=capture_id, status__in=from_status).update(
         status=Status.QUEUED, progress=0, claim="", heartbeat_at=None,
         updated_at=timezone.now(), **fields)

@@ -14,9 +14,19 @@ import tempfile
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
 
 
+MAX_NAME_BYTES = 200  # a file name may have 255 bytes; leave room
+
+
 def safe_name(name: str) -> str:
-    """The uploaded name as one harmless path component (it comes from the user)."""
-    name = _UNSAFE.sub("_", os.path.basename(name or "").strip())[:200]
+    """The uploaded name as one harmless path component (it comes from the user): no
+    separators or control characters, at most MAX_NAME_BYTES of UTF-8, its extension
+    kept when it must be shortened."""
+    name = _UNSAFE.sub("_", os.path.basename(name or "").strip())
+    if len(name.encode()) > MAX_NAME_BYTES:
+        stem, ext = os.path.splitext(name)
+        ext = ext if len(ext.encode()) <= 16 else ""
+        room = MAX_NAME_BYTES - len(ext.encode())
+        name = stem.encode()[:room].decode(errors="ignore") + ext
     return name if name.strip(".") else "file"
 
 

@@ -107,6 +107,8 @@ class Capture(models.Model):
     claim = models.CharField(max_length=32, blank=True, default="")
     #: refreshed by the owning worker while it runs; the sweep takes back a stale one
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: its message could not be sent (the broker was down): the sweep sends it at once
+    unsent = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from . import claims
@@ -31,27 +32,31 @@ def enqueue(capture: Capture) -> None:
 
 
 def send(capture_id: int) -> bool:
+    """Send the task message; when the broker cannot take it, mark the capture unsent,
+    and the sweep (which runs only where the broker answers) sends it on its next run."""
     from .tasks import analyze_capture
     try:
         analyze_capture.apply_async((capture_id,), retry=False)
     except Exception:  # noqa: BLE001 - kombu raises many kinds; the sweep sends it later
         log.warning("could not queue capture %s (broker unavailable); the sweep will",
                     capture_id, exc_info=True)
+        Capture.objects.filter(pk=capture_id, status=Status.QUEUED).update(unsent=True)
         return False
     return True
 
 
-def retry(capture: Capture) -> None:
-    claims.release(capture.pk, error="", finished_at=None, attempts=0)
+def retry(capture: Capture) -> bool:
+    """Analyze a finished capture again; False when it is not finished (a worker has it,
+    or a second click already queued it)."""
+    if not claims.release(capture.pk, (Status.DONE, Status.FAILED), error="",
+                          finished_at=None, attempts=0):
+        return False
     enqueue(capture)
+    return True
 
 
 def retry_all(captures) -> int:
-    n = 0
-    for capture in captures:
-        retry(capture)
-        n += 1
-    return n
+    return sum(retry(capture) for capture in captures)
 
 
 def reanalyze_build(build) -> int:
@@ -60,18 +65,21 @@ def reanalyze_build(build) -> int:
 
 
 def sweep() -> dict[str, int]:
-    """Take back captures nobody is working on: queued ones whose message may be lost
-    are sent again; active ones whose worker stopped its heartbeat (PERFWEB_HEARTBEAT_
-    STALE_S) are queued again, or failed after PERFWEB_MAX_ATTEMPTS."""
+    """Take back captures nobody is working on: queued ones whose message was never sent
+    (the broker was down) or may be lost (queued longer than PERFWEB_QUEUED_GRACE_S) are
+    sent again; active ones whose worker stopped its heartbeat (PERFWEB_HEARTBEAT_
+    STALE_S) are queued again, or failed after PERFWEB_MAX_ATTEMPTS. Rows another
+    transaction holds (an attempt writing its result) are left for the next sweep."""
     now = timezone.now()
     requeued = failed = 0
     lost = Capture.objects.filter(
-        status=Status.QUEUED,
-        updated_at__lt=now - timedelta(seconds=settings.PERFWEB_QUEUED_GRACE_S))
-    stale = claims.stale_before(now)
-    stuck = Capture.objects.filter(status__in=Capture.ACTIVE).exclude(heartbeat_at__gte=stale)
+        Q(unsent=True) | Q(updated_at__lt=now - timedelta(
+            seconds=settings.PERFWEB_QUEUED_GRACE_S)), status=Status.QUEUED)
+    stuck = Capture.objects.filter(status__in=Capture.ACTIVE).exclude(
+        heartbeat_at__gte=claims.stale_before())
     with transaction.atomic():
-        for capture in list(lost.select_for_update()) + list(stuck.select_for_update()):
+        for capture in list(lost.select_for_update(skip_locked=True)) + \
+                list(stuck.select_for_update(skip_locked=True)):
             if capture.attempts >= settings.PERFWEB_MAX_ATTEMPTS:
                 Capture.objects.filter(pk=capture.pk).update(
                     status=Status.FAILED, claim="", heartbeat_at=None, finished_at=now,
@@ -80,7 +88,7 @@ def sweep() -> dict[str, int]:
                           f"finishing (a worker died or ran out of time); giving up")
                 failed += 1
             else:
-                claims.release(capture.pk)
+                claims.release(capture.pk, (capture.status,), unsent=False)
                 enqueue(capture)
                 requeued += 1
     return {"requeued": requeued, "failed": failed}

@@ -48,7 +48,9 @@ def test_a_claim_is_taken_once_and_a_released_one_writes_nothing(member):
     first = claims.claim(capture.pk)
     assert first is not None
     assert claims.claim(capture.pk) is None  # owned by a live attempt
-    claims.release(capture.pk)  # what the sweep does with a dead worker's capture
+    assert pipeline.retry(Capture.objects.get(pk=capture.pk)) is False  # not finished
+    first.update(progress=40)  # ... so the retry took nothing from the live attempt
+    claims.release(capture.pk, Capture.ACTIVE)  # the sweep, with a dead worker's capture
     with pytest.raises(claims.ClaimLost):
         first.update(progress=50)
     second = claims.claim(capture.pk)
@@ -98,6 +100,8 @@ def test_a_stalled_worker_waking_late_never_overwrites(member, worker_factory, s
     assert (done.status, done.attempts, done.error) == ("done", 2, "")
     assert list(AnalysisResult.objects.filter(capture=capture)) == [first]
     assert first.report["samples"] == 154
+    stored = sorted(p.name for p in (Path(settings.MEDIA_ROOT) / "results").iterdir())
+    assert stored == sorted(Path(f.name).name for f in (first.folded, first.profile))
 
 
 def _children(pid: int) -> list[int]:

@@ -1,5 +1,5 @@
 """`make run` mode for real: SQLite and Celery's filesystem broker under a fresh var/
-folder, the worker with its embedded beat exactly as rundev starts it. That broker never
+folder, `manage.py rundev` with its worker and embedded beat. That broker never
 delivers a message twice, so a worker killed with SIGKILL mid-task leaves its capture to
 the heartbeat and the sweep; SQLite, written by the worker, its heartbeat thread and the
 loader at once, must wait for its lock rather than drop a write."""
@@ -10,8 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-from perfweb.captures.management.commands.rundev import worker_args
 
 from .conftest import ROOT, SPINPOOL, stop, wait_for
 
@@ -41,31 +39,53 @@ def _manage(env, *args):
     return r.stdout
 
 
-def test_killed_worker_in_make_run_mode_is_taken_back(tmp_path):
+def _worker_of(rundev_pid: int) -> int | None:
+    """The Celery worker rundev started (its child running celery)."""
+    for task in Path(f"/proc/{rundev_pid}/task").iterdir():
+        for kid in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{kid}/cmdline").read_bytes()
+            except FileNotFoundError:
+                continue
+            if b"celery" in cmdline:
+                return int(kid)
+    return None
+
+
+def test_killed_worker_in_make_run_mode_is_restarted_and_its_capture_taken_back(tmp_path):
     var = tmp_path / "var"
     env = _env(var)
     _manage(env, "migrate", "--noinput")
     assert "4 new capture(s)" in _manage(env, "load_demo", "--queue", "--path", str(SPINPOOL))
-    procs = []
-
-    def worker(n):
-        log = open(tmp_path / f"worker-{n}.log", "wb")
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "perfweb", "worker", "--loglevel=INFO",
-             *worker_args(str(var))], cwd=ROOT, env=env, stdout=log,
-            stderr=subprocess.STDOUT))
-        return procs[-1]
-
+    log = open(tmp_path / "rundev.log", "wb")
+    rundev = subprocess.Popen([sys.executable, "manage.py", "rundev", f"127.0.0.1:{_port()}"],
+                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        first = worker(0)
+        first = wait_for(lambda: _worker_of(rundev.pid), timeout=60)
         wait_for(lambda: any(s in ACTIVE for s in _statuses(var)), timeout=120)
-        os.kill(first.pid, signal.SIGKILL)
+        os.kill(first, signal.SIGKILL)
         killed_at = time.monotonic()
-        first.wait()
-        worker(1)
+        second = wait_for(lambda: (_worker_of(rundev.pid) or first) != first and
+                          _worker_of(rundev.pid), timeout=30)
         wait_for(lambda: _statuses(var) == ["done"] * 4, timeout=180)
         assert time.monotonic() - killed_at < 60
-        log = (tmp_path / "worker-1.log").read_text(errors="replace")
-        assert "database is locked" not in log
+        text = (tmp_path / "rundev.log").read_text(errors="replace")
+        assert f"worker exited (-9); started another (pid {second})" in text
+        assert "database is locked" not in text
     finally:
-        stop(procs)
+        stop([rundev])
+    assert not _alive(second)  # stopping rundev stops its worker
+
+
+def _port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

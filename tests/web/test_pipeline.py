@@ -158,15 +158,18 @@ def test_sweep_requeues_lost_and_gives_up_on_hopeless(member):
                            heartbeat_at=timezone.now())  # a live worker: left alone
     Capture.objects.create(build=build, original_name="e", sha256="e" * 64, size=1,
                            status="queued")  # queued a moment ago: left alone
+    Capture.objects.create(build=build, original_name="f", sha256="f" * 64, size=1,
+                           status="queued", unsent=True)  # the broker was down: sent now
     Capture.objects.filter(pk__in=[lost.pk, stuck.pk, hopeless.pk]).update(
         updated_at=old, heartbeat_at=old)
     r = redis.Redis.from_url(settings.REDIS_URL)
     r.delete(settings.CELERY_TASK_DEFAULT_QUEUE)
-    assert pipeline.sweep() == {"requeued": 2, "failed": 1}
-    assert r.llen(settings.CELERY_TASK_DEFAULT_QUEUE) == 2
+    assert pipeline.sweep() == {"requeued": 3, "failed": 1}
+    assert r.llen(settings.CELERY_TASK_DEFAULT_QUEUE) == 3
     states = dict(Capture.objects.values_list("original_name", "status"))
     assert states == {"a": "queued", "b": "queued", "c": "failed", "d": "parsing",
-                      "e": "queued"}
+                      "e": "queued", "f": "queued"}
+    assert not Capture.objects.filter(unsent=True).exists()
     assert "giving up" in Capture.objects.get(pk=hopeless.pk).error
 
 
@@ -230,3 +233,25 @@ def test_notes_name_the_uploaded_files_not_their_storage_names(member, tmp_path)
     assert "mystery-symbols.bin: not a symbol file (ELF, kallsyms, System.map, " \
            "/proc/PID/maps or perf-PID.map); skipped" in notes
     assert not any(os.path.basename(stored) in n for n in notes), notes
+
+
+def test_long_non_ascii_upload_names_are_analysed(member):
+    """Django keeps 255 characters of a name; 110 CJK characters are 330 bytes, over what
+    a file name may hold on disk."""
+    from django.core.files import File
+    from perfweb.captures.uploads import store_symbol
+    team = Team.objects.get(name="inference")
+    build = Build.objects.create(service=Service.objects.create(team=team, name="s"),
+                                 version="1")
+    long_name = "性能" * 55
+    with open(SPINPOOL / "1.1.0-busy.perf.data", "rb") as f:
+        capture = Capture(build=build, original_name=long_name + ".perf.data",
+                          sha256="f" * 64, size=1)
+        capture.file.save("x", File(f), save=False)
+        capture.save()
+    with open(SPINPOOL / "kernel-symbols.zip", "rb") as f:
+        store_symbol(File(f, name=long_name + ".zip"), member, build=build)
+    services.run_analysis(capture.pk)
+    done = Capture.objects.get(pk=capture.pk)
+    assert done.status == "done", done.error
+    assert done.latest_result().report["samples"] == 154

@@ -20,4 +20,9 @@ class Migration(migrations.Migration):
             name='heartbeat_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
+        migrations.AddField(
+            model_name='capture',
+            name='unsent',
+            field=models.BooleanField(default=False),
+        ),
     ]

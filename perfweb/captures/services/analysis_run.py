@@ -104,15 +104,28 @@ def _run(mine: Claim, capture: Capture) -> None:
         buf = io.BytesIO()
         profile_io.dump(profile, buf)
         mine.check()
+        _store_result(mine, capture, report, folded.encode(), buf.getvalue())
+
+
+def _store_result(mine: Claim, capture: Capture, report: dict, folded: bytes,
+                  profile: bytes) -> None:
+    """Files first (they may be slow to write, and the row lock would hold up this
+    attempt's own heartbeat), then the rows under the lock, if the capture is still
+    ours; a lost claim leaves no files behind."""
+    result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
+                            report=report)
+    result.folded.save("folded", ContentFile(folded), save=False)
+    result.profile.save("profile", ContentFile(profile), save=False)
+    try:
         with mine.final():
             AnalysisResult.objects.filter(capture=capture,
                                           analysis_version=ANALYSIS_VERSION).delete()
-            result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
-                                    report=report)
-            result.folded.save("folded", ContentFile(folded.encode()), save=False)
-            result.profile.save("profile", ContentFile(buf.getvalue()), save=False)
             result.save()
             mine.finish(Status.DONE, progress=100, error="")
+    except BaseException:
+        for f in (result.folded, result.profile):
+            f.storage.delete(f.name)
+        raise
 
 
 def _compare_with_previous(capture: Capture, profile, report: dict) -> None:
