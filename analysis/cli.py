@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from .compare import compare
+from .compare import Rate, compare
 from .errors import AnalysisError
 from .export.perf_script_text import write_perf_script
 from .export.speedscope import write_speedscope
@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
                 annotate_jit=annotate in ("jit", "all"), include_addrs=args.addrs)
             write_folded(profile, out, opts)
         else:
-            report = build_report(profile, event=args.event, top=args.top, label=args.label)
+            report = build_report(profile, event=args.event, top=args.top, label=args.label,
+                                  rate=_rate(args.rate, args.rate_unit))
             if args.format == "json":
                 json.dump(report, out, indent=1)
                 out.write("\n")
@@ -77,8 +78,25 @@ def _load(path: str, symbols: list[str]):
     return profile
 
 
+def _rate(value: float | None, unit: str) -> Rate | None:
+    return None if value is None else Rate(value, unit)
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("a rate must be a positive number")
+    return value
+
+
 def _compare(args, before, after, out) -> int:
-    cmp = compare(before, after, args.label, args.label)
+    cmp = compare(before, after, args.label_before or args.label,
+                  args.label_after or args.label,
+                  rate_before=_rate(args.rate_before, args.rate_unit),
+                  rate_after=_rate(args.rate_after, args.rate_unit))
     if args.format == "json":
         json.dump(cmp, out, indent=1)
         out.write("\n")
@@ -88,10 +106,15 @@ def _compare(args, before, after, out) -> int:
 
 
 def render_comparison(c: dict) -> str:
-    lines = [f"samples:    {c['samples_before']} -> {c['samples_after']}"]
+    lines = [f"verdict:    {c['verdict']}: {c['reason']}",
+             f"samples:    {c['samples_before']} -> {c['samples_after']}"]
     if c["cpus_change"] is not None:
         lines.append(f"CPUs busy:  {c['cpus_before']:.2f} -> {c['cpus_after']:.2f} "
                      f"({c['cpus_change']:+.2f})")
+    u = c.get("cpu_per_unit") or {}
+    if "change" in u:
+        lines.append(f"CPU per {u['unit']}: {1e3 * u['before']:.4g} ms -> "
+                     f"{1e3 * u['after']:.4g} ms ({u['change']:+.1%})")
     if c["regression"]:
         lines.append(f"[{c['regression']['severity']}] {c['regression']['title']}: "
                      f"{c['regression']['summary']}")
@@ -155,6 +178,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--event", help="event to show (default: the first with samples)")
     r.add_argument("--top", type=int, default=None, help="only the N heaviest functions")
     r.add_argument("--label", default="", help='what the capture is, e.g. "idle"')
+    r.add_argument("--rate", type=_positive, metavar="R",
+                   help="the throughput measured while the capture was taken, e.g. 53556")
+    r.add_argument("--rate-unit", default="req/s", metavar="UNIT",
+                   help="the unit of --rate (default req/s)")
     f = r.add_argument_group("folded output")
     f.add_argument("--convention", choices=(FLAMEGRAPH, INFERNO), default=FLAMEGRAPH,
                    help="spell frames like stackcollapse-perf.pl or inferno-collapse-perf")
@@ -176,4 +203,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--symbols-after", action="append", default=[], metavar="PATH")
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.add_argument("--label", default="", help='what both captures are, e.g. "idle"')
+    c.add_argument("--label-before", default="", help="the label of BEFORE, if it differs")
+    c.add_argument("--label-after", default="", help="the label of AFTER, if it differs")
+    c.add_argument("--rate-before", type=_positive, metavar="R",
+                   help="the throughput while BEFORE was taken: the verdict is then CPU "
+                        "per unit of work")
+    c.add_argument("--rate-after", type=_positive, metavar="R",
+                   help="the throughput while AFTER was taken")
+    c.add_argument("--rate-unit", default="req/s", metavar="UNIT",
+                   help="the unit of both rates (default req/s)")
     return ap

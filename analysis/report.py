@@ -11,8 +11,9 @@ from . import cpu
 from .aggregate.functions import top_dsos, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
-from .diagnosis import diagnose
+from .diagnosis import Context, findings_of
 from .diagnosis.rules import damaged_capture
+from .diagnosis.time_in import time_in
 from .errors import AnalysisError
 from .profile import Profile
 
@@ -20,9 +21,10 @@ CONTRACT_VERSION = 1
 
 
 def build_report(profile: Profile, event: str | None = None, top: int | None = None,
-                 label: str = "") -> dict:
+                 label: str = "", rate=None) -> dict:
     """The contract. `label` is what the user called the capture ("idle", "load test"):
-    the CPU headline treats a busy "idle" capture as a finding."""
+    the CPU headline treats a busy "idle" capture as a finding. `rate` (compare.Rate) is
+    the throughput measured while it was taken: the report gives CPU per unit of work."""
     event_id = _event_id(profile, event)
     sel = Selection(event_id=event_id)
     weights = stack_weights(profile, sel)
@@ -34,12 +36,13 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
     secs = cpu.cpu_seconds(profile, event_id)
     meta = asdict(profile.meta)
     meta.pop("format")
+    ctx = Context.build(profile, event_id, label)
     # a capture read in part says so and nothing else (see damaged_capture)
-    findings = [damaged_capture(profile)] if profile.meta.damaged else \
-        diagnose(profile, event_id, label)
+    findings = [damaged_capture(profile)] if profile.meta.damaged else findings_of(ctx)
     return {
         "version": CONTRACT_VERSION,
         "format": profile.meta.format,
+        "label": label,
         "event": profile.events[event_id].name if event_id is not None else None,
         "events": [{"name": e.name, "samples": profile.sample_count(i),
                     "frequency": e.frequency, "period": e.period}
@@ -58,6 +61,10 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
         "threads": by_thread(profile, sel),
         "coverage": profile.coverage,
         "findings": [f.to_dict() for f in findings],
+        "time_in": time_in(ctx),
+        "rate": None if rate is None else rate.to_dict(),
+        "cpu_per_unit": None if rate is None or busy is None else {
+            "unit": rate.per, "cpu_seconds": busy / rate.value},
     }
 
 

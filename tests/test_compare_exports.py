@@ -9,7 +9,7 @@ import pytest
 
 from analysis.aggregate import stack_weights
 from analysis.aggregate.functions import top_functions
-from analysis.compare import compare, diff_tree
+from analysis.compare import Rate, compare, diff_tree
 from analysis.export.perf_script_text import write_perf_script
 from analysis.export.speedscope import SCHEMA, to_speedscope
 from analysis.importers import load
@@ -33,33 +33,66 @@ def busy():
 
 def test_what_grew_has_perf_reports_shares(busy):
     fixed, spinning = busy
-    c = compare(fixed, spinning)
+    c = compare(fixed, spinning, "busy", "busy")
     assert (c["samples_before"], c["samples_after"]) == (154, 973)
     _, truth = truth_report(SPINPOOL / "1.0.0-busy.truth-report.txt")
-    movers = {m["name"]: m for m in c["movers"]["functions"]}
-    for name in ("pthread_mutex_lock@@GLIBC_2.2.5", "do_syscall_64", "__GI___lll_lock_wait",
-                 "__GI___pthread_mutex_unlock_usercnt"):
-        assert (movers[name]["self_before"], movers[name]["self_after"]) == (0.0, truth[name])
+    movers = {m["name"]: m for m in c["movers"]["functions"]}  # by function identity
+    for name, perf_name in (("pthread_mutex_lock", "pthread_mutex_lock@@GLIBC_2.2.5"),
+                            ("do_syscall_64", "do_syscall_64"),
+                            ("__GI___lll_lock_wait", "__GI___lll_lock_wait"),
+                            ("__GI___pthread_mutex_unlock_usercnt",
+                             "__GI___pthread_mutex_unlock_usercnt")):
+        assert (movers[name]["self_before"], movers[name]["self_after"]) == \
+            (0.0, truth[perf_name])
+    # no rates: judged by the waiting it shows, 0% -> 81.3% of the busy time in locks
+    assert c["verdict"] == "regression"
+    assert c["reason"] == (
+        "Time in lock waits, locking grew from 0.0% to 81.3% of the busy time (under "
+        "qualla::ThreadPool::loop()); no throughput was given, so this is judged by what "
+        "the captures show.")
     reg = c["regression"]
     assert reg["rule"] == "regression" and reg["severity"] == "high"
-    assert reg["functions"][:3] == ["pthread_mutex_lock@@GLIBC_2.2.5", "do_syscall_64",
+    assert reg["functions"][:3] == ["pthread_mutex_lock", "do_syscall_64",
                                     "__GI___pthread_mutex_unlock_usercnt"]
-    assert "CPUs busy rose from 0.32 to 1.97" in reg["summary"]
     assert {f["rule"] for f in c["findings_appeared"]} == \
         {"kernel-heavy", "lock-contention", "spin-wait"}
 
 
+def test_rates_decide_by_cpu_per_unit_of_work(busy):
+    """Both builds served the same 400 jobs/s (40 jobs every 100 ms): the spinning one
+    spends 6.2x the CPU per job; the other way round it is the fix."""
+    fixed, spinning = busy
+    jobs = Rate(400, "jobs/s")
+    c = compare(fixed, spinning, "busy", "busy", rate_before=jobs, rate_after=jobs)
+    assert c["verdict"] == "regression"
+    assert c["cpu_per_unit"]["unit"] == "job"
+    assert c["cpu_per_unit"]["change"] == pytest.approx(1.97 / 0.32 - 1, rel=0.02)
+    assert c["reason"].startswith("CPU per job +524% (790 µs -> 4.93 ms of CPU per job) "
+                                  "at 400 -> 400 jobs/s")
+    back = compare(spinning, fixed, "busy", "busy", rate_before=jobs, rate_after=jobs)
+    assert back["verdict"] == "improvement" and back["regression"] is None
+    # more CPU for more work is no regression: the same CPU per job at 6x the rate
+    more = compare(fixed, spinning, "busy", "busy", rate_before=jobs,
+                   rate_after=Rate(400 * 973 / 154, "jobs/s"))
+    assert more["verdict"] == "no significant change" and more["regression"] is None
+    other = compare(fixed, spinning, rate_before=jobs, rate_after=Rate(3, "MB/s"))
+    assert other["verdict"] == "inconclusive" and "different units" in other["reason"]
+
+
 def test_the_fix_is_no_regression(busy):
     fixed, spinning = busy
-    c = compare(spinning, fixed)
-    assert c["regression"] is None
+    c = compare(spinning, fixed, "busy", "busy")
+    assert c["verdict"] == "improvement" and c["regression"] is None
     assert c["cpus_change"] == pytest.approx(-1.654, abs=0.01)
     assert "spin-wait" in {f["rule"] for f in c["findings_gone"]}
 
 
 def test_idle_capture_with_no_samples_compares():
-    c = compare(_capture("1.0.0", "idle"), _capture("1.1.0", "idle"))
+    c = compare(_capture("1.0.0", "idle"), _capture("1.1.0", "idle"), "idle", "idle")
     assert (c["cpus_before"], c["cpus_after"]) == (1.972, 0.0)
+    assert c["verdict"] == "improvement"
+    assert c["reason"] == ("Both captures are idle (no work), so every CPU used is waste: "
+                           "CPUs busy 1.97 -> 0.00.")
     assert c["regression"] is None and c["samples_after"] == 0
     assert "spin-wait" in {f["rule"] for f in c["findings_gone"]}
 
@@ -108,8 +141,23 @@ def test_cli_compare_and_exports():
             SPINPOOL / "1.1.0-idle.truth-script.txt", "--label", "idle")
     assert r.returncode == 0, r.stderr
     assert "CPUs busy:  1.97 -> 0.00 (-1.97)" in r.stdout
+    assert "verdict:    improvement: Both captures are idle" in r.stdout
     assert "samples:    975 -> 0" in r.stdout
     assert "finding went away: [high] Threads spin instead of waiting" in r.stdout
+    r = run("compare", SPINPOOL / "1.1.0-busy.truth-script.txt",
+            SPINPOOL / "1.0.0-busy.truth-script.txt", "--rate-before", "400",
+            "--rate-after", "400", "--rate-unit", "jobs/s")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("verdict:    regression: CPU per job +524%")
+    r = run("compare", SPINPOOL / "1.1.0-busy.truth-script.txt",
+            SPINPOOL / "1.0.0-busy.truth-script.txt", "--rate-before", "0")
+    assert r.returncode == 2 and "a rate must be a positive number" in r.stderr
+    r = run("report", SPINPOOL / "1.0.0-busy.truth-script.txt", "--rate", "400",
+            "--rate-unit", "jobs/s", "--format", "json")
+    rep = json.loads(r.stdout)
+    assert rep["rate"] == {"value": 400.0, "unit": "jobs/s"}
+    assert rep["cpu_per_unit"]["unit"] == "job"
+    assert rep["cpu_per_unit"]["cpu_seconds"] == pytest.approx(1.971 / 400, rel=0.01)
     r = run("report", SPINPOOL / "1.0.0-idle.truth-script.txt", "--format", "speedscope")
     assert json.loads(r.stdout)["$schema"] == SCHEMA
     r = run("compare", SPINPOOL / "1.0.0-idle.truth-script.txt", ROOT / "missing")

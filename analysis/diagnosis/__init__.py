@@ -13,7 +13,10 @@ from .rules import RULES, SEVERITY_RANK, Finding
 def diagnose(profile: Profile, event_id: int | None = None, label: str = "") -> list[Finding]:
     """Findings ordered by impact; the CPU headline first; "nothing notable" when no rule
     found a pattern."""
-    ctx = Context.build(profile, event_id, label)
+    return findings_of(Context.build(profile, event_id, label))
+
+
+def findings_of(ctx: Context) -> list[Finding]:
     found = [f for f in (rule.evaluate(ctx, rule.thresholds) for rule in RULES) if f]
     headline = [f for f in found if f.rule == "cpu-use"]
     rest = [f for f in found if f.rule != "cpu-use"]
@@ -28,4 +31,4 @@ def diagnose(profile: Profile, event_id: int | None = None, label: str = "") -> 
     return headline + rest
 
 
-__all__ = ["diagnose", "Finding", "RULES"]
+__all__ = ["Context", "diagnose", "findings_of", "Finding", "RULES"]

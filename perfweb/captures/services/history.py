@@ -3,6 +3,7 @@ compared with, and the comparison itself (computed by analysis.compare)."""
 from __future__ import annotations
 
 from analysis import compare
+from analysis.identity import function_identity
 
 from ..models import Capture
 from .profiles import result_profile
@@ -28,8 +29,9 @@ def history(service) -> dict:
                            "label": capture.label or "unlabelled", "cpus": r["cpus_busy"],
                            "samples": r["samples"]})
             total = r["samples"] or 1
-            for f in r["functions"][:20]:
-                fns[f["name"]] = fns.get(f["name"], 0) + 100 * f["self"] / total
+            for f in r["functions"][:20]:  # one line per function whatever its build's clones
+                key = function_identity(f["name"])
+                fns[key] = fns.get(key, 0) + 100 * f["self"] / total
             for f in r["findings"]:
                 if f["severity"] != "info":
                     rules[f["rule"]] = max(rules.get(f["rule"], 0), round(100 * f["share"], 2))

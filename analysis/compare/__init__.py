@@ -1,0 +1,63 @@
+"""Comparing two captures: the one result the CLI, the API, the pipeline and the compare
+page all show: the verdict and its reason (verdict.py), what moved (movers.py), the
+findings that appeared or went away, and the regression finding (regression.py). The
+differential tree (diff_tree.py) is computed apart, only when it is drawn."""
+from __future__ import annotations
+
+from ..profile import Profile
+from ..report import build_report
+from .diff_tree import diff_tree
+from .movers import movers
+from .regression import regression_finding
+from .verdict import Rate, decide
+
+__all__ = ["Rate", "compare", "compare_reports", "diff_tree", "movers"]
+
+
+def compare(before: Profile, after: Profile, label_before: str = "",
+            label_after: str = "", report_before: dict | None = None,
+            report_after: dict | None = None, rate_before: Rate | None = None,
+            rate_after: Rate | None = None) -> dict:
+    """Both captures' reports may be passed in when they are already computed."""
+    ra = report_before or build_report(before, label=label_before)
+    rb = report_after or build_report(after, label=label_after)
+    return compare_reports(ra, rb, rate_before, rate_after)
+
+
+def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
+                    rate_after: Rate | None = None) -> dict:
+    """Rates default to those the reports carry (build_report's `rate`)."""
+    rate_before = rate_before or _rate_of(ra)
+    rate_after = rate_after or _rate_of(rb)
+    rules_a, rules_b = _notable(ra), _notable(rb)
+    out = {
+        "rates": {"before": rate_before and rate_before.to_dict(),
+                  "after": rate_after and rate_after.to_dict()},
+        "cpus_before": ra["cpus_busy"], "cpus_after": rb["cpus_busy"],
+        "cpus_change": None if ra["cpus_busy"] is None or rb["cpus_busy"] is None
+        else round(rb["cpus_busy"] - ra["cpus_busy"], 3),
+        "samples_before": ra["samples"], "samples_after": rb["samples"],
+        "movers": movers(ra, rb),
+        "findings_appeared": [rules_b[r] for r in sorted(set(rules_b) - set(rules_a))],
+        "findings_gone": [rules_a[r] for r in sorted(set(rules_a) - set(rules_b))],
+        "findings_kept": sorted(set(rules_a) & set(rules_b)),
+    }
+    if ra["metadata"].get("damaged") or rb["metadata"].get("damaged"):
+        out.update(verdict="inconclusive", cpu_per_unit=None, slow_paths=[],
+                   reason="One of the captures could not be read whole (it is damaged), "
+                          "so no verdict is drawn from it.")
+    else:
+        out.update(decide(ra, rb, rate_before, rate_after))
+    out["regression"] = regression_finding(out)
+    return out
+
+
+def _rate_of(report: dict) -> Rate | None:
+    r = report.get("rate")
+    return None if not r else Rate(r["value"], r["unit"])
+
+
+def _notable(report: dict) -> dict:
+    # a stored report may already carry a regression finding: not a finding of the capture
+    return {f["rule"]: f for f in report["findings"]
+            if f["severity"] != "info" and f["rule"] != "regression"}

@@ -1,0 +1,60 @@
+"""The regression finding: what a comparison whose verdict is `regression` tells the
+capture page, shaped like the diagnosis findings."""
+from __future__ import annotations
+
+#: a function whose share grew by this many points is named as grown...
+GREW_PP = 2.0
+#: ... if its own CPU use grew too, when both captures know their CPU use (a share also
+#: grows when everything around it shrinks, which is no regression)
+GREW_CPUS = 0.02
+
+
+def grown_functions(cmp: dict) -> list[dict]:
+    a, b = cmp["cpus_before"], cmp["cpus_after"]
+
+    def own_cpu_grew(m) -> bool:
+        if a is None or b is None:
+            return True
+        return (m["self_after"] * b - m["self_before"] * a) / 100 >= GREW_CPUS
+    return [m for m in cmp["movers"]["functions"]
+            if m["self_change"] >= GREW_PP and own_cpu_grew(m)]
+
+
+def regression_finding(cmp: dict) -> dict | None:
+    if cmp["verdict"] != "regression":
+        return None
+    grew = grown_functions(cmp)
+    paths = [p for p in cmp["slow_paths"] if p["waste"] and p["change"] >= 1.0]
+    parts = [cmp["reason"].rstrip(".")]  # it names the slow paths; evidence has each
+    if grew:
+        parts.append("grew: " + ", ".join(f"{m['name']} {m['self_before']}% -> "
+                                          f"{m['self_after']}%" for m in grew[:3]))
+    appeared = [f["rule"] for f in cmp["findings_appeared"]]
+    if appeared:
+        parts.append("new findings: " + ", ".join(appeared))
+    per_unit = cmp.get("cpu_per_unit") or {}
+    big = per_unit.get("change", 0) >= 0.25 or \
+        sum(p["change"] for p in paths) >= 10.0
+    total = cmp["samples_after"] or 1
+    share = sum(p["change"] for p in paths) / 100 if paths else \
+        sum(m["self_change"] for m in grew) / 100
+    return {
+        "rule": "regression", "title": "Regression against the previous build",
+        "severity": "high" if big else "medium", "confidence": "medium",
+        "share": round(share, 4), "samples": round(share * total),
+        "cpus": cmp["cpus_after"], "summary": "; ".join(parts) + ".",
+        "functions": [m["name"] for m in grew[:5]],
+        "evidence": {
+            "slow_paths": paths[:5],
+            "functions": [{"name": m["name"], "dso": m["dso"],
+                           "samples": round(m["self_after"] * total / 100),
+                           "share": m["self_after"] / 100, "before": m["self_before"] / 100}
+                          for m in grew[:5]]},
+        "why": "Compared with the previous build's capture, normalised to each capture's "
+               "samples (and to the work done when rates are given), the new build spends "
+               "more on the paths named here.",
+        "fix": "Open the comparison: the differential flame graph shows where the new time "
+               "is spent; the changes between the two builds that touch these functions "
+               "are the first suspects.",
+        "focus": {},
+    }

@@ -1,0 +1,199 @@
+"""The verdict of a comparison, and its reason in one sentence with the numbers.
+
+A service that got faster does more work per second and usually uses more CPU doing it,
+so CPU use alone never makes a regression. What decides, in order:
+
+1. The work done. When both captures carry the throughput measured while they were
+   taken (a rate and its unit), CPU-seconds per unit of work decide: up by SIGNIFICANT
+   or more is a regression, down by as much an improvement.
+2. No work at all. Two captures labelled idle did no work: every CPU they used is
+   waste, so CPU use itself decides.
+3. Otherwise, what the captures show: the share of busy time in waiting and slow paths
+   (lock waits, spinning, commits to disk, scheduling; diagnosis/time_in.py). Grown by
+   WASTE_PP points or more is a regression, fallen as much an improvement.
+4. Else `inconclusive`, asking for the throughput of both captures.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..diagnosis.time_in import WASTE
+
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+NO_CHANGE, INCONCLUSIVE = "no significant change", "inconclusive"
+
+#: CPU per unit of work moving by this much is a change: sampling at 99-499 Hz for a few
+#: seconds counts busy time within a few percent, and load varies by as much again
+SIGNIFICANT = 0.10
+#: idle captures: CPUs busy moving by this much (and by SIGNIFICANT of the larger)
+IDLE_MIN_CPUS = 0.05
+#: points of busy time in waiting and slow paths that make a change
+WASTE_PP = 5.0
+
+_CLASS_NAMES = {"lock_wait": "lock waits", "lock": "locking", "spin": "spinning",
+                "commit_io": "commits to disk", "scheduler": "scheduling",
+                "allocator": "allocation", "copy": "copying", "interpreter": "interpreting"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Work done per second while the capture was taken, e.g. Rate(53556, "req/s")."""
+    value: float
+    unit: str
+
+    def __post_init__(self):
+        if not self.value > 0:
+            raise ValueError(f"a rate must be a positive number, not {self.value!r}")
+
+    @property
+    def per(self) -> str:
+        """What one unit of work is: "req/s" -> "req", "rows per second" -> "rows"."""
+        u = self.unit.strip()
+        for tail in ("/s", "/sec", " per second", " per sec"):
+            if u.lower().endswith(tail) and len(u) > len(tail):
+                u = u[: -len(tail)].strip()
+                break
+        return _singular(u) or "unit"
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "unit": self.unit}
+
+
+def _singular(word: str) -> str:
+    """"rows" -> "row", "queries" -> "query"; "req", "MB", "bytes" stay readable."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3 and \
+            word[:-1].isalpha() and word[:-1].islower():
+        return word[:-1]
+    return word
+
+
+def slow_paths(ra: dict, rb: dict) -> list[dict]:
+    """Each class of time_in whose share moved, by points of busy time, largest first,
+    with the application frames it ran under in the new capture."""
+    ca = (ra.get("time_in") or {}).get("classes", {})
+    cb = (rb.get("time_in") or {}).get("classes", {})
+    out = []
+    for cls in set(ca) | set(cb):
+        a = ca.get(cls, {}).get("share", 0.0)
+        b = cb.get(cls, {}).get("share", 0.0)
+        under = (cb.get(cls) or ca.get(cls) or {}).get("under", [])
+        out.append({"class": cls, "name": _CLASS_NAMES.get(cls, cls), "waste": cls in WASTE,
+                    "before": round(100 * a, 2), "after": round(100 * b, 2),
+                    "change": round(100 * (b - a), 2),
+                    "under": [u["name"] for u in under]})
+    out.sort(key=lambda r: (-abs(r["change"]), r["class"]))
+    return out
+
+
+def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
+           rate_after: Rate | None = None) -> dict:
+    """{"verdict", "reason", "cpu_per_unit", "slow_paths"} for reports `ra` -> `rb`."""
+    paths = slow_paths(ra, rb)
+    per_unit = _per_unit(ra, rb, rate_before, rate_after)
+    out = {"cpu_per_unit": per_unit, "slow_paths": paths}
+    if per_unit is not None and "change" in per_unit:
+        ch = per_unit["change"]
+        verdict = REGRESSION if ch >= SIGNIFICANT else IMPROVEMENT if ch <= -SIGNIFICANT \
+            else NO_CHANGE
+        return dict(out, verdict=verdict, reason=_per_unit_reason(per_unit, paths, verdict))
+    if per_unit is not None:  # rates given, but they cannot be compared
+        return dict(out, verdict=INCONCLUSIVE, reason=per_unit["why"])
+    if _is_idle(ra) and _is_idle(rb):
+        return dict(out, **_idle_verdict(ra["cpus_busy"], rb["cpus_busy"]))
+    waste_a = sum(p["before"] for p in paths if p["waste"])
+    waste_b = sum(p["after"] for p in paths if p["waste"])
+    moved = [p for p in paths if p["waste"] and abs(p["change"]) >= 1.0]
+    if waste_b - waste_a >= WASTE_PP:
+        return dict(out, verdict=REGRESSION, reason=(
+            f"Time in {_names(moved, grew=True)} grew from {waste_a:.1f}% to "
+            f"{waste_b:.1f}% of the busy time{_under(moved)}; no throughput was given, "
+            f"so this is judged by what the captures show."))
+    if waste_a - waste_b >= WASTE_PP:
+        return dict(out, verdict=IMPROVEMENT, reason=(
+            f"Time in {_names(moved, grew=False)} fell from {waste_a:.1f}% to "
+            f"{waste_b:.1f}% of the busy time; no throughput was given, so this is judged "
+            f"by what the captures show."))
+    return dict(out, verdict=INCONCLUSIVE, reason=(
+        f"CPUs busy {_cpus(ra['cpus_busy'])} -> {_cpus(rb['cpus_busy'])} and no waiting "
+        f"or slow path moved by {WASTE_PP:g} points; more CPU may mean more work done: "
+        f"give the throughput of both captures (a rate and its unit) to judge by CPU "
+        f"per unit of work."))
+
+
+def _per_unit(ra, rb, rate_a: Rate | None, rate_b: Rate | None) -> dict | None:
+    if rate_a is None and rate_b is None:
+        return None
+    if rate_a is None or rate_b is None:
+        return {"why": "Only one of the two captures has a rate; give the throughput of "
+                       "both to judge by CPU per unit of work."}
+    if rate_a.per.lower() != rate_b.per.lower():
+        return {"why": f"The rates are in different units ({rate_a.unit} and "
+                       f"{rate_b.unit}); give both in the same unit."}
+    a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
+    if not a or b is None:
+        return {"why": "The captures do not say how long they ran (or the first used no "
+                       "CPU), so their CPU per unit of work is unknown."}
+    per_a, per_b = a / rate_a.value, b / rate_b.value  # CPU-seconds per unit of work
+    return {"unit": rate_a.per, "rate_before": rate_a.to_dict(),
+            "rate_after": rate_b.to_dict(), "before": per_a, "after": per_b,
+            "change": round(per_b / per_a - 1, 4)}
+
+
+def _per_unit_reason(u: dict, paths: list[dict], verdict: str) -> str:
+    unit = u["unit"]
+    ra, rb = u["rate_before"], u["rate_after"]
+    text = (f"CPU per {unit} {u['change']:+.0%} ({_seconds(u['before'])} -> "
+            f"{_seconds(u['after'])} of CPU per {unit}) at {_num(ra['value'])} -> "
+            f"{_num(rb['value'])} {ra['unit']}")
+    if verdict == REGRESSION:
+        grew = [p for p in paths if p["waste"] and p["change"] >= 1.0]
+        if grew:
+            text += f"; {_names(grew, grew=True)} grew{_under(grew)}"
+    elif verdict == IMPROVEMENT:
+        fell = [p for p in paths if p["waste"] and p["change"] <= -1.0]
+        if fell:
+            text += f"; {_names(fell, grew=False)} fell"
+    return text + "."
+
+
+def _is_idle(report: dict) -> bool:
+    return "idle" in (report.get("label") or "").lower()
+
+
+def _idle_verdict(a: float | None, b: float | None) -> dict:
+    if a is None or b is None:
+        return {"verdict": INCONCLUSIVE, "reason": "Both captures are labelled idle, but "
+                "they do not say how long they ran, so their CPU use is unknown."}
+    moved = abs(b - a) >= max(IDLE_MIN_CPUS, SIGNIFICANT * max(a, b))
+    verdict = NO_CHANGE if not moved else REGRESSION if b > a else IMPROVEMENT
+    return {"verdict": verdict, "reason": (
+        f"Both captures are idle (no work), so every CPU used is waste: CPUs busy "
+        f"{_cpus(a)} -> {_cpus(b)}.")}
+
+
+def _names(paths: list[dict], grew: bool) -> str:
+    names = [p["name"] for p in paths[:3]] or ["waiting and slow paths"]
+    return ", ".join(names)
+
+
+def _under(paths: list[dict]) -> str:
+    frames = [f for p in paths[:2] for f in p["under"][:1]]
+    return f" (under {', '.join(dict.fromkeys(frames))})" if frames else ""
+
+
+def _cpus(c: float | None) -> str:
+    return "unknown" if c is None else f"{c:.2f}"
+
+
+def _seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"

@@ -1,0 +1,92 @@
+"""Where a capture's busy time goes, by kind of work, and under which application frame.
+
+A comparison judges a change by these shares: more CPU is not worse by itself (a fixed
+server does more work and uses more CPU), but a larger share in lock waits, spinning or
+commits to disk is time the work did not need. Each sample counts in one class, the
+first of CLASSES its stack matches (a lock's slow path inside a commit counts as a lock
+wait), so the shares add up to at most 1.
+
+Blame: time in libraries and the kernel belongs to the application frame nearest to it
+on the stack (the first frame, from the leaf, outside the C library, the language
+runtime and the kernel), which is the code a person would change. Frame-pointer stacks
+often lose the caller of a C library function (glibc has no frame pointers), so a stack
+with no application frame is blamed on its thread's busiest application function.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from .context import Context
+
+#: (class, categories of knowledge.py any frame of the stack may have), in precedence
+CLASSES = (
+    ("lock_wait", ("lock_slow",)),
+    ("lock", ("lock",)),
+    ("spin", ("runtime_spin", "yield_poll")),
+    ("commit_io", ("sync_io",)),
+    ("scheduler", ("scheduler",)),
+    ("allocator", ("allocator",)),
+    ("copy", ("copy",)),
+    ("interpreter", ("interpreter",)),
+)
+#: classes that are waiting or slow paths: their growth is a cause, their fall a fix
+WASTE = ("lock_wait", "lock", "spin", "commit_io", "scheduler")
+BLAME_TOP = 3
+
+
+def time_in(ctx: Context) -> dict:
+    """{"busy": samples outside the idle task, "classes": {class: {"share", "samples",
+    "under": [{"name", "share"}]}}, "kernel": share of busy samples with a kernel leaf}.
+    Shares are of the busy samples."""
+    acc: Counter = Counter()
+    under: dict[str, Counter] = {}
+    busy = kernel = 0
+    thread_app = _threads_app_function(ctx)
+    for sid, w in ctx.weights.items():
+        if ctx.is_idle_task(sid):
+            continue
+        busy += w
+        if ctx.kernel_leaf(sid):
+            kernel += w
+        cls = next((name for name, cats in CLASSES
+                    if any(ctx.has(sid, c) for c in cats)), None)
+        if cls is None:
+            continue
+        acc[cls] += w
+        frame = blamed_frame(ctx, sid)
+        if frame is not None:
+            under.setdefault(cls, Counter())[frame] += w
+            continue
+        for tid, n in ctx.thread_of.get(sid, Counter()).items():
+            if thread_app.get(tid) is not None:
+                under.setdefault(cls, Counter())[thread_app[tid]] += n
+    total = busy or 1
+    return {
+        "busy": busy,
+        "kernel": round(kernel / total, 4),
+        "classes": {cls: {"samples": n, "share": round(n / total, 4),
+                          "under": [{"name": ctx.name(f), "share": round(c / total, 4)}
+                                    for f, c in under.get(cls, Counter()).most_common(
+                                        BLAME_TOP)]}
+                    for cls, n in acc.most_common()},
+    }
+
+
+def _threads_app_function(ctx: Context) -> dict[int, int]:
+    """Each thread's application function on the most samples (any frame)."""
+    per: dict[int, Counter] = {}
+    for sid, tids in ctx.thread_of.items():
+        apps = {f for f in ctx.funcs.get(sid, ()) if ctx.app.get(f, False)}
+        for tid, n in tids.items():
+            c = per.setdefault(tid, Counter())
+            for f in apps:
+                c[f] += n
+    return {tid: c.most_common(1)[0][0] for tid, c in per.items() if c}
+
+
+def blamed_frame(ctx: Context, sid: int) -> int | None:
+    """The application function nearest to the leaf of this stack, if any."""
+    for f in ctx.funcs[sid]:
+        if ctx.app.get(f, False):
+            return f
+    return None
