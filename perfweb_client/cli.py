@@ -137,6 +137,9 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
               "symbols_for_build": "true" if args.symbols_for_build else "false"}
     if args.team:
         fields["team"] = args.team
+    if args.rate is not None:
+        fields["rate"] = repr(args.rate)
+        fields["rate_unit"] = args.rate_unit
     body = MultipartBody(fields, [FilePart("capture", args.file)] +
                          [FilePart("symbols", s) for s in args.symbols])
     client = Client(args.url, args.token)
@@ -194,6 +197,11 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--service", required=True)
     u.add_argument("--build", required=True, help="the build version, e.g. 1.4.2")
     u.add_argument("--label", help="e.g. idle, load-test")
+    u.add_argument("--rate", type=_rate, metavar="R",
+                   help="the throughput your load generator measured while the capture "
+                        "was taken, e.g. 53556: comparisons judge by CPU per unit of work")
+    u.add_argument("--rate-unit", default="req/s", metavar="UNIT",
+                   help="the unit of --rate (default req/s), e.g. rows/s, MB/s")
     u.add_argument("--symbols", action="append", default=[], metavar="PATH",
                    help="a symbol file or archive (perf archive output, debug files, "
                         "kallsyms, maps); repeat for several")
@@ -212,6 +220,16 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--wait-timeout", type=float, default=1800, metavar="SECONDS")
     u.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return p
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("a rate must be a positive number")
+    return value
 
 
 def main(argv=None) -> int:

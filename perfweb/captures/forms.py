@@ -45,6 +45,12 @@ class UploadForm(forms.Form):
     version = forms.CharField(max_length=100, label="Build version", help_text="e.g. 1.4.2")
     git_revision = forms.CharField(max_length=64, required=False)
     label = forms.CharField(max_length=100, required=False, help_text="e.g. idle, load test")
+    rate = forms.FloatField(required=False, min_value=1e-9, label="Throughput",
+                            help_text="what the load generator measured while the capture "
+                                      "was taken, e.g. 53556: comparisons then judge by "
+                                      "CPU per unit of work")
+    rate_unit = forms.CharField(max_length=32, required=False, initial="req/s",
+                                label="Throughput unit", help_text="e.g. req/s, rows/s, MB/s")
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
 
     def __init__(self, *args, teams=(), **kwargs):

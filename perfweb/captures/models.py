@@ -96,6 +96,10 @@ class Capture(models.Model):
     size = models.BigIntegerField()
     label = models.CharField(max_length=100, blank=True)
     notes = models.TextField(blank=True)
+    #: the throughput measured while the capture was taken (e.g. 53556 "req/s"): with
+    #: it, comparisons judge by CPU per unit of work
+    rate = models.FloatField(null=True, blank=True)
+    rate_unit = models.CharField(max_length=32, blank=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                     on_delete=models.SET_NULL)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
@@ -136,12 +140,19 @@ class Capture(models.Model):
             return max(cached, key=lambda r: r.created_at, default=None)
         return self.results.order_by("-created_at").first()
 
+    def verdict(self) -> dict | None:
+        """The verdict of the comparison with the previous build ({verdict, reason,
+        before}), when there was one."""
+        result = self.latest_result()
+        cmp = result.comparison if result is not None else None
+        return None if not cmp else {k: cmp.get(k) for k in ("verdict", "reason", "before")}
+
     def top_finding(self) -> dict | None:
         """The most important finding, for lists of captures."""
         result = self.latest_result()
         if result is None:
             return None
-        findings = result.report.get("findings") or []
+        findings = result.findings()
         notable = [f for f in findings if f["severity"] in ("high", "medium")]
         return (notable or findings or [None])[0]
 
@@ -176,11 +187,24 @@ class AnalysisResult(models.Model):
     folded = models.FileField(upload_to=folded_path)
     #: the whole analyzed profile (analysis.profile_io), for views computed on demand
     profile = models.FileField(upload_to=folded_path, blank=True)
+    #: the engine's comparison with the previous build's capture of the same label, as
+    #: analysis.compare made it (verdict, reason, movers, regression finding), or null
+    comparison = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["capture", "analysis_version"],
                                                name="one_result_per_version")]
+
+    def findings(self) -> list[dict]:
+        """The diagnosis, with the regression finding of the comparison with the previous
+        build after the CPU headline: what the page, the API and the CLI show."""
+        findings = list(self.report.get("findings") or [])
+        regression = (self.comparison or {}).get("regression")
+        if regression:
+            at = 1 if findings and findings[0]["rule"] == "cpu-use" else 0
+            findings.insert(at, regression)
+        return findings
 
 
 class ShareLink(models.Model):

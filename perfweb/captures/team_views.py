@@ -59,8 +59,13 @@ def _pair(request, a: int, b: int):
 @login_required
 def compare_page(request, a: int, b: int):
     before, after, data = _pair(request, a, b)
-    return render(request, "captures/compare.html",
-                  {"before": before, "after": after, "cmp": data})
+    context = {"before": before, "after": after, "cmp": data}
+    per = data.get("cpu_per_unit") or {}
+    if "change" in per:
+        context.update(cpu_ms_before=f"{1e3 * per['before']:.4g}",
+                       cpu_ms_after=f"{1e3 * per['after']:.4g}",
+                       per_unit_change=f"{per['change']:+.1%}")
+    return render(request, "captures/compare.html", context)
 
 
 @login_required

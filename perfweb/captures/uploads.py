@@ -88,6 +88,8 @@ def _store_capture(user, build, digest: str, d, stored: list) -> Capture:
     upload = d["capture"]
     capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
                       size=upload.size, label=d.get("label", ""), notes=d.get("notes", ""),
+                      rate=d.get("rate") or None,
+                      rate_unit=(d.get("rate_unit") or "req/s")[:32] if d.get("rate") else "",
                       uploaded_by=user)
     _store_file(capture.file, upload, stored)
     capture.save()

@@ -91,7 +91,8 @@ def capture_context(capture, share_token: str | None = None) -> dict:
     if report:
         context["meta"] = report["metadata"]
         context["findings"] = [dict(f, focus_query=_focus_query(f))
-                               for f in report.get("findings", [])]
+                               for f in result.findings()]
+        context["comparison"] = result.comparison
     return context
 
 

@@ -13,11 +13,21 @@ const layout = (y) => ({height: 260, margin: {l: 50, r: 10, t: 10, b: 40},
                         yaxis: {title: {text: y}}, xaxis: {type: "category"},
                         legend: {orientation: "h"}});
 const labels = [...new Set(data.points.map((p) => p.label))];
+// the hover of a point: its rate and CPU per unit of work, and its verdict
+function describe(p) {
+  const parts = [`capture ${p.capture}`];
+  if (p.rate) parts.push(`${p.rate.value.toLocaleString("en-US")} ${p.rate.unit}`);
+  if (p.cpu_per_unit != null) {
+    parts.push(`${(1000 * p.cpu_per_unit).toPrecision(3)} ms CPU per ${p.unit}`);
+  }
+  if (p.verdict) parts.push(`${p.verdict} vs previous build`);
+  return parts.join(" · ");
+}
 window.Plotly.newPlot("chart-cpus", labels.map((label) => {
   const pts = data.points.filter((p) => p.label === label);
   return {type: "scatter", mode: "lines+markers", name: plotlyText(label),
           x: pts.map((p) => plotlyText(p.build)), y: pts.map((p) => p.cpus),
-          text: pts.map((p) => plotlyText(`capture ${p.capture}`)),
+          text: pts.map((p) => plotlyText(describe(p))),
           customdata: pts.map((p) => p.capture)};
 }), layout("CPUs busy"), config);
 // a point opens its capture

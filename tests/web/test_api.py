@@ -63,13 +63,17 @@ def test_two_builds_via_api_and_cli_then_compare(client, live_server, member,
     worker_factory()
     key = create_token(member, "ci")
 
-    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", BUSY_OLD, version="1.1.0")
+    # both served 400 jobs/s (40 jobs every 100 ms): the rates go with the uploads
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", BUSY_OLD, version="1.1.0",
+                    rate="400", rate_unit="jobs/s")
     assert r.status_code == 201, r.content
     old = _wait_done(client, key, r.json()["id"])
     assert old["service"] == "llm-api" and old["version"] == "1.1.0"
+    assert (old["rate"], old["rate_unit"]) == (400.0, "jobs/s")
 
     cli = _cli(live_server, key, str(SPINPOOL / "1.0.0-busy.perf.data"),
                "--service", "llm-api", "--build", "1.2.0", "--label", "busy",
+               "--rate", "400", "--rate-unit", "jobs/s",
                *[a for s in BUSY_NEW for a in ("--symbols", str(SPINPOOL / s))], "--wait")
     assert cli.returncode == 0, cli.stderr
     new_id = int(cli.stdout.split()[1].rstrip(":"))
@@ -98,18 +102,30 @@ def test_two_builds_via_api_and_cli_then_compare(client, live_server, member,
     assert cmp["cpus_before"] < 0.5 and cmp["cpus_after"] > 1.9
     assert "lock-contention" in {f["rule"] for f in cmp["findings_appeared"]}
     assert cmp["findings_gone"] == []
-    assert cmp["verdict"] == "regression" and "lock waits" in cmp["reason"]
+    assert cmp["verdict"] == "regression"
+    assert cmp["reason"].startswith("CPU per job +524% (790 µs -> 4.93 ms of CPU per job) "
+                                    "at 400 -> 400 jobs/s; lock waits, locking grew")
+    assert cmp["rates"] == {"before": {"value": 400.0, "unit": "jobs/s"},
+                            "after": {"value": 400.0, "unit": "jobs/s"}}
+    assert cmp["cpu_per_unit"]["unit"] == "job"
     assert cmp["regression"]["functions"][0] == "pthread_mutex_lock"
     assert "tree" not in cmp
     tree = client.get(f"/api/v1/captures/{new_id}/compare/?tree=1", **_auth(key)).json()["tree"]
     assert (tree["a"], tree["b"]) == (154, 973)
 
-    # the regression finding is part of the stored diagnosis
+    # the pipeline stored the same comparison; its regression finding is shown with the
+    # findings, while the report stays the capture's own diagnosis
     findings = client.get(f"/api/v1/captures/{new_id}/findings/", **_auth(key)).json()
     assert findings[0]["rule"] == "cpu-use" and findings[1]["rule"] == "regression"
+    assert findings[1]["summary"].startswith("CPU per job +524%")
     result = client.get(f"/api/v1/captures/{new_id}/result/", **_auth(key)).json()
     assert result["samples"] == samples == 973
+    assert "regression" not in {f["rule"] for f in result["findings"]}
     assert result["compared_with"]["capture"] == old["id"]
+    assert result["compared_with"]["verdict"] == "regression"
+    assert result["rate"] == {"value": 400.0, "unit": "jobs/s"}
+    stored = Capture.objects.get(pk=new_id).latest_result().comparison
+    assert (stored["verdict"], stored["reason"]) == (cmp["verdict"], cmp["reason"])
 
     # history: one point per capture, builds in order
     services = client.get("/api/v1/services/", **_auth(key)).json()["results"]
@@ -270,3 +286,18 @@ def test_tokens_page_creates_shows_once_and_revokes(client, member):
     client.post("/account/tokens/", {"revoke": str(token.pk)})
     client.logout()
     assert client.get("/api/v1/services/", **_auth(key)).status_code == 401
+
+
+def test_a_rate_must_be_a_positive_number(client, live_server, member):
+    key = create_token(member, "ci")
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", rate="0")
+    assert r.status_code == 400 and "rate" in r.json()
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", rate="fast")
+    assert r.status_code == 400 and "rate" in r.json()
+    assert not Capture.objects.exists()
+    cli = _cli(live_server, key, str(SPINPOOL / "1.1.0-busy.perf.data"), "--service", "s",
+               "--build", "1", "--rate", "-5")
+    assert cli.returncode == 2 and "a rate must be a positive number" in cli.stderr
+    client.force_login(member)
+    page = client.get("/upload/").content.decode()
+    assert 'name="rate"' in page and 'name="rate_unit"' in page and "CPU per unit" in page

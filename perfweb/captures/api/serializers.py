@@ -49,7 +49,8 @@ class CaptureSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Capture
-        fields = ["id", "service", "build", "version", "label", "notes", "original_name",
+        fields = ["id", "service", "build", "version", "label", "notes", "rate", "rate_unit",
+                  "original_name",
                   "format", "size", "sha256", "status", "progress", "error", "finished",
                   "created_at", "finished_at", "url", "top_finding"]
         read_only_fields = fields
@@ -79,6 +80,12 @@ class CaptureUploadSerializer(serializers.Serializer):
     git_revision = serializers.CharField(max_length=64, required=False, allow_blank=True)
     label = serializers.CharField(max_length=100, required=False, allow_blank=True)
     notes = serializers.CharField(required=False, allow_blank=True)
+    rate = serializers.FloatField(required=False, allow_null=True, min_value=1e-9,
+                                  help_text="the throughput measured while the capture was "
+                                            "taken, e.g. 53556; comparisons then judge by "
+                                            "CPU per unit of work")
+    rate_unit = serializers.CharField(max_length=32, required=False, allow_blank=True,
+                                      default="req/s", help_text="e.g. req/s, rows/s, MB/s")
 
     def validate_capture(self, f):
         return _sized(f)

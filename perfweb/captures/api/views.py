@@ -151,8 +151,9 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     @extend_schema(responses=OpenApiTypes.OBJECT)
     @action(detail=True)
     def findings(self, request, pk=None):
-        """The diagnosis findings, most important first."""
-        return Response(_finished(self.get_object()).report.get("findings", []))
+        """The diagnosis findings, most important first, with the regression finding of
+        the comparison with the previous build when there is one."""
+        return Response(_finished(self.get_object()).findings())
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
                    parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH,
@@ -172,8 +173,10 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         OpenApiParameter("tree", bool, description="include the differential tree")])
     @action(detail=True)
     def compare(self, request, pk=None):
-        """This capture against an earlier one: CPUs busy, top movers (functions and DSOs,
-        shares before/after), findings that appeared or went away, regression."""
+        """This capture against an earlier one: the verdict (regression, improvement, no
+        significant change, inconclusive) and its reason, rates and CPU per unit of work,
+        CPUs busy, top movers (functions and DSOs, shares before/after), slow paths,
+        findings that appeared or went away, the regression finding."""
         after = self.get_object()
         _finished(after)
         other = request.query_params.get("with")

@@ -23,6 +23,7 @@ from analysis.symbols import symbolize
 
 from .. import work_dirs
 from . import buildids, history
+from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
 from ..models import AnalysisResult, Capture, SymbolFile
@@ -97,23 +98,23 @@ def _run(mine: Claim, capture: Capture) -> None:
             symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)})
 
         _stage(mine, Status.ANALYZING, 70)
-        report = build_report(profile, label=capture.label)
-        _compare_with_previous(capture, profile, report)
+        report = build_report(profile, label=capture.label, rate=rate_of(capture))
+        comparison = _compare_with_previous(capture, profile, report)
         folded = "".join(line + "\n" for line in folded_lines(
             fold(profile, FoldOptions(weight="samples"))))
         buf = io.BytesIO()
         profile_io.dump(profile, buf)
         mine.check()
-        _store_result(mine, capture, report, folded.encode(), buf.getvalue())
+        _store_result(mine, capture, report, comparison, folded.encode(), buf.getvalue())
 
 
-def _store_result(mine: Claim, capture: Capture, report: dict, folded: bytes,
-                  profile: bytes) -> None:
+def _store_result(mine: Claim, capture: Capture, report: dict, comparison: dict | None,
+                  folded: bytes, profile: bytes) -> None:
     """Files first (they may be slow to write, and the row lock would hold up this
     attempt's own heartbeat), then the rows under the lock, if the capture is still
     ours; a lost claim leaves no files behind."""
     result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
-                            report=report)
+                            report=report, comparison=comparison)
     result.folded.save("folded", ContentFile(folded), save=False)
     result.profile.save("profile", ContentFile(profile), save=False)
     try:
@@ -128,21 +129,22 @@ def _store_result(mine: Claim, capture: Capture, report: dict, folded: bytes,
         raise
 
 
-def _compare_with_previous(capture: Capture, profile, report: dict) -> None:
-    """A capture of a new build is compared with the previous build's capture of the same
-    label; a regression beyond the thresholds becomes a finding naming what grew."""
+def _compare_with_previous(capture: Capture, profile, report: dict) -> dict | None:
+    """The engine's comparison with the previous build's capture of the same label,
+    stored beside the report (which stays the capture's own diagnosis): its regression
+    finding is shown with the findings, its verdict on the compare page."""
     report["compared_with"] = None
     prev = history.previous_capture(capture)
     prev_result = prev.latest_result() if prev is not None else None
     before = result_profile(prev_result)
     if before is None:
-        return
+        return None
     cmp = compare.compare(before, profile, report_before=prev_result.report,
-                          report_after=report)
+                          report_after=report, rate_before=rate_of(prev),
+                          rate_after=rate_of(capture))
     report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
                                "cpus_before": cmp["cpus_before"],
-                               "cpus_change": cmp["cpus_change"]}
-    if cmp["regression"]:
-        findings = report["findings"]
-        at = 1 if findings and findings[0]["rule"] == "cpu-use" else 0
-        findings.insert(at, cmp["regression"])
+                               "cpus_change": cmp["cpus_change"],
+                               "verdict": cmp["verdict"]}
+    cmp["before"] = {"id": prev.pk, "build": prev.build.version, "label": prev.label}
+    return cmp

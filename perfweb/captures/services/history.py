@@ -3,10 +3,15 @@ compared with, and the comparison itself (computed by analysis.compare)."""
 from __future__ import annotations
 
 from analysis import compare
+from analysis.compare import Rate
 from analysis.identity import function_identity
 
 from ..models import Capture
 from .profiles import result_profile
+
+
+def rate_of(capture: Capture) -> Rate | None:
+    return Rate(capture.rate, capture.rate_unit or "req/s") if capture.rate else None
 
 
 def history(service) -> dict:
@@ -25,14 +30,18 @@ def history(service) -> dict:
             if result is None:
                 continue
             r = result.report
+            per_unit = r.get("cpu_per_unit") or {}
             points.append({"capture": capture.pk, "build": build.version,
                            "label": capture.label or "unlabelled", "cpus": r["cpus_busy"],
-                           "samples": r["samples"]})
+                           "samples": r["samples"], "rate": r.get("rate"),
+                           "cpu_per_unit": per_unit.get("cpu_seconds"),
+                           "unit": per_unit.get("unit"),
+                           "verdict": (result.comparison or {}).get("verdict")})
             total = r["samples"] or 1
             for f in r["functions"][:20]:  # one line per function whatever its build's clones
                 key = function_identity(f["name"])
                 fns[key] = fns.get(key, 0) + 100 * f["self"] / total
-            for f in r["findings"]:
+            for f in result.findings():
                 if f["severity"] != "info":
                     rules[f["rule"]] = max(rules.get(f["rule"], 0), round(100 * f["share"], 2))
             n += 1
@@ -64,7 +73,8 @@ def comparison(before: Capture, after: Capture, tree: bool = False) -> dict | No
     if pa is None or pb is None:
         return None
     out = compare.compare(pa, pb, before.label, after.label,
-                          report_before=ra.report, report_after=rb.report)
+                          report_before=ra.report, report_after=rb.report,
+                          rate_before=rate_of(before), rate_after=rate_of(after))
     if tree:
         out["tree"] = compare.diff_tree(pa, pb)
     out["before"] = {"id": before.pk, "build": before.build.version, "label": before.label}

@@ -84,6 +84,10 @@ def test_spinpool_history_and_comparison(page):
     page.click("#compare-pick button")
     page.wait_for_url(re.compile(rf".*/compare/{before.pk}/{after.pk}/$"))
     assert page.text_content("#cpus-change").strip() == "CPUs busy: 1.97 → 0.00 (-1.97)"
+    assert page.text_content("#verdict-word") == "improvement"
+    assert page.text_content("#verdict-reason") == (
+        "Both captures are idle (no work), so every CPU used is waste: CPUs busy "
+        "1.97 -> 0.00.")
     gone = page.eval_on_selector_all("#findings-gone li", "els => els.map(e => e.dataset.rule)")
     assert "spin-wait" in gone and "lock-contention" in gone
     assert page.text_content("#findings-appeared").strip() == "none"
@@ -101,6 +105,29 @@ def test_spinpool_history_and_comparison(page):
     page.goto(page.base + after.get_absolute_url())
     page.click("#compare-previous")
     page.wait_for_url(re.compile(rf".*/compare/{before.pk}/{after.pk}/$"))
+
+    # with rates (the busy captures ran 400 jobs/s): judged by CPU per job
+    spun = Capture.objects.get(build__version="1.0.0", label="busy")
+    fixed = Capture.objects.get(build__version="1.1.0", label="busy")
+    page.goto(page.base + f"/compare/{spun.pk}/{fixed.pk}/")
+    assert page.text_content("#verdict-word") == "improvement"
+    assert page.text_content("#verdict-reason").startswith(
+        "CPU per job -84% (4.93 ms -> 790 µs of CPU per job) at 400 -> 400 jobs/s")
+    assert page.text_content("#rate-before").strip() == "400 jobs/s"
+    assert page.text_content("#per-unit-before").strip() == "4.928 ms"
+    assert page.text_content("#per-unit-change").strip() == "-84.0%"
+    # the capture page says it too, and the service page's history shows the rate
+    page.goto(page.base + fixed.get_absolute_url())
+    assert page.text_content("#capture-verdict").startswith("Against 1.0.0 busy: improvement.")
+    page.goto(page.base + "/")
+    page.click("text=llm-api")
+    page.wait_for_selector("#history[data-points='4']", state="attached", timeout=30000)
+    hover = page.evaluate("""() => document.getElementById('chart-cpus').data
+        .find((t) => t.name === 'busy').text""")
+    assert hover[1] == ("capture %d · 400 jobs/s · 0.791 ms CPU per job · improvement vs "
+                        "previous build" % fixed.pk)
+    assert page.locator(f"a.verdict-chip.verdict-improvement").count() == 2
+    assert not page.errors
 
 
 def test_upload_page_says_why_an_upload_is_refused(page, settings):
