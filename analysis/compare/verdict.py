@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..diagnosis.time_in import WASTE
+from ..identity import library_identity
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 NO_CHANGE, INCONCLUSIVE = "no significant change", "inconclusive"
@@ -27,8 +28,12 @@ NO_CHANGE, INCONCLUSIVE = "no significant change", "inconclusive"
 SIGNIFICANT = 0.10
 #: idle captures: CPUs busy moving by this much (and by SIGNIFICANT of the larger)
 IDLE_MIN_CPUS = 0.05
-#: points of busy time in waiting and slow paths that make a change
+#: points of busy time in waiting and slow paths that make a change ...
 WASTE_PP = 5.0
+#: ... unless a library's share moved by this many times as much: then the captures did
+#: different work (one compressed everything, the other serves files) and the waiting
+#: that grew may be only what is left
+DIFFERENT_WORK = 3.0
 
 _CLASS_NAMES = {"lock_wait": "lock waits", "lock": "locking", "spin": "spinning",
                 "commit_io": "commits to disk", "scheduler": "scheduling",
@@ -53,10 +58,15 @@ class Rate:
             if u.lower().endswith(tail) and len(u) > len(tail):
                 u = u[: -len(tail)].strip()
                 break
-        return _singular(u) or "unit"
+        return _UNIT_WORDS.get(u.lower(), _singular(u)) or "unit"
 
     def to_dict(self) -> dict:
         return {"value": self.value, "unit": self.unit}
+
+
+#: units whose name is their rate: what one unit of work is called
+_UNIT_WORDS = {"tps": "transaction", "qps": "query", "rps": "request", "ops": "operation",
+               "iops": "I/O"}
 
 
 def _singular(word: str) -> str:
@@ -105,6 +115,15 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
     waste_a = sum(p["before"] for p in paths if p["waste"])
     waste_b = sum(p["after"] for p in paths if p["waste"])
     moved = [p for p in paths if p["waste"] and abs(p["change"]) >= 1.0]
+    shift = _largest_library_shift(ra, rb)
+    if abs(waste_b - waste_a) >= WASTE_PP and shift is not None and \
+            abs(shift[1]) >= DIFFERENT_WORK * abs(waste_b - waste_a):
+        lib, change, a, b = shift
+        return dict(out, verdict=INCONCLUSIVE, reason=(
+            f"Time in {_names(moved, grew=True)} moved from {waste_a:.1f}% to "
+            f"{waste_b:.1f}% of the busy time, but {lib} went from {a:.1f}% to {b:.1f}%: "
+            f"the captures did different work; give the throughput of both captures (a "
+            f"rate and its unit) to judge by CPU per unit of work."))
     if waste_b - waste_a >= WASTE_PP:
         return dict(out, verdict=REGRESSION, reason=(
             f"Time in {_names(moved, grew=True)} grew from {waste_a:.1f}% to "
@@ -120,6 +139,22 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         f"or slow path moved by {WASTE_PP:g} points; more CPU may mean more work done: "
         f"give the throughput of both captures (a rate and its unit) to judge by CPU "
         f"per unit of work."))
+
+
+def _largest_library_shift(ra: dict, rb: dict) -> tuple[str, float, float, float] | None:
+    """(library, change, before, after) in points of each capture's samples, for the
+    library whose self share moved most."""
+    def shares(r):
+        total = r["samples"] or 1
+        out: dict[str, float] = {}
+        for d in r.get("dsos", []):
+            key = library_identity(d["dso"])
+            out[key] = out.get(key, 0.0) + 100 * d["self"] / total
+        return out
+    sa, sb = shares(ra), shares(rb)
+    rows = [(lib, sb.get(lib, 0.0) - sa.get(lib, 0.0), sa.get(lib, 0.0), sb.get(lib, 0.0))
+            for lib in set(sa) | set(sb)]
+    return max(rows, key=lambda r: (abs(r[1]), r[0]), default=None)
 
 
 def _per_unit(ra, rb, rate_a: Rate | None, rate_b: Rate | None) -> dict | None:

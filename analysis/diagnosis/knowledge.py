@@ -31,6 +31,10 @@ YIELD_POLL = [  # giving the CPU back only to take it again, or polling
     r"^std::this_thread::yield", r"^__x64_sys_epoll_wait$", r"^__x64_sys_poll$",
     r"^__x64_sys_ppoll$", r"^__x64_sys_select$", r"^__x64_sys_nanosleep$",
 ]
+YIELD = [  # giving the CPU back only to take it again: spinning through the scheduler
+    r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",
+    r"^std::this_thread::yield",
+]
 RUNTIME_SPIN = [  # thread-pool runtimes waiting for work by spinning
     r"^gomp_(team_)?barrier_wait", r"^gomp_spin", r"^do_spin$", r"^do_wait$",
     r"^__kmp_(wait|yield|hyper_barrier|fork_barrier|join_barrier|execute_tasks)",
@@ -122,7 +126,7 @@ SYSTEM_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/l
                r"/libpython", r"/libjvm", r"/libz\.", r"/libssl", r"/libcrypto"]
 
 CATEGORIES = {
-    "lock": LOCK, "lock_slow": LOCK_SLOW, "yield_poll": YIELD_POLL,
+    "lock": LOCK, "lock_slow": LOCK_SLOW, "yield_poll": YIELD_POLL, "yield": YIELD,
     "runtime_spin": RUNTIME_SPIN, "allocator": ALLOCATOR, "copy": COPY,
     "sync_io": SYNC_IO, "scheduler": SCHEDULER, "interpreter": INTERPRETER, "idle": IDLE,
 }

@@ -22,7 +22,7 @@ from .context import Context
 CLASSES = (
     ("lock_wait", ("lock_slow",)),
     ("lock", ("lock",)),
-    ("spin", ("runtime_spin", "yield_poll")),
+    ("spin", ("runtime_spin", "yield")),  # not epoll/poll: an event loop's wait is benign
     ("commit_io", ("sync_io",)),
     ("scheduler", ("scheduler",)),
     ("allocator", ("allocator",)),
