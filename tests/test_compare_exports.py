@@ -71,10 +71,18 @@ def test_rates_decide_by_cpu_per_unit_of_work(busy):
                                   "at 400 -> 400 jobs/s")
     back = compare(spinning, fixed, "busy", "busy", rate_before=jobs, rate_after=jobs)
     assert back["verdict"] == "improvement" and back["regression"] is None
-    # more CPU for more work is no regression: the same CPU per job at 6x the rate
+    # more CPU for more work is no regression: the same CPU per job at 6.3x the rate
     more = compare(fixed, spinning, "busy", "busy", rate_before=jobs,
                    rate_after=Rate(400 * 973 / 154, "jobs/s"))
-    assert more["verdict"] == "no significant change" and more["regression"] is None
+    assert more["verdict"] == "improvement" and more["regression"] is None
+    assert more["reason"].startswith("Throughput +532% (400 -> 2,527 jobs/s) at -1% CPU "
+                                     "per job")
+    # a service whose throughput fell regressed, even when it burns less CPU per job:
+    # the spinning build at 0.7x the rate and 5x the CPU is judged by its throughput
+    fewer = compare(spinning, fixed, "busy", "busy", rate_before=jobs,
+                    rate_after=Rate(280, "jobs/s"))
+    assert fewer["verdict"] == "regression"
+    assert fewer["reason"].startswith("Throughput -30% (400 -> 280 jobs/s) at -77% CPU per job")
     other = compare(fixed, spinning, rate_before=jobs, rate_after=Rate(3, "MB/s"))
     assert other["verdict"] == "inconclusive" and "different units" in other["reason"]
 

@@ -2,8 +2,8 @@
 PostgreSQL, MariaDB, Redis, nginx, SQLite, gzip, ...), each a known-bad configuration and
 its fix recorded under load with the throughput the load generator printed.
 
-With the rates, the verdict must call the fix an improvement and the other direction a
-regression; without them it may be unsure, but it must never call the fix a
+With the rates (all fixes raised the throughput 1.8x to 159x), the verdict must call the
+fix an improvement and the other direction a regression; without them it may be unsure, but it must never call the fix a
 regression (the wave-1 engine did so in 10 of 12 pairs, reading more CPU as worse)."""
 from functools import lru_cache
 
@@ -43,7 +43,7 @@ def test_with_rates_the_fix_is_an_improvement_and_the_reverse_a_regression(kind)
     rate_bad, rate_fixed = _rates(kind)
     forward = compare_reports(bad, fixed, rate_bad, rate_fixed)
     assert forward["verdict"] == "improvement", forward["reason"]
-    assert forward["reason"].startswith(f"CPU per {rate_bad.per} -")
+    assert forward["reason"].startswith("Throughput +")
     assert forward["regression"] is None
     back = compare_reports(fixed, bad, rate_fixed, rate_bad)
     assert back["verdict"] == "regression", back["reason"]

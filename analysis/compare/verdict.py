@@ -4,8 +4,11 @@ A service that got faster does more work per second and usually uses more CPU do
 so CPU use alone never makes a regression. What decides, in order:
 
 1. The work done. When both captures carry the throughput measured while they were
-   taken (a rate and its unit), CPU-seconds per unit of work decide: up by SIGNIFICANT
-   or more is a regression, down by as much an improvement.
+   taken (a rate and its unit), the throughput decides first: up by SIGNIFICANT or more
+   is an improvement, down by as much a regression (a load generator driving the
+   service as hard as it goes measures what the service can do; a service whose QPS
+   fell regressed even if it now burns less CPU). At the same throughput (a fixed
+   offered load), CPU-seconds per unit of work decide the same way.
 2. No work at all. Two captures labelled idle did no work: every CPU they used is
    waste, so CPU use itself decides.
 3. Otherwise, what the captures show: the share of busy time in waiting and slow paths
@@ -104,6 +107,11 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
     per_unit = _per_unit(ra, rb, rate_before, rate_after)
     out = {"cpu_per_unit": per_unit, "slow_paths": paths}
     if per_unit is not None and "change" in per_unit:
+        more = per_unit["rate_after"]["value"] / per_unit["rate_before"]["value"] - 1
+        if abs(more) >= SIGNIFICANT:
+            verdict = IMPROVEMENT if more > 0 else REGRESSION
+            return dict(out, verdict=verdict,
+                        reason=_throughput_reason(per_unit, more, paths, verdict))
         ch = per_unit["change"]
         verdict = REGRESSION if ch >= SIGNIFICANT else IMPROVEMENT if ch <= -SIGNIFICANT \
             else NO_CHANGE
@@ -176,21 +184,31 @@ def _per_unit(ra, rb, rate_a: Rate | None, rate_b: Rate | None) -> dict | None:
             "change": round(per_b / per_a - 1, 4)}
 
 
+def _throughput_reason(u: dict, more: float, paths: list[dict], verdict: str) -> str:
+    ra, rb = u["rate_before"], u["rate_after"]
+    text = (f"Throughput {more:+.0%} ({_num(ra['value'])} -> {_num(rb['value'])} "
+            f"{ra['unit']}) at {u['change']:+.0%} CPU per {u['unit']} "
+            f"({_seconds(u['before'])} -> {_seconds(u['after'])})")
+    return text + _slow_paths_tail(paths, verdict) + "."
+
+
+def _slow_paths_tail(paths: list[dict], verdict: str) -> str:
+    if verdict == REGRESSION:
+        grew = [p for p in paths if p["waste"] and p["change"] >= 1.0]
+        return f"; {_names(grew, grew=True)} grew{_under(grew)}" if grew else ""
+    if verdict == IMPROVEMENT:
+        fell = [p for p in paths if p["waste"] and p["change"] <= -1.0]
+        return f"; {_names(fell, grew=False)} fell" if fell else ""
+    return ""
+
+
 def _per_unit_reason(u: dict, paths: list[dict], verdict: str) -> str:
     unit = u["unit"]
     ra, rb = u["rate_before"], u["rate_after"]
     text = (f"CPU per {unit} {u['change']:+.0%} ({_seconds(u['before'])} -> "
             f"{_seconds(u['after'])} of CPU per {unit}) at {_num(ra['value'])} -> "
             f"{_num(rb['value'])} {ra['unit']}")
-    if verdict == REGRESSION:
-        grew = [p for p in paths if p["waste"] and p["change"] >= 1.0]
-        if grew:
-            text += f"; {_names(grew, grew=True)} grew{_under(grew)}"
-    elif verdict == IMPROVEMENT:
-        fell = [p for p in paths if p["waste"] and p["change"] <= -1.0]
-        if fell:
-            text += f"; {_names(fell, grew=False)} fell"
-    return text + "."
+    return text + _slow_paths_tail(paths, verdict) + "."
 
 
 def _is_idle(report: dict) -> bool:
