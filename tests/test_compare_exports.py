@@ -170,3 +170,22 @@ def test_cli_compare_and_exports():
     assert json.loads(r.stdout)["$schema"] == SCHEMA
     r = run("compare", SPINPOOL / "1.0.0-idle.truth-script.txt", ROOT / "missing")
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_kernel_time_that_grew_is_named_without_kernel_symbols():
+    """Only the application's symbols: libc's locks and the kernel's futex paths have no
+    names, yet the kernel time that grew is said, with what to upload to name it."""
+    def app_only(version):
+        p = load(SPINPOOL / f"{version}-busy.perf.data")
+        symbolize(p, [SPINPOOL / f"symbols-{version}.zip"])
+        return p
+    fixed, spinning = app_only("1.1.0"), app_only("1.0.0")
+    c = compare(fixed, spinning, "busy", "busy")
+    assert c["verdict"] == "inconclusive"
+    assert "the kernel's share of busy time went from 0.0% to 48.6% (upload the recording " \
+           "host's kallsyms to name what it did)" in c["reason"]
+    jobs = Rate(400, "jobs/s")
+    c = compare(fixed, spinning, "busy", "busy", rate_before=jobs, rate_after=jobs)
+    assert c["verdict"] == "regression"
+    assert "48.6 points more time in the kernel (0.0% -> 48.6% of busy time); upload the " \
+           "recording host's kallsyms to name it" in c["regression"]["summary"]

@@ -48,7 +48,7 @@ def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
                           "so no verdict is drawn from it.")
     else:
         out.update(decide(ra, rb, rate_before, rate_after))
-    out["regression"] = regression_finding(out)
+    out["regression"] = regression_finding(out, ra, rb)
     return out
 
 

@@ -2,6 +2,8 @@
 capture page, shaped like the diagnosis findings."""
 from __future__ import annotations
 
+#: points of busy time more in the kernel that the finding names, symbols or not
+KERNEL_PP = 5.0
 #: a function whose share grew by this many points is named as grown...
 GREW_PP = 2.0
 #: ... if its own CPU use grew too, when both captures know their CPU use (a share also
@@ -20,12 +22,32 @@ def grown_functions(cmp: dict) -> list[dict]:
             if m["self_change"] >= GREW_PP and own_cpu_grew(m)]
 
 
-def regression_finding(cmp: dict) -> dict | None:
+def kernel_shift(ra: dict, rb: dict) -> str | None:
+    """"13.4 points more time in the kernel (0.4% -> 13.8% of busy time); upload
+    kallsyms to name it": kernel time that grew matters even when nothing names it."""
+    a = (ra.get("time_in") or {}).get("kernel")
+    b = (rb.get("time_in") or {}).get("kernel")
+    if a is None or b is None or 100 * (b - a) < KERNEL_PP:
+        return None
+    text = (f"{100 * (b - a):.1f} points more time in the kernel ({100 * a:.1f}% -> "
+            f"{100 * b:.1f}% of busy time)")
+    kernel = next((c for c in rb.get("coverage", []) if c["dso"].startswith("[kernel")),
+                  None)
+    if kernel is not None and kernel["status"] != "resolved":
+        text += "; upload the recording host's kallsyms to name it"
+    return text
+
+
+def regression_finding(cmp: dict, ra: dict | None = None,
+                       rb: dict | None = None) -> dict | None:
     if cmp["verdict"] != "regression":
         return None
     grew = grown_functions(cmp)
     paths = [p for p in cmp["slow_paths"] if p["waste"] and p["change"] >= 1.0]
     parts = [cmp["reason"].rstrip(".")]  # it names the slow paths; evidence has each
+    kernel = kernel_shift(ra, rb) if ra is not None and rb is not None else None
+    if kernel:
+        parts.append(kernel)
     if grew:
         parts.append("grew: " + ", ".join(f"{m['name']} {m['self_before']}% -> "
                                           f"{m['self_after']}%" for m in grew[:3]))

@@ -142,11 +142,26 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
             f"Time in {_names(moved, grew=False)} fell from {waste_a:.1f}% to "
             f"{waste_b:.1f}% of the busy time; no throughput was given, so this is judged "
             f"by what the captures show."))
+    kernel = _kernel_moved(ra, rb)
     return dict(out, verdict=INCONCLUSIVE, reason=(
-        f"CPUs busy {_cpus(ra['cpus_busy'])} -> {_cpus(rb['cpus_busy'])} and no waiting "
-        f"or slow path moved by {WASTE_PP:g} points; more CPU may mean more work done: "
-        f"give the throughput of both captures (a rate and its unit) to judge by CPU "
-        f"per unit of work."))
+        f"CPUs busy {_cpus(ra['cpus_busy'])} -> {_cpus(rb['cpus_busy'])} and no named "
+        f"waiting or slow path moved by {WASTE_PP:g} points{kernel}; more CPU may mean "
+        f"more work done: give the throughput of both captures (a rate and its unit) to "
+        f"judge by CPU per unit of work."))
+
+
+def _kernel_moved(ra: dict, rb: dict) -> str:
+    """", though the kernel's share went from 0.0% to 48.6% (...)" when it moved by
+    WASTE_PP: what the kernel did is a lead even when nothing names it."""
+    a = (ra.get("time_in") or {}).get("kernel")
+    b = (rb.get("time_in") or {}).get("kernel")
+    if a is None or b is None or abs(100 * (b - a)) < WASTE_PP:
+        return ""
+    unnamed = any(c["dso"].startswith("[kernel") and c["status"] != "resolved"
+                  for c in rb.get("coverage", []) + ra.get("coverage", []))
+    return (f", though the kernel's share of busy time went from {100 * a:.1f}% to "
+            f"{100 * b:.1f}%" + (" (upload the recording host's kallsyms to name what it "
+                                  "did)" if unnamed else ""))
 
 
 def _largest_library_shift(ra: dict, rb: dict) -> tuple[str, float, float, float] | None:
