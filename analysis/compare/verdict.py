@@ -128,18 +128,18 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
             abs(shift[1]) >= DIFFERENT_WORK * abs(waste_b - waste_a):
         lib, change, a, b = shift
         return dict(out, verdict=INCONCLUSIVE, reason=(
-            f"Time in {_names(moved, grew=True)} moved from {waste_a:.1f}% to "
+            f"Time in {_names(moved)} moved from {waste_a:.1f}% to "
             f"{waste_b:.1f}% of the busy time, but {lib} went from {a:.1f}% to {b:.1f}%: "
             f"the captures did different work; give the throughput of both captures (a "
             f"rate and its unit) to judge by CPU per unit of work."))
     if waste_b - waste_a >= WASTE_PP:
         return dict(out, verdict=REGRESSION, reason=(
-            f"Time in {_names(moved, grew=True)} grew from {waste_a:.1f}% to "
+            f"Time in {_names(moved)} grew from {waste_a:.1f}% to "
             f"{waste_b:.1f}% of the busy time{_under(moved)}; no throughput was given, "
             f"so this is judged by what the captures show."))
     if waste_a - waste_b >= WASTE_PP:
         return dict(out, verdict=IMPROVEMENT, reason=(
-            f"Time in {_names(moved, grew=False)} fell from {waste_a:.1f}% to "
+            f"Time in {_names(moved)} fell from {waste_a:.1f}% to "
             f"{waste_b:.1f}% of the busy time; no throughput was given, so this is judged "
             f"by what the captures show."))
     kernel = _kernel_moved(ra, rb)
@@ -210,10 +210,10 @@ def _throughput_reason(u: dict, more: float, paths: list[dict], verdict: str) ->
 def _slow_paths_tail(paths: list[dict], verdict: str) -> str:
     if verdict == REGRESSION:
         grew = [p for p in paths if p["waste"] and p["change"] >= 1.0]
-        return f"; {_names(grew, grew=True)} grew{_under(grew)}" if grew else ""
+        return f"; {_names(grew)} grew{_under(grew)}" if grew else ""
     if verdict == IMPROVEMENT:
         fell = [p for p in paths if p["waste"] and p["change"] <= -1.0]
-        return f"; {_names(fell, grew=False)} fell" if fell else ""
+        return f"; {_names(fell)} fell" if fell else ""
     return ""
 
 
@@ -241,7 +241,7 @@ def _idle_verdict(a: float | None, b: float | None) -> dict:
         f"{_cpus(a)} -> {_cpus(b)}.")}
 
 
-def _names(paths: list[dict], grew: bool) -> str:
+def _names(paths: list[dict]) -> str:
     names = [p["name"] for p in paths[:3]] or ["waiting and slow paths"]
     return ", ".join(names)
 
