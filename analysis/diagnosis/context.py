@@ -25,6 +25,7 @@ class Context:
     cats: dict[int, frozenset[str]] = field(default_factory=dict)  # function -> categories
     app: dict[int, bool] = field(default_factory=dict)  # function -> application code?
     thread_of: dict[int, Counter] = field(default_factory=dict)  # stack -> Counter(tid)
+    comm_of: dict[int, str] = field(default_factory=dict)  # tid -> its thread name
 
     @classmethod
     def build(cls, profile: Profile, event_id: int | None = None, label: str = "") -> Context:
@@ -49,6 +50,7 @@ class Context:
         for (sid, tid), w in stack_thread_weights(profile, event_id).items():
             per.setdefault(sid, Counter())[tid] = w
         ctx.thread_of = per
+        ctx.comm_of = _thread_names(profile, event_id)
         return ctx
 
     # ---- questions rules ask ------------------------------------------------------------
@@ -137,3 +139,62 @@ class Context:
 
     def kernel_leaf(self, sid: int) -> bool:
         return self.kind_of_leaf(sid) == KERNEL
+
+    def leaf(self, sid: int) -> int | None:
+        f = self.funcs[sid]
+        return f[0] if f else None
+
+    def busy_stacks(self) -> dict[int, int]:
+        """Every stack but the idle task's."""
+        return self.matching(lambda sid: not self.is_idle_task(sid))
+
+    def callers_above(self, stacks: dict[int, int], pred, n: int = 3) -> list[dict]:
+        """The application functions nearest above (towards the root of) the first frame
+        satisfying `pred(fid)` in each stack: who called into that library or wait,
+        by samples. Stacks whose callers are not in the chain (no frame pointers) add
+        nothing."""
+        acc: Counter = Counter()
+        for sid, w in stacks.items():
+            fids = self.funcs[sid]
+            start = next((i for i, f in enumerate(fids) if pred(f)), None)
+            if start is None:
+                continue
+            caller = next((f for f in fids[start + 1:] if self.app.get(f, False)), None)
+            if caller is not None:
+                acc[caller] += w
+        return [{"id": f, "name": self.name(f), "dso": self.dso(f), "samples": c,
+                 "share": round(self.share(c), 4)} for f, c in acc.most_common(n)]
+
+    def thread_use(self, tids=None, min_share: float = 0.02) -> tuple[float | None, int,
+                                                                     list[tuple[int, int]]]:
+        """(CPUs used, CPUs they could use, [(tid, samples)]) of the threads with at least
+        `min_share` of the samples (of all threads, or of `tids`): they could use one
+        CPU each, or all the CPUs perf saw when there are fewer."""
+        totals = self.thread_totals()
+        active = [(tid, n) for tid, n in totals.most_common()
+                  if tid not in (0, NO_ID) and n >= min_share * self.total
+                  and (tids is None or tid in tids)]
+        used = self.cpus(sum(n for _, n in active))
+        n = len(active)
+        capacity = n if self.cpus_online is None else min(n, self.cpus_online)
+        return used, capacity, active
+
+    def thread_names(self, tids) -> list[str]:
+        """The distinct names of these threads, most common first."""
+        c = Counter(self.comm_of.get(t, "") for t in tids)
+        return [name for name, _ in c.most_common() if name]
+
+
+def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:
+    """Each thread's most frequent comm (a thread renamed during the capture keeps one)."""
+    counts: dict[int, Counter] = {}
+    s_tid, s_comm, s_event = profile.s_tid, profile.s_comm, profile.s_event
+    for i in range(len(s_tid)):
+        if event_id is not None and s_event[i] != event_id:
+            continue
+        counts.setdefault(s_tid[i], Counter())[s_comm[i]] += 1
+    strings = profile.strings
+
+    def name(ix: int) -> str:
+        return strings[ix] if 0 <= ix < len(strings) else ""
+    return {tid: name(c.most_common(1)[0][0]) for tid, c in counts.items()}

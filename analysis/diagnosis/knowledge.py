@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from . import software
+
 LOCK = [  # taking and releasing locks, fast and slow paths
     r"^pthread_mutex_(try)?lock", r"^pthread_mutex_unlock", r"^__pthread_mutex_(un)?lock",
     r"^__GI___pthread_mutex_(un)?lock", r"^___?pthread_mutex_(un)?lock",
@@ -63,16 +65,56 @@ COPY = [
     r"^__memcpy_chk", r"^std::__copy_move", r"^std::copy", r"^copy_(to|from)_iter",
     r"^_copy_(to|from)_iter",
 ]
-SYNC_IO = [  # writing files, flushing, logging on the calling thread (not sockets)
+SYNC_IO = [  # writing files, flushing, logging on the calling thread (not sockets, not fsync)
     r"^fwrite", r"^_IO_(new_)?file_(write|xsputn|overflow|sync)", r"^_IO_fflush",
-    r"^_IO_do_write", r"^fflush", r"^fsync$", r"^fdatasync$", r"^__fsync", r"^sync_file_range",
-    r"^__x64_sys_(fsync|fdatasync|sync_file_range)$", r"^vfs_fsync_range$",
+    r"^_IO_do_write", r"^fflush",
     r"^generic_perform_write$", r"^generic_file_write_iter$",
-    r"^ext4_(file_write_iter|buffered_write_iter|sync_file|da_write_begin|da_write_end)",
-    r"^xfs_file_(write|buffered_write|fsync)", r"^btrfs_(file_write_iter|sync_file)",
+    r"^ext4_(file_write_iter|buffered_write_iter|da_write_begin|da_write_end)",
+    r"^xfs_file_(write|buffered_write)", r"^btrfs_file_write_iter",
     r"^syslog$", r"^__vsyslog", r"^spdlog::", r"^google::LogMessage", r"^log4cxx::",
     r"^std::basic_ostream<.*>::flush", r"^std::ostream::flush", r"^std::endl",
     r"^fprintf$", r"^__vfprintf_internal$", r"^vfprintf$", r"^fputs$", r"^puts$",
+]
+COMMIT_IO = [  # making writes durable: fsync and friends, the file system's commit path
+    # (fsync(2), fdatasync(2), msync(2) MS_SYNC, sync_file_range(2); fs/sync.c
+    # vfs_fsync_range; ext4_sync_file, xfs_file_fsync, btrfs_sync_file; jbd2's commit;
+    # block/blk-flush.c blkdev_issue_flush: the device cache flush)
+    r"^fsync$", r"^fdatasync$", r"^__fsync", r"^__fdatasync", r"^msync$", r"^__msync",
+    r"^sync_file_range", r"^__x64_sys_(fsync|fdatasync|msync|sync_file_range|syncfs|sync)$",
+    r"^do_fsync$", r"^vfs_fsync_range$", r"^ext4_sync_file$", r"^xfs_file_fsync$",
+    r"^btrfs_sync_file$", r"^jbd2_(journal_commit_transaction|log_wait_commit|"
+    r"complete_transaction)", r"^blkdev_issue_flush$",
+]
+LOG_FORMAT = [  # formatting a log record: timestamps, %-formatting, caller line numbers
+    # glibc time formatting (strftime, localtime_r -> __tz_convert); CPython's
+    # PyUnicode_Format (str % args: logging's LogRecord.getMessage and Formatter.format,
+    # Lib/logging/__init__.py) and PyCode_Addr2Line (frame line numbers for %(lineno)d via
+    # Logger.findCaller); fmt/spdlog formatting
+    r"^__strftime_internal$", r"^strftime", r"^__strftime_l$", r"^__tz_convert$",
+    r"^__tzfile_compute$", r"^__tz_compute$", r"^localtime_r$", r"^__localtime64_r$",
+    r"^__offtime$", r"^PyUnicode_Format$", r"^PyCode_Addr2Line$", r"^_PyCode_CheckLineNumber$",
+    r"^time_strftime$", r"^fmt::v\d+::detail::vformat_to", r"^fmt::v\d+::vformat",
+]
+WRITE_CALL = [  # a write(2)-family call, to whatever file it goes
+    r"^__x64_sys_(write|writev|pwrite64|pwritev2?)$", r"^ksys_(write|pwrite64)$",
+    r"^vfs_write(v)?$", r"^__GI___libc_write$", r"^__libc_write$", r"^__libc_pwrite",
+    r"^__GI___writev$", r"^__writev$",
+]
+SOCKET_IO = [  # the call went to a socket or a pipe, not a file (net/socket.c, fs/pipe.c)
+    r"^sock_write_iter$", r"^sock_sendmsg", r"^__sys_sendto$", r"^tcp_sendmsg",
+    r"^unix_stream_sendmsg$", r"^unix_dgram_sendmsg$", r"^pipe_write$", r"^udp_sendmsg$",
+    r"^__sys_sendmsg$", r"^eventfd_write$",
+]
+WAKE_SIGNAL = [  # waking another process with a signal (PostgreSQL's SetLatch sends SIGURG:
+    # src/backend/storage/ipc/latch.c)
+    r"^__x64_sys_(kill|tgkill|tkill)$", r"^kill_pid_info", r"^do_send_sig_info$",
+]
+PREEMPT = [  # the kernel taking the CPU from a runnable thread (involuntary switch):
+    # kernel/entry/common.c exit_to_user_mode_loop and irqentry_exit_cond_resched call
+    # schedule()/preempt_schedule_irq() when TIF_NEED_RESCHED is set; __cond_resched
+    r"^exit_to_user_mode_loop$", r"^irqentry_exit_to_user_mode$", r"^preempt_schedule",
+    r"^raw_irqentry_exit_cond_resched$", r"^irqentry_exit_cond_resched$",
+    r"^__cond_resched$", r"^_cond_resched$", r"^schedule_user$",
 ]
 SCHEDULER = [
     r"^schedule$", r"^__schedule$", r"^finish_task_switch", r"^context_switch$",
@@ -118,8 +160,17 @@ def syscall_of(names_leaf_first: list[str]) -> str | None:
             return m.group(1)
     for i, n in enumerate(names_leaf_first):
         if n in SYSCALL_DISPATCH and i > 0 and names_leaf_first[i - 1] not in SYSCALL_DISPATCH:
+            if _SYSCALL_WORK.match(names_leaf_first[i - 1]):
+                return None  # the entry or exit work of a call, not the call itself
             return _SYSCALL_PREFIX.sub("", names_leaf_first[i - 1]).split(".")[0]
     return None
+
+
+#: what do_syscall_64 runs besides the call: tracing, seccomp and audit on entry, signal
+#: delivery and rescheduling on exit (kernel/entry/common.c)
+_SYSCALL_WORK = re.compile(r"^(exit_to_user_mode|syscall_exit|syscall_trace|"
+                           r"syscall_enter|__secure_computing|__rseq|arch_do_signal|"
+                           r"__audit_)")
 #: DSOs that are the system's, not the application's
 SYSTEM_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/libm[.-]",
                r"/libgcc", r"/ld-linux", r"/libdl", r"/librt", r"/libc\+\+", r"^\[",
@@ -128,7 +179,9 @@ SYSTEM_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/l
 CATEGORIES = {
     "lock": LOCK, "lock_slow": LOCK_SLOW, "yield_poll": YIELD_POLL, "yield": YIELD,
     "runtime_spin": RUNTIME_SPIN, "allocator": ALLOCATOR, "copy": COPY,
-    "sync_io": SYNC_IO, "scheduler": SCHEDULER, "interpreter": INTERPRETER, "idle": IDLE,
+    "sync_io": SYNC_IO, "commit_io": COMMIT_IO, "log_format": LOG_FORMAT,
+    "scheduler": SCHEDULER, "preempt": PREEMPT, "wake_signal": WAKE_SIGNAL,
+    "write_call": WRITE_CALL, "socket_io": SOCKET_IO, "interpreter": INTERPRETER, "idle": IDLE,
 }
 DSO_CATEGORIES = {"runtime_spin": RUNTIME_SPIN_DSOS, "allocator": ALLOCATOR_DSOS}
 
@@ -138,11 +191,68 @@ _system = re.compile("|".join(SYSTEM_DSOS))
 
 
 def categories(name: str, dso: str, resolved: bool) -> frozenset[str]:
-    """The categories a function belongs to, by its name, or by its DSO when unnamed."""
+    """The categories a function belongs to, by its name, or by its DSO when unnamed;
+    and what software.py knows of it: a runtime's spin loop (`spin_loop`), a wait inside
+    a server's own locks (`server_wait`, or `server_wait_block` when only its blocking
+    part is a wait), an interpreter lock (`interp_lock`)."""
     out = {k for k, rx in _compiled.items() if resolved and rx.search(name)}
     out |= {k for k, rx in _compiled_dso.items() if rx.search(dso)}
+    if resolved:
+        if software.spin_pool_of(name, dso) is not None:
+            out.add("spin_loop")
+        wait = software.wait_of(name)
+        if wait is not None:
+            out.add("server_wait_block" if wait.needs_block else "server_wait")
+        if software.interpreter_lock_of(name) is not None:
+            out.add("interp_lock")
     return frozenset(out)
 
 
 def is_system_dso(dso: str) -> bool:
-    return bool(_system.search(dso))
+    """Code that is not the application's own: the C library, the kernel, language
+    runtimes and the well-known libraries of software.py (zlib, OpenBLAS, SQLite...),
+    so that their time is blamed on the application frame that called them."""
+    return bool(_system.search(dso)) or software.library_of(dso) is not None
+
+
+#: what a system call does, for telling the kernel's data work from call overhead and
+#: from waiting (man 2 syscalls)
+SYSCALL_KINDS = {
+    "waiting for events": ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll",
+                           "select", "pselect6", "accept", "accept4"),
+    "lock waits and wake-ups": ("futex", "futex_wait", "futex_wake", "futex_waitv"),
+    "commits to disk": ("fsync", "fdatasync", "msync", "sync_file_range", "syncfs", "sync"),
+    "sleeping": ("nanosleep", "clock_nanosleep", "sched_yield"),
+    "network data": ("sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
+                     "sendfile64", "sendfile", "splice", "setsockopt"),
+    "file and socket data": ("read", "write", "readv", "writev", "pread64", "pwrite64",
+                             "preadv", "pwritev", "preadv2", "pwritev2", "copy_file_range",
+                             "io_uring_enter", "io_submit", "io_getevents"),
+    "files and directories": ("openat", "open", "close", "unlink", "unlinkat", "rename",
+                              "renameat", "renameat2", "newfstatat", "statx", "fstat",
+                              "newstat", "newlstat", "lseek", "getdents64", "mkdir",
+                              "ftruncate", "fallocate"),
+    "memory mapping": ("mmap", "munmap", "mprotect", "brk", "madvise", "mremap"),
+    "signals": ("kill", "tgkill", "rt_sigprocmask", "rt_sigaction", "rt_sigreturn"),
+    "processes and threads": ("clone", "clone3", "execve", "wait4", "exit_group", "exit"),
+}
+_SYSCALL_KIND = {name: kind for kind, names in SYSCALL_KINDS.items() for name in names}
+
+
+def syscall_kind(name: str) -> str:
+    return _SYSCALL_KIND.get(name, "other calls")
+
+
+#: kernel leaf functions that are the price of making a call at all, not its work:
+#: entry and exit (arch/x86/entry), file-descriptor lookup and permission checks, the
+#: notifier hooks every read/write passes; a kernel profile dominated by these means
+#: many small calls (fs/read_write.c rw_verify_area, fs/file.c __fget_light, fsnotify)
+SYSCALL_OVERHEAD = re.compile(
+    r"^(entry_SYSCALL_64|entry_SYSCALL_64_after_hwframe|entry_SYSCALL_64_safe_stack|"
+    r"do_syscall_64|x64_sys_call|syscall_exit_to_user_mode|syscall_exit_to_user_mode_prepare|"
+    r"exit_to_user_mode_prepare|syscall_return_via_sysret|entry_SYSRETQ_unsafe_stack|"
+    r"syscall_enter_from_user_mode|__fget_light|__fdget|__fdget_pos|__fget_files|fput|"
+    r"fdget_pos|__f_unlock_pos|rw_verify_area|security_file_permission|fsnotify|"
+    r"__fsnotify_parent|__srcu_read_(un)?lock|apparmor_file_permission|system_call|"
+    r"system_call_fastpath|sys_(read|write)|__x64_sys_(read|write|getpid|gettid|"
+    r"clock_gettime|gettimeofday|getppid)|ksys_(read|write))$")

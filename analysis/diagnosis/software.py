@@ -1,0 +1,416 @@
+"""What well-known software is, from its library or program name and its function names:
+the tables the rules consult to say what a library is for, which of its functions wait
+or spin, and what to change in that software. Adding a program means adding an entry
+here, never a case in a rule; each entry says where its facts come from.
+
+Regular expressions on DSOs are matched against the path perf printed; on functions
+against the readable name (parameters removed by perf or the demangler).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library or program that is not the application's own code."""
+    dso: str  # regex on the DSO path
+    name: str  # what people call it
+    purpose: str  # what it is for, in a word or two: "compression"
+    #: what to change when it dominates a CPU-bound program ("" when it is the work
+    #: itself and there is nothing to change but the amount of work)
+    fix: str = ""
+    #: (regex on the function name, what that function does)
+    functions: tuple[tuple[str, str], ...] = ()
+    #: what a single hot loop in it usually is, when its symbols are missing
+    hot_loop: str = ""
+    interpreter: bool = False  # a language runtime that runs the program's code
+    logging_fix: str = ""  # what to change when its programs' logging costs
+
+
+LIBRARIES: tuple[Library, ...] = (
+    # zlib: deflate.c (longest_match, deflate_slow, deflate_fast, fill_window), trees.c
+    # (Huffman coding), inflate.c / inffast.c, crc32.c, adler32.c; levels 4-9 use
+    # deflate_slow with max_chain 128..4096 (configuration_table in deflate.c)
+    Library(r"/libz\.so|/libz-ng\.so|/libz\.\d", "zlib", "compression",
+            fix="Compress less per request: a lower level (1-4; nginx gzip_comp_level, "
+                "zlib's Z_BEST_SPEED), compress once and serve the stored result "
+                "(nginx gzip_static, pre-compressed assets), skip small or already "
+                "compressed responses (gzip_min_length, gzip_types), or use a faster "
+                "codec (zstd, lz4).",
+            functions=((r"^longest_match$", "deflate's match search (long hash chains at "
+                                            "high levels)"),
+                       (r"^deflate_slow$", "deflate levels 4-9 (lazy matching)"),
+                       (r"^deflate_fast$", "deflate levels 1-3"),
+                       (r"^(inflate|inflate_fast)$", "decompression"),
+                       (r"^(crc32|crc32_z|adler32)", "checksums"),
+                       (r"^(compress_block|send_tree|build_tree|_tr_)", "Huffman coding")),
+            hot_loop="longest_match, deflate's match search, which high levels (6-9) run "
+                     "over long hash chains"),
+    # GNU gzip carries its own deflate (gzip-1.12 deflate.c: longest_match, deflate_slow
+    # for -4..-9 with max_chain 4096 at -9, configuration_table; trees.c; util.c updcrc)
+    Library(r"/gzip$|/pigz$", "gzip", "compression",
+            fix="Compress at a lower level (gzip -1 .. -6: -9 walks match chains up to "
+                "4096 long for a few percent smaller output), use a faster codec "
+                "(zstd -3, lz4), or compress in parallel (pigz) when the ratio matters.",
+            functions=((r"^longest_match$", "deflate's match search"),
+                       (r"^deflate", "deflate"), (r"^updcrc$", "CRC-32")),
+            hot_loop="longest_match, deflate's match search, which -9 runs over match "
+                     "chains up to 4096 long"),
+    # zstd, xz/lzma, bzip2, lz4, brotli: the compression libraries of Debian's archive
+    Library(r"/libzstd\.so", "zstd", "compression",
+            fix="Use a lower compression level (zstd levels above ~9 cost many times the "
+                "CPU of level 3 for a few percent), or compress once and cache.",
+            hot_loop="the match finder of a high level"),
+    Library(r"/liblzma\.so", "xz (liblzma)", "compression",
+            fix="LZMA is slow by design: a lower preset (-1..-3), or zstd for data "
+                "compressed often."),
+    Library(r"/libbz2\.so", "bzip2", "compression",
+            fix="bzip2 is slow at any level: zstd or gzip -1..-6 compress faster."),
+    Library(r"/liblz4\.so", "lz4", "compression"),
+    Library(r"/libbrotli(enc|dec|common)\.so", "brotli", "compression",
+            fix="Use a lower quality for dynamic responses (4-6), and quality 11 only "
+                "for assets compressed once."),
+    # OpenSSL: libcrypto (ciphers, hashes, public-key math), libssl (TLS)
+    Library(r"/libcrypto\.so", "OpenSSL libcrypto", "cryptography",
+            fix="Fewer full TLS handshakes (keep-alive, session resumption/tickets), "
+                "ECDSA instead of RSA keys, AES-GCM or ChaCha20 ciphers with hardware "
+                "support, and no per-request hashing of large data."),
+    Library(r"/libssl\.so", "OpenSSL libssl", "TLS",
+            fix="Fewer full TLS handshakes (keep-alive, session resumption/tickets)."),
+    Library(r"/libpcre2?-?\d*\.so|/libpcre\.so", "PCRE", "regular expressions",
+            fix="Compile patterns once (and JIT them: pcre2_jit_compile), anchor them, "
+                "and avoid backtracking-heavy patterns on hot paths."),
+    Library(r"/libxml2\.so", "libxml2", "XML parsing",
+            fix="Parse less (stream with SAX/xmlReader, cache parsed documents)."),
+    # SQLite: the VDBE bytecode engine (vdbe.c sqlite3VdbeExec), B-tree (btree.c)
+    Library(r"/libsqlite3\.so", "SQLite", "SQL engine",
+            fix="Prepare statements once and reuse them, batch rows per transaction, "
+                "and index the columns queries filter on.",
+            functions=((r"^sqlite3VdbeExec$", "the SQL bytecode engine"),
+                       (r"^sqlite3Btree", "B-tree access"))),
+    # BLAS: the matrix kernels are the work itself; their pools' spin loops are in
+    # SPIN_POOLS below
+    Library(r"/lib(scipy_)?openblas", "OpenBLAS", "linear algebra"),
+    Library(r"/libmkl_", "Intel MKL", "linear algebra"),
+    Library(r"/libblis", "BLIS", "linear algebra"),
+    Library(r"/_multiarray_umath\.", "NumPy", "array operations"),
+    # thread-pool runtimes
+    Library(r"/libgomp\.so", "GNU OpenMP (libgomp)", "OpenMP thread pool"),
+    Library(r"/libomp\.so|/libiomp5\.so", "LLVM/Intel OpenMP", "OpenMP thread pool"),
+    Library(r"/libtbb", "oneTBB", "task scheduler and thread pool"),
+    # allocators
+    Library(r"/libjemalloc\.so", "jemalloc", "memory allocator"),
+    Library(r"/libtcmalloc", "tcmalloc", "memory allocator"),
+    Library(r"/libmimalloc\.so", "mimalloc", "memory allocator"),
+    # interpreters and language runtimes: their C functions are the runtime, the
+    # program's functions run inside them (Debian's python3.x executable links libpython
+    # statically; extension modules live in lib-dynload)
+    # Lib/logging/__init__.py: Logger.debug returns at isEnabledFor when the level is
+    # higher; StreamHandler.emit flushes per record; findCaller walks frames for
+    # %(funcName)s/%(lineno)d; logging.handlers.QueueHandler/QueueListener
+    Library(r"/libpython\d|/python\d(\.\d+)?$|/python\d\.\d+d?$", "CPython",
+            "the Python interpreter", interpreter=True,
+            logging_fix="Log less on the hot path: set the logger to INFO or higher in "
+                        "production (logger.debug(...) then returns at the level check), "
+                        "or sample the records; if every record must be kept, hand them "
+                        "to a logging.handlers.QueueHandler/QueueListener thread, do not "
+                        "flush per record, and drop %(funcName)s/%(lineno)d from the "
+                        "format (each walks the caller's frames)."),
+    Library(r"/lib-dynload/|\.cpython-\d+", "CPython's C modules", "Python standard "
+            "library modules written in C"),
+    Library(r"/libruby", "Ruby (MRI)", "the Ruby interpreter", interpreter=True),
+    Library(r"/libperl\.so", "Perl", "the Perl interpreter", interpreter=True),
+    Library(r"/liblua", "Lua", "the Lua interpreter", interpreter=True),
+    Library(r"/libphp|/php-fpm|/php\d", "PHP", "the PHP interpreter", interpreter=True),
+    Library(r"/libjvm\.so", "the JVM (HotSpot)", "Java runtime: JIT, GC, interpreter"),
+    Library(r"/libuv\.so", "libuv", "event loop"),
+    Library(r"/libevent", "libevent", "event loop"),
+)
+
+_LIB_RX = [(re.compile(lib.dso), lib) for lib in LIBRARIES]
+
+
+def library_of(dso: str) -> Library | None:
+    for rx, lib in _LIB_RX:
+        if rx.search(dso):
+            return lib
+    return None
+
+
+def function_purpose(lib: Library, name: str) -> str:
+    for rx, what in lib.functions:
+        if re.search(rx, name):
+            return what
+    return ""
+
+
+@dataclass(frozen=True)
+class Server:
+    """A server or embedded database, known by its program or library, its thread names
+    or its own functions; with the fixes that fit it."""
+    name: str
+    dso: str = ""  # regex on DSO paths of its code
+    comm: str = ""  # regex on thread names
+    functions: str = ""  # regex on function names only it has
+    commit_fix: str = ""  # when commits (fsync) bound it
+    #: a process per connection (or per worker): many processes that each use little
+    #: CPU is its normal shape, not threads waiting for a core
+    process_per_connection: bool = False
+
+
+SERVERS: tuple[Server, ...] = (
+    # redis.conf "APPEND ONLY MODE": appendfsync always / everysec / no; aof.c
+    # flushAppendOnlyFile calls redis_fsync (fdatasync on Linux) per event-loop turn
+    # with `always`, and leaves it to the bio_aof_fsync thread once a second with
+    # `everysec`. Debian's /usr/bin/redis-server is a link to redis-check-rdb.
+    Server("Redis", dso=r"/redis-(server|check-rdb|check-aof)$", comm=r"^redis-server",
+           functions=r"^(flushAppendOnlyFile|aeMain|beforeSleep|readQueryFromClient)$",
+           commit_fix="Set `appendfsync everysec` (the AOF is fsynced once a second by a "
+                      "background thread; a crash loses at most about a second of "
+                      "writes) instead of `appendfsync always`, or `appendfsync no` on "
+                      "replicas that do not need their own durability."),
+    # MariaDB/MySQL: ha_commit_trans -> MYSQL_BIN_LOG::log_and_order ->
+    # trx_group_commit_leader -> flush_and_sync (sql/log.cc) with sync_binlog=1; InnoDB
+    # log_write_up_to with innodb_flush_log_at_trx_commit=1 (storage/innobase/log)
+    Server("MariaDB/MySQL", dso=r"/(mariadbd|mysqld)$", comm=r"^(mariadbd|mysqld)",
+           functions=r"^(MYSQL_BIN_LOG::|ha_commit_trans$|do_handle_one_connection$)",
+           commit_fix="If losing about a second of commits on an OS crash is "
+                      "acceptable: `innodb_flush_log_at_trx_commit = 2` and "
+                      "`sync_binlog = 0` (or `sync_binlog = 1000`); otherwise commit many "
+                      "rows per transaction (multi-row INSERT, batches) so one fsync "
+                      "covers them, and let binlog group commit merge concurrent "
+                      "commits (`binlog_commit_wait_count`, `binlog_commit_wait_usec`)."),
+    # PostgreSQL: CommitTransaction -> RecordTransactionCommit -> XLogFlush -> issue_xlog_fsync
+    # (src/backend/access/transam/xlog.c); docs "Asynchronous Commit" and commit_delay;
+    # one backend process per connection (docs "How Connections Are Established")
+    Server("PostgreSQL", dso=r"/postgres$|/postmaster$", comm=r"^postgres",
+           functions=r"^(PostgresMain|PostmasterMain|XLogFlush|CommitTransactionCommand)$",
+           commit_fix="Commit many statements per transaction; where the last few "
+                      "hundred milliseconds of commits may be lost on a crash (never "
+                      "corrupted), `SET synchronous_commit = off` for that work; "
+                      "`commit_delay` lets concurrent commits share one WAL flush.",
+           process_per_connection=True),
+    # SQLite: pager.c commits with the rollback journal (journal_mode=DELETE: create,
+    # write, fsync, delete the -journal per transaction) and synchronous=FULL; os_unix.c
+    # unixSync -> fdatasync; sqlite.org/wal.html, pragma.html#pragma_synchronous
+    Server("SQLite", dso=r"/libsqlite3\.so", functions=r"^sqlite3",
+           commit_fix="Wrap many rows in one transaction (BEGIN ... COMMIT around "
+                      "hundreds or thousands of inserts, executemany), and use "
+                      "`PRAGMA journal_mode=WAL` with `PRAGMA synchronous=NORMAL` (WAL "
+                      "appends; fsync only at checkpoints)."),
+    # nginx: a master and worker processes, each an event loop (ngx_process_events_and_timers)
+    Server("nginx", dso=r"/nginx$", comm=r"^nginx", functions=r"^ngx_",
+           process_per_connection=True),
+    # Apache httpd prefork/worker children; php-fpm pools: a process per request handler
+    Server("Apache httpd", dso=r"/(httpd|apache2)$", comm=r"^(httpd|apache2)",
+           process_per_connection=True),
+    Server("PHP-FPM", comm=r"^php-fpm", process_per_connection=True),
+)
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A function of some software that waits for (or wakes the waiters of) a lock that
+    software implements itself, which pthread-level rules cannot name."""
+    software: str
+    short: str  # the lock in a few words: "row locks"
+    functions: str  # regex on function names (any frame of the stack)
+    what: str  # what the waiting is for
+    fix: str
+    #: count a sample only when it is blocking or waking below this frame (a futex,
+    #: semaphore or scheduler frame): the function also runs uncontended
+    needs_block: bool = False
+    wake: bool = False  # the releasing side: waking the waiters
+
+
+WAITS: tuple[Wait, ...] = (
+    # src/backend/storage/lmgr/lmgr.c XactLockTableWait: "Wait for the specified
+    # transaction to commit or abort" (heap_update/heap_delete/heap_lock_tuple on a row
+    # another transaction changed); multixact.c MultiXactIdWait (rows locked by several)
+    Wait("PostgreSQL", "row locks", r"^(XactLockTableWait|MultiXactIdWait)$",
+         "row locks (waiting for the transaction that changed the row to end)",
+         "Many transactions change the same rows, each waiting for the previous one to "
+         "commit (its WAL flush included): remove the hot row (spread a counter over N "
+         "rows or shards summed on read, or batch increments in the application), and "
+         "keep transactions that touch it short (change it last, right before COMMIT). "
+         "pg_stat_activity (wait_event Lock/transactionid, tuple) and pg_locks show who "
+         "waits for whom."),
+    # proc.c ProcSleep: sleep until a heavyweight lock (table, row, transaction, advisory)
+    # is granted; lock.c WaitOnLock
+    Wait("PostgreSQL", "heavyweight locks", r"^(ProcSleep|WaitOnLock)$",
+         "heavyweight locks (tables, rows, transactions, advisory locks)",
+         "pg_locks joined with pg_stat_activity shows which lock the backends queue for "
+         "and who holds it: shorten the holder's transaction, or take the lock in a "
+         "weaker mode."),
+    # lock.c LockReleaseAll at commit (ProcReleaseLocks) wakes the waiters (ProcWakeup,
+    # SetLatch -> kill(SIGURG))
+    Wait("PostgreSQL", "row locks",
+         r"^(LockReleaseAll|ProcReleaseLocks|ProcLockWakeup|ProcWakeup)$",
+         "row locks (waking the next waiter at commit)", "", needs_block=True, wake=True),
+    # src/backend/storage/lmgr/lwlock.c: LWLockAcquire sleeps on PGSemaphoreLock (a
+    # futex-based semaphore), LWLockRelease -> LWLockWakeup posts the waiters' semaphores
+    Wait("PostgreSQL", "lightweight locks",
+         r"^(LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar|LWLockRelease|LWLockWakeup|"
+         r"LWLockUpdateVar)$",
+         "lightweight locks (shared-memory structures: WAL insertion and flushing, "
+         "buffer mapping, lock-manager partitions)",
+         "Find which LWLock (pg_stat_activity wait_event_type LWLock: WALWrite means "
+         "commits queue for the WAL flush, buffer_mapping or lock_manager mean too many "
+         "backends on the same structure): fewer active connections (a pooler such as "
+         "PgBouncer), larger batches per commit.",
+         needs_block=True),
+    # InnoDB row-lock waits: storage/innobase/lock/lock0lock.cc lock_wait (10.6+),
+    # lock_wait_suspend_thread (older): called only to wait
+    Wait("MariaDB/MySQL", "row locks", r"^(lock_wait|lock_wait_suspend_thread)$",
+         "InnoDB row locks",
+         "Transactions wait for rows other transactions hold: keep transactions short, "
+         "touch hot rows last, and check SHOW ENGINE INNODB STATUS and "
+         "information_schema / performance_schema lock-wait tables for the holder."),
+    # sql/mdl.cc MDL_context::acquire_lock: every statement takes metadata locks; it
+    # waits (MDL_wait::timed_wait) only when DDL or LOCK TABLES holds the table
+    Wait("MariaDB/MySQL", "metadata locks", r"^MDL_context::acquire_lock$",
+         "metadata locks (a DDL statement or LOCK TABLES holds the table)",
+         "Find the session holding the table (SHOW PROCESSLIST: 'Waiting for table "
+         "metadata lock'): long transactions block ALTER TABLE and everything behind it.",
+         needs_block=True),
+    # HotSpot: ObjectMonitor::enter/EnterI (synchronized), Parker::park (LockSupport.park:
+    # java.util.concurrent locks)
+    Wait("the JVM", "monitors",
+         r"^(ObjectMonitor::(enter|EnterI|ReenterI)|Parker::park|Unsafe_Park)",
+         "Java monitors and locks (synchronized, java.util.concurrent)",
+         "Shorten or split the contended synchronized blocks and locks; a Java profiler "
+         "(async-profiler -e lock) names the monitor.", needs_block=True),
+    # Go runtime: sync.(*Mutex).lockSlow -> runtime.semacquire1 (sema.go)
+    Wait("Go", "mutexes",
+         r"^(sync\.\(\*(RW)?Mutex\)\.(lockSlow|Lock)|runtime\.semacquire1|runtime\.lock2)",
+         "Go mutexes", "Use `go tool pprof` with the mutex profile "
+                       "(runtime.SetMutexProfileFraction) to find the contended mutex.",
+         needs_block=True),
+)
+
+
+@dataclass(frozen=True)
+class InterpreterLock:
+    """An interpreter whose threads run its code one at a time under a global lock."""
+    name: str  # "CPython's GIL"
+    short: str  # "GIL"
+    runtime: str  # matches Library.name of the interpreter
+    functions: str  # the lock's functions, seen when stacks reach them (DWARF unwinding)
+    fix: str
+
+
+INTERPRETER_LOCKS: tuple[InterpreterLock, ...] = (
+    # Python/ceval_gil.c: take_gil waits on gil->cond (pthread_cond_timedwait: a futex)
+    # for `interval` (5 ms, sys.setswitchinterval) then asks the holder to drop it;
+    # drop_gil; PyEval_SaveThread/PyEval_RestoreThread release and take it around
+    # blocking calls (Py_BEGIN_ALLOW_THREADS). Only one thread runs Python at a time.
+    InterpreterLock("CPython's GIL", "GIL", "CPython",
+                    r"^(take_gil|drop_gil|PyEval_RestoreThread|PyEval_SaveThread|"
+                    r"PyEval_AcquireThread|_PyEval_TakeGIL|PyGILState_Ensure)$",
+                    "CPU-bound Python scales with processes, not threads: run one "
+                    "process per core with one thread each (gunicorn --workers N "
+                    "--threads 1, uWSGI processes, multiprocessing), move the hot loop "
+                    "into code that releases the GIL (NumPy, a C/Rust extension), or "
+                    "use a free-threaded build (python3.13t)."),
+    # thread_pthread.c: the GVL (gvl_acquire_common; thread_sched_to_running and
+    # thread_sched_wait_running_turn since Ruby 3.3)
+    InterpreterLock("Ruby's GVL", "GVL", "Ruby (MRI)",
+                    r"^(gvl_acquire|gvl_acquire_common|gvl_yield|thread_sched_to_running|"
+                    r"thread_sched_wait_running_turn|rb_thread_call_with_gvl)$",
+                    "CPU-bound Ruby scales with processes: more Puma/Unicorn workers "
+                    "(processes) and fewer threads each, or Ractors for parallel work."),
+)
+
+
+@dataclass(frozen=True)
+class SpinPool:
+    """A thread-pool runtime whose waiting threads spin in their own functions: every
+    sample whose leaf is one of them is time spent waiting while looking busy."""
+    name: str
+    dso: str
+    functions: str  # regex on the leaf function
+    fix: str
+
+
+SPIN_POOLS: tuple[SpinPool, ...] = (
+    # driver/others/blas_server.c blas_thread_server: an idle pool thread polls its queue
+    # (YIELDING, a run of nops on x86_64) until thread_timeout before it sleeps;
+    # exec_blas waits for the pool threads' parts; driver/level3/level3_thread.c
+    # inner_thread waits for its partners' job[].working flags
+    SpinPool("OpenBLAS", r"/lib(scipy_)?openblas",
+             r"^(blas_thread_server|exec_blas|exec_blas_async_wait|inner_thread)$",
+             "When the application runs its own threads, give OpenBLAS one thread "
+             "(OPENBLAS_NUM_THREADS=1, or threadpoolctl.threadpool_limits(1) around the "
+             "calls), or size both so application threads x BLAS threads <= cores; an "
+             "OpenMP build of OpenBLAS takes OMP_NUM_THREADS instead."),
+    # libgomp/config/linux/wait.h do_spin/do_wait (GOMP_SPINCOUNT), bar.c barriers
+    SpinPool("GNU OpenMP (libgomp)", r"/libgomp\.so",
+             r"^(do_spin|do_wait|gomp_barrier_wait_end|gomp_team_barrier_wait_end|"
+             r"gomp_team_barrier_wait_final|gomp_barrier_wait_last)",
+             "OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0) so idle OpenMP threads sleep, "
+             "and OMP_NUM_THREADS so that all pools together use at most the cores."),
+    # openmp/runtime/src/kmp_wait_release.h __kmp_wait_template, kmp_barrier.cpp;
+    # KMP_BLOCKTIME (default 200 ms) is how long a thread spins before sleeping; Intel
+    # MKL's threading layer runs on this runtime (MKL_NUM_THREADS)
+    SpinPool("LLVM/Intel OpenMP (libomp, libiomp5; also Intel MKL)",
+             r"/libomp\.so|/libiomp5\.so",
+             r"(__kmp_wait|__kmp_yield|__kmp_hyper_barrier|__kmp_fork_barrier|"
+             r"__kmp_join_barrier|__kmp_execute_tasks|kmp_flag_\w+::wait)",
+             "KMP_BLOCKTIME=0 (or OMP_WAIT_POLICY=passive) so idle threads sleep at once, "
+             "and OMP_NUM_THREADS / MKL_NUM_THREADS so all pools together use at most "
+             "the cores."),
+    # oneTBB src/tbb/scheduler_common.h / arena.cpp: workers spin with prolonged_pause
+    # and receive_or_steal_task before sleeping
+    SpinPool("oneTBB", r"/libtbb",
+             r"(receive_or_steal_task|prolonged_pause|spin_wait|__TBB_Pause|"
+             r"machine_pause|outermost_worker_waiter)",
+             "Limit TBB's workers (tbb::global_control max_allowed_parallelism, or a "
+             "task_arena of the right size) so TBB and the application's own threads "
+             "together use at most the cores."),
+)
+
+_SPIN_RX = [(re.compile(p.dso), re.compile(p.functions), p) for p in SPIN_POOLS]
+
+
+def spin_pool_of(name: str, dso: str) -> SpinPool | None:
+    """The runtime whose spin loop this (leaf) function is, if any."""
+    for dso_rx, fn_rx, pool in _SPIN_RX:
+        if dso_rx.search(dso) and fn_rx.search(name):
+            return pool
+    return None
+
+
+_WAIT_RX = [(re.compile(w.functions), w) for w in WAITS]
+_GIL_RX = [(re.compile(g.functions), g) for g in INTERPRETER_LOCKS]
+
+
+def wait_of(name: str) -> Wait | None:
+    for rx, w in _WAIT_RX:
+        if rx.search(name):
+            return w
+    return None
+
+
+def interpreter_lock_of(name: str) -> InterpreterLock | None:
+    for rx, g in _GIL_RX:
+        if rx.search(name):
+            return g
+    return None
+
+
+def interpreter_lock_for(runtime: str) -> InterpreterLock | None:
+    return next((g for g in INTERPRETER_LOCKS if g.runtime == runtime), None)
+
+
+def server_matches(server: Server, *, dso: str = "", comm: str = "",
+                   function: str = "") -> str:
+    """How this server is recognised in one frame or thread ("" if not)."""
+    if server.functions and function and re.search(server.functions, function):
+        return "functions"
+    if server.dso and dso and re.search(server.dso, dso):
+        return "dso"
+    if server.comm and comm and re.search(server.comm, comm):
+        return "comm"
+    return ""
