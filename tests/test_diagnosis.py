@@ -124,11 +124,12 @@ def test_public_captures(rel, expected, why):
 
 def test_rules_are_one_explicit_list_with_thresholds():
     ids = [r.id for r in RULES]
-    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 10
+    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 15
     assert all(r.thresholds for r in RULES)
-    assert ALL_RULES == {"spin-wait", "lock-contention", "kernel-heavy", "sync-io",
-                         "allocator-churn", "memory-copy", "scheduling-pressure",
-                         "interpreter-bound", "missing-symbols"}
+    assert ALL_RULES == {"spin-wait", "lock-contention", "kernel-heavy", "commit-io",
+                         "sync-io", "allocator-churn", "memory-copy", "lock-wait",
+                         "interpreter-lock", "off-cpu", "scheduling-pressure",
+                         "interpreter-bound", "hot-code", "missing-symbols"}
 
 
 def test_cli_prints_and_returns_findings():

@@ -3,66 +3,13 @@ function returning a Finding or None. RULES is the one explicit list the engine 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable
 
-from ..profile import KERNEL, UNKNOWN, Profile
-from . import knowledge
+from ..identity import library_identity
+from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
+from . import code_rules, io_rules, knowledge, software, wait_rules
 from .context import Context
-
-SEVERITY_RANK = {"high": 3, "medium": 2, "low": 1, "info": 0}
-
-
-@dataclass
-class Finding:
-    rule: str
-    title: str
-    severity: str  # high | medium | low | info
-    confidence: str  # high | medium | low
-    share: float  # of the capture's samples
-    samples: int
-    summary: str
-    why: str
-    fix: str
-    cpus: float | None = None
-    evidence: dict = field(default_factory=dict)
-    focus: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        funcs = self.evidence.get("functions", [])
-        return {"rule": self.rule, "title": self.title, "severity": self.severity,
-                "confidence": self.confidence, "share": round(self.share, 4),
-                "samples": self.samples,
-                "cpus": None if self.cpus is None else round(self.cpus, 2),
-                "summary": self.summary, "functions": [f["name"] for f in funcs],
-                "evidence": self.evidence, "why": self.why, "fix": self.fix,
-                "focus": self.focus}
-
-
-@dataclass
-class Rule:
-    id: str
-    title: str
-    evaluate: Callable[[Context, dict], Finding | None]
-    thresholds: dict
-
-
-def _severity(share: float, t: dict) -> str:
-    return "high" if share >= t["high"] else "medium" if share >= t["medium"] else "low"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _cpus_text(c: float | None) -> str:
-    return "" if c is None else f", about {c:.1f} CPUs"
-
-
-def _focus(funcs: list[dict], tids=()) -> dict:
-    return {"functions": [{"id": f["id"], "name": f["name"]} for f in funcs[:3]],
-            "threads": sorted(t for t in tids if t is not None)}
-
+from .finding import (SEVERITY_RANK, Finding, Rule, cpus_text, focus_of, pct,
+                      severity_of)
 
 # ---- a capture read in part -------------------------------------------------------------
 def damaged_capture(profile: Profile) -> Finding:
@@ -94,13 +41,13 @@ def cpu_use(ctx: Context, t: dict) -> Finding | None:
     idle_label = "idle" in ctx.label
     # "no application work": hardly any application frames, and the threads busy with
     # synchronization instead (lost frames alone must not make a busy service look idle)
-    waiting = ctx.matching(lambda sid: any(ctx.has(sid, c) for c in
-                                           ("lock", "yield_poll", "runtime_spin", "scheduler")))
+    waiting = ctx.matching(lambda sid: any(
+        ctx.has(sid, c) for c in ("lock", "yield_poll", "runtime_spin", "scheduler")))
     no_work = resolved and app_share < t["app_work"] and \
         ctx.share(ctx.samples(waiting)) >= t["waiting"]
     if busy is not None and busy >= t["busy_cpus"] and (idle_label or no_work):
         reason = "labelled idle" if idle_label else \
-            f"only {_pct(app_share)} of samples are in application code"
+            f"only {pct(app_share)} of samples are in application code"
         return Finding(
             "cpu-use", f"Idle, yet {busy:.2f} CPUs busy", "high", "high" if idle_label
             else "medium", 1.0, ctx.total,
@@ -116,8 +63,12 @@ def cpu_use(ctx: Context, t: dict) -> Finding | None:
                    f"{ctx.total} samples; {text} CPUs busy on average.", "", "", cpus=busy)
 
 
-# ---- spinning and locks ----------------------------------------------------------------------
+# ---- spinning and locks -------------------------------------------------------------
 def spin_wait(ctx: Context, t: dict) -> Finding | None:
+    """Threads whose samples are mostly synchronization (lock/unlock, yield, polling),
+    plus every sample a thread-pool runtime spends in its own spin loop (software.py
+    SPIN_POOLS: OpenBLAS's blas_thread_server, libgomp's do_spin...), which is waiting
+    whatever share of its thread it takes."""
     sync_cats = ("lock", "yield_poll", "runtime_spin")
     sync = ctx.matching(lambda sid: any(ctx.has(sid, c) for c in sync_cats))
     per_thread = ctx.thread_totals()
@@ -125,50 +76,72 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
     spinners = [tid for tid, n in sync_threads.items()
                 if per_thread[tid] and n / per_thread[tid] >= t["thread_sync_share"]
                 and per_thread[tid] >= t["thread_min_share"] * ctx.total]
-    if not spinners:
+    loops = ctx.matching(lambda sid: ctx.leaf_has(sid, "spin_loop"))
+    if not spinners and not loops:
         return None
     spin_stacks = {sid: w for sid, w in sync.items()
                    if set(ctx.thread_of.get(sid, {})) & set(spinners)}
+    spin_stacks.update(loops)
     samples = ctx.samples(spin_stacks)
     share = ctx.share(samples)
     if share < t["min_share"]:
         return None
+    spinners = sorted(set(spinners) | set(ctx.threads(loops)) - {NO_ID},
+                      key=lambda tid: -per_thread[tid])
     # the application code those threads run (frame-pointer stacks often lose the caller
     # of a libc lock function, so look at all of the threads' samples, not only these)
-    drivers = ctx.app_functions(spin_stacks) or ctx.app_functions(ctx.same_threads(spin_stacks))
+    drivers = ctx.app_functions(spin_stacks) or \
+        ctx.app_functions(ctx.same_threads(spin_stacks))
     runtime = ctx.top_functions(spin_stacks, lambda f: "runtime_spin" in ctx.cats[f])
     prims = ctx.top_functions(spin_stacks, lambda f: bool(ctx.cats[f] & set(sync_cats)))
+    loop_funcs = ctx.top_functions(loops, lambda f: "spin_loop" in ctx.cats[f], 3)
+    pool = software.spin_pool_of(loop_funcs[0]["name"], loop_funcs[0]["dso"]) \
+        if loop_funcs else None
     cpus = ctx.cpus(samples)
-    who = drivers[0]["name"] if drivers else (runtime[0]["dso"] if runtime else
-                                               f"{len(spinners)} threads")
-    if runtime and not drivers:
-        fix = ("The thread-pool runtime spins while it waits for work: make it sleep "
-               "sooner (OpenMP: OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=0 or "
-               "KMP_BLOCKTIME=0; TBB: fewer arenas or a global_control on threads), or use "
-               "fewer threads than cores.")
+    if pool is not None and ctx.samples(loops) * 2 >= samples:
+        names = ", ".join(f["name"] for f in loop_funcs[:2])
+        who = f"{pool.name}'s thread pool ({names})"
+        fix = pool.fix
     else:
-        fix = (f"Make {who} block while there is nothing to do: wait on a condition "
-               f"variable (or semaphore/futex) instead of locking and unlocking in a loop, "
-               f"and wake the workers when work arrives (notify_one per queued job). If it "
-               f"must poll, back off with a sleep.")
+        who = drivers[0]["name"] if drivers else (runtime[0]["dso"] if runtime else
+                                                   f"{len(spinners)} threads")
+        if runtime and not drivers:
+            fix = ("The thread-pool runtime spins while it waits for work: make it sleep "
+                   "sooner (OpenMP: OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=0 or "
+                   "KMP_BLOCKTIME=0; TBB: fewer arenas or a global_control on threads), or "
+                   "use fewer threads than cores.")
+        else:
+            fix = (f"Make {who} block while there is nothing to do: wait on a condition "
+                   f"variable (or semaphore/futex) instead of locking and unlocking in a "
+                   f"loop, and wake the workers when work arrives (notify_one per queued "
+                   f"job). If it must poll, back off with a sleep.")
+    how = ("taking and releasing locks, yielding or polling" if not loop_funcs else
+           "in the spin loops of the pool, waiting for work or for each other"
+           if len(loops) == len(spin_stacks) else
+           "in spin loops, taking and releasing locks, yielding or polling")
     return Finding(
         "spin-wait", f"Threads spin instead of waiting: {who} burns"
-        f"{_cpus_text(cpus).replace(', about', '')}", _severity(share, t),
-        "high" if drivers or runtime else "medium", share, samples,
-        f"{len(spinners)} thread(s) spend {_pct(share)} of all samples{_cpus_text(cpus)} "
-        f"taking and releasing locks, yielding or polling, around {who}.",
+        f"{cpus_text(cpus).replace(', about', '')}", severity_of(share, t),
+        "high" if drivers or runtime or pool else "medium", share, samples,
+        f"{len(spinners)} thread(s) spend {pct(share)} of all samples{cpus_text(cpus)} "
+        f"{how}, around {who}.",
         "A thread that loops on lock/unlock, trylock, sched_yield or a zero-timeout poll "
         "stays on the CPU the whole time it waits: it burns a core doing nothing, and "
         "the lock traffic slows the threads that have real work.",
         fix, cpus=cpus,
-        evidence={"functions": drivers + prims[:4] + runtime[:2],
+        evidence={"functions": drivers + loop_funcs + prims[:4] + runtime[:2],
                   "stacks": ctx.heaviest_stacks(spin_stacks),
                   "threads": [{"tid": tid, "samples": per_thread[tid]} for tid in spinners]},
-        focus=_focus(drivers or prims, spinners))
+        focus=focus_of(drivers or loop_funcs or prims, spinners))
 
 
 def lock_contention(ctx: Context, t: dict) -> Finding | None:
-    slow = ctx.matching(lambda sid: ctx.has(sid, "lock_slow"))
+    """pthread/std::mutex (futex) slow paths, under the application frame that takes the
+    lock; waits inside a server's own locks or an interpreter lock are left to lock-wait
+    and interpreter-lock, which can name them."""
+    named = wait_rules.server_wait_stacks(ctx)
+    slow = ctx.matching(lambda sid: ctx.has(sid, "lock_slow") and sid not in named
+                        and not ctx.has(sid, "interp_lock"))
     samples = ctx.samples(slow)
     share = ctx.share(samples)
     if share < t["min_share"]:
@@ -178,8 +151,8 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
     who = ", ".join(f["name"] for f in takers[:2]) or "code whose frames are not in the stacks"
     return Finding(
         "lock-contention", "Lock contention: threads wait for and wake each other",
-        _severity(share, t), "high", share, samples,
-        f"{_pct(share)} of samples are in lock slow paths ({prims[0]['name']} ...), "
+        severity_of(share, t), "high", share, samples,
+        f"{pct(share)} of samples are in lock slow paths ({prims[0]['name']} ...), "
         f"taken by {who}.",
         "When a lock is contended, threads go to the kernel (futex wait/wake) to sleep and "
         "to be woken: each handoff costs system calls and context switches, and the work "
@@ -190,10 +163,10 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
         cpus=ctx.cpus(samples),
         evidence={"functions": prims[:5], "takers": takers,
                   "stacks": ctx.heaviest_stacks(slow)},
-        focus=_focus(takers or prims))
+        focus=focus_of(takers or prims))
 
 
-# ---- kernel, I/O, memory ----------------------------------------------------------------------
+# ---- kernel, I/O, memory ------------------------------------------------------------
 def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     kernel = ctx.matching(lambda sid: ctx.kernel_leaf(sid) and not ctx.is_idle_task(sid))
     busy = ctx.matching(lambda sid: not ctx.is_idle_task(sid))
@@ -218,21 +191,78 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     paths = ctx.top_functions(kernel, lambda f: ctx.profile.mappings[
         ctx.profile.functions[f].mapping_id].kind == KERNEL and
         ctx.profile.functions[f].resolved)
-    top = ", ".join(f"{k} {_pct(v / busy_n)}" for k, v in by_syscall.most_common(4))
+    top = ", ".join(f"{k} {pct(v / busy_n)}" for k, v in by_syscall.most_common(4))
+    kinds: Counter = Counter()
+    for name, w in by_syscall.items():
+        kinds[name if name in _NOT_SYSCALLS else knowledge.syscall_kind(name)] += w
+    overhead = sum(w for sid, w in kernel.items()
+                   if knowledge.SYSCALL_OVERHEAD.match(ctx.name(ctx.funcs[sid][0])))
+    callers = ctx.callers_above(kernel, lambda f: ctx.profile.mappings[
+        ctx.profile.functions[f].mapping_id].kind == KERNEL)
+    where = f", entered under {', '.join(c['name'] for c in callers[:2])}" if callers else ""
+    main_kind, main_n = kinds.most_common(1)[0]
+    calls_heavy = overhead >= t["overhead_share"] * samples
+    summary = (f"{pct(share)} of the busy samples run kernel code{where}: {top}. By kind: "
+               + ", ".join(f"{k} {pct(v / busy_n)}" for k, v in kinds.most_common(3)) +
+               f"; {pct(overhead / busy_n)} is the cost of making calls at all (entry, "
+               f"exit, file-descriptor and permission checks).")
+    fix = _KERNEL_FIX.get("overhead" if calls_heavy else main_kind, _KERNEL_FIX["other"])
+    first = by_syscall.most_common(1)[0]
+    title = ("System-call overhead: many small calls" if calls_heavy else
+             "Most of the CPU time is spent in the kernel") + \
+        f" ({first[0]} {pct(first[1] / busy_n)})"
     return Finding(
-        "kernel-heavy", "Most of the CPU time is spent in the kernel", _severity(share, t),
-        "high", share, samples,
-        f"{_pct(share)} of the busy samples run kernel code: {top}.",
+        "kernel-heavy", title, severity_of(share, t), "high", share, samples, summary,
         "Time in the kernel is time the application asked for through system calls (or "
-        "suffered through faults and interrupts); a high share usually means too many "
-        "small calls: tiny reads/writes, futex ping-pong, polling, page faults.",
-        "Find the system call with the largest share below and its callers in the "
-        "flame graph: batch or buffer it, avoid it in loops, or remove the polling.",
-        cpus=ctx.cpus(samples),
+        "suffered through faults and interrupts). It is either the price of many small "
+        "calls (entry and exit, descriptor lookups: batch them), waiting machinery "
+        "(futex, epoll: see the lock and wait findings), or the kernel doing the data "
+        "work itself (copying, network, file systems: move less data, or move it once).",
+        fix, cpus=ctx.cpus(samples),
         evidence={"syscalls": [{"name": k, "samples": v, "share": round(v / busy_n, 4)}
                                for k, v in by_syscall.most_common(8)],
+                  "kinds": [{"kind": k, "samples": v, "share": round(v / busy_n, 4)}
+                            for k, v in kinds.most_common()],
+                  "overhead_share": round(overhead / busy_n, 4), "callers": callers,
                   "functions": paths, "stacks": ctx.heaviest_stacks(kernel)},
-        focus=_focus(paths))
+        focus=focus_of(callers or paths))
+
+
+_NOT_SYSCALLS = ("system call entry and exit", "page faults", "interrupts",
+                 "other kernel paths")
+#: what to change, by the kind of kernel work that dominates (knowledge.SYSCALL_KINDS)
+_KERNEL_FIX = {
+    "overhead": "Make fewer, larger system calls: buffer reads and writes (one call per "
+                "64 KB instead of per byte or per line), use writev/sendmmsg/recvmmsg or "
+                "io_uring to batch, and drop calls made per item (getpid, time, stat) "
+                "from loops; the flame graph shows which caller makes them.",
+    "lock waits and wake-ups": "The kernel time is threads sleeping and waking on locks "
+                               "(futex): see the lock findings; fewer handoffs (less "
+                               "contention, no spinning on trylock) remove it.",
+    "commits to disk": "The kernel time is the file system making writes durable: see "
+                       "the commit finding; fewer commits remove it.",
+    "waiting for events": "Event-loop waits are cheap per call; many of them with little "
+                          "work each mean the loop wakes for tiny amounts of work: batch "
+                          "it (larger reads per wake-up, fewer timers).",
+    "sleeping": "Threads sleep and wake in a loop (nanosleep, sched_yield): wait on a "
+                "condition variable or an event instead of polling with sleeps.",
+    "network data": "The kernel is doing the network work (TCP send and receive, "
+                    "loopback delivery): send fewer, larger messages (no per-packet "
+                    "flushes: TCP_NOPUSH/TCP_CORK settings, fewer setsockopt calls per "
+                    "request), or less data (compression, caching).",
+    "file and socket data": "The kernel is copying data through read/write calls: use "
+                            "larger buffers (fewer calls), zero-copy paths (sendfile, "
+                            "splice, mmap) where the data only passes through, or move "
+                            "less of it.",
+    "files and directories": "Files are opened, created or deleted on the hot path: keep "
+                             "them open, cache the metadata (open_file_cache in nginx), "
+                             "and avoid a temporary file per operation.",
+    "memory mapping": "Memory is mapped and unmapped on the hot path: reuse buffers, "
+                      "keep the allocator from returning memory to the kernel, and "
+                      "pre-fault large buffers.",
+    "other": "Find the system call with the largest share below and its callers in the "
+             "flame graph: batch or buffer it, avoid it in loops, or remove the polling.",
+}
 
 
 def _category_rule(rule_id: str, category: str, title: str, why: str, fix: str):
@@ -248,24 +278,17 @@ def _category_rule(rule_id: str, category: str, title: str, why: str, fix: str):
             return None
         where = f" under {', '.join(c['name'] for c in callers[:2])}" if callers else ""
         return Finding(
-            rule_id, title, _severity(share, t), "high" if callers else "medium", share,
+            rule_id, title, severity_of(share, t), "high" if callers else "medium", share,
             samples,
-            f"{_pct(share)} of samples{_cpus_text(ctx.cpus(samples))} are in "
+            f"{pct(share)} of samples{cpus_text(ctx.cpus(samples))} are in "
             f"{', '.join(f['name'] for f in funcs[:3])}{where}.",
             why, fix, cpus=ctx.cpus(samples),
             evidence={"functions": funcs, "callers": callers,
                       "stacks": ctx.heaviest_stacks(hits)},
-            focus=_focus(callers or funcs))
+            focus=focus_of(callers or funcs))
     return evaluate
 
 
-sync_io = _category_rule(
-    "sync-io", "sync_io", "Synchronous writes and logging on the hot path",
-    "Each write, flush or fsync made by the thread doing the work waits for the kernel "
-    "and the file system; logging a line per request with a flush turns every request "
-    "into system calls.",
-    "Buffer the output and flush in the background (an asynchronous logger, a dedicated "
-    "writer thread), lower the log level on hot paths, and avoid fflush/fsync per line.")
 allocator_churn = _category_rule(
     "allocator-churn", "allocator", "Allocator churn: malloc and free on the hot path",
     "Allocating and freeing in a loop costs allocator bookkeeping, lock traffic between "
@@ -281,11 +304,19 @@ memory_copy = _category_rule(
 
 
 def scheduling_pressure(ctx: Context, t: dict) -> Finding | None:
+    """Threads that are runnable but wait for a CPU: more busy threads than CPUs while
+    the CPUs are all in use, or the kernel preempting threads (an involuntary switch
+    at the return to user mode). Switches of threads that block (on a lock, the disk,
+    an interpreter lock, the next request) are the price of that wait, not of too few
+    CPUs: a process-per-connection server whose backends sleep on a row lock has many
+    threads and much scheduler time, yet no thread waiting for a core."""
     busy = ctx.busy_threads(t["thread_min_cpus"])
-    cs = ctx.matching(lambda sid: ctx.has(sid, "scheduler") and not ctx.is_idle_task(sid))
+    cs = ctx.matching(lambda sid: ctx.has(sid, "scheduler") and ctx.has(sid, "preempt")
+                      and not ctx.is_idle_task(sid))
     cs_share = ctx.share(ctx.samples(cs))
     cpus_n = ctx.cpus_online
-    over = cpus_n is not None and len(busy) > cpus_n
+    over = cpus_n is not None and len(busy) > cpus_n and ctx.cpus_busy is not None and \
+        ctx.cpus_busy >= t["saturated"] * cpus_n
     if not over and cs_share < t["min_cs_share"]:
         return None
     tids = [tid for tid, _ in busy]
@@ -295,11 +326,12 @@ def scheduling_pressure(ctx: Context, t: dict) -> Finding | None:
            "so each request waits for a core, caches are cold after every switch, and "
            "latency grows with the queue.")
     summary = (f"{len(busy)} busy threads compete for {cpus_n} CPUs" if over else
-               f"{_pct(cs_share)} of samples are in scheduler paths")
+               f"{pct(cs_share)} of samples are the kernel preempting runnable threads "
+               f"(scheduler paths entered at the return to user mode)")
     return Finding(
         "scheduling-pressure", "Scheduling pressure: more runnable threads than CPUs"
-        if over else "Scheduling pressure: frequent context switches",
-        "medium" if over else _severity(cs_share, t), "high" if over else "medium",
+        if over else "Scheduling pressure: threads preempted while runnable",
+        "medium" if over else severity_of(cs_share, t), "high" if over else "medium",
         share, samples, summary + ".", why,
         "Size thread pools to the CPUs the service may use (cgroup quota, not the host's "
         "core count), avoid a thread per request, and batch work handed between threads.",
@@ -307,31 +339,57 @@ def scheduling_pressure(ctx: Context, t: dict) -> Finding | None:
         evidence={"threads": [{"tid": tid, "samples": n, "cpus": ctx.cpus(n)}
                               for tid, n in busy[:16]],
                   "functions": ctx.top_functions(cs, lambda f: "scheduler" in ctx.cats[f])},
-        focus=_focus([], tids))
+        focus=focus_of([], tids))
 
 
 def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
+    """The interpreter's frames, or its library's share of the leaves: interpreters are
+    usually built without frame pointers, so a capture of a Python service may show
+    _PyEval_EvalFrameDefault in a third of the samples and libpython in nine tenths."""
     hits = ctx.matching(lambda sid: ctx.has(sid, "interpreter"))
-    samples = ctx.samples(hits)
+    lib_hits: dict[str, dict[int, int]] = {}
+    for sid, w in ctx.weights.items():
+        f = ctx.leaf(sid)
+        lib = software.library_of(ctx.dso(f)) if f is not None else None
+        if lib is not None and lib.interpreter:
+            lib_hits.setdefault(ctx.dso(f), {})[sid] = w
+    lib_dso, lib_stacks = max(lib_hits.items(), key=lambda kv: sum(kv[1].values()),
+                              default=("", {}))
+    by_frames, by_lib = ctx.samples(hits), ctx.samples(lib_stacks)
+    samples = max(by_frames, by_lib)
     share = ctx.share(samples)
     if share < t["min_share"]:
         return None
     funcs = ctx.top_functions(hits, lambda f: "interpreter" in ctx.cats[f])
-    name = funcs[0]["name"]
-    lang = "python" if "Py" in name else "java" if name == "Interpreter" else \
-        "node" if "Builtins" in name else "other"
+    lib = software.library_of(lib_dso) if lib_dso else None
+    name = funcs[0]["name"] if funcs else lib.name
+    lang = "python" if "Py" in name or (lib and lib.name == "CPython") else \
+        "java" if name == "Interpreter" else "node" if "Builtins" in name else "other"
+    if by_lib > by_frames:
+        leaves: Counter = Counter()
+        for sid, w in lib_stacks.items():
+            leaves[ctx.funcs[sid][0]] += w
+        named = ", ".join(f"{ctx.name(f)} {pct(ctx.share(c))}"
+                          for f, c in leaves.most_common(3))
+        text = (f"{pct(share)} of samples{cpus_text(ctx.cpus(samples))} run in "
+                f"{lib.name} ({library_identity(lib_dso)}: {lib.purpose}; its hottest "
+                f"functions {named}): perf sees the interpreter, not the functions of the "
+                f"program it runs.")
+        funcs = [{"id": f, "name": ctx.name(f), "dso": ctx.dso(f), "samples": c,
+                  "share": round(ctx.share(c), 4)} for f, c in leaves.most_common(5)]
+    else:
+        text = (f"{pct(share)} of samples run in {name}: perf sees the interpreter, not "
+                f"the functions of the program it runs.")
     return Finding(
-        "interpreter-bound", "Time goes to a language interpreter", _severity(share, t),
-        "high", share, samples,
-        f"{_pct(share)} of samples run in {name}: perf sees the interpreter, not the "
-        f"functions of the program it runs.",
+        "interpreter-bound", "Time goes to a language interpreter", severity_of(share, t),
+        "high", share, samples, text,
         "Interpreted code costs many native instructions per language-level operation; "
         "the hot spots are in the program's functions, which native stacks do not show.",
         f"To see which functions are hot: {knowledge.INTERPRETER_ADVICE[lang]}. Then move "
         f"the hottest loops to vectorized or native code.",
         cpus=ctx.cpus(samples),
-        evidence={"functions": funcs, "stacks": ctx.heaviest_stacks(hits)},
-        focus=_focus(funcs))
+        evidence={"functions": funcs, "stacks": ctx.heaviest_stacks(hits or lib_stacks)},
+        focus=focus_of(funcs))
 
 
 def missing_symbols(ctx: Context, t: dict) -> Finding | None:
@@ -358,11 +416,11 @@ def missing_symbols(ctx: Context, t: dict) -> Finding | None:
         return None
     samples = sum(r["samples"] for r in rows)
     share = ctx.share(samples)
-    names = ", ".join(f"{r['dso']} ({_pct(r['share'])})" for r in rows[:3])
+    names = ", ".join(f"{r['dso']} ({pct(r['share'])})" for r in rows[:3])
     return Finding(
         "missing-symbols", "Frames without names hide where the time goes",
-        _severity(share, t), "high", share, samples,
-        f"{_pct(share)} of samples stop in code without symbols: {names}.",
+        severity_of(share, t), "high", share, samples,
+        f"{pct(share)} of samples stop in code without symbols: {names}.",
         "Without symbols a frame is only an address: the flame graph cannot say which "
         "function burns the CPU, and the other findings may miss it.",
         "Upload " + "; ".join(f"for {r['dso']}: {r['upload']}" for r in rows[:3]) +
@@ -380,15 +438,25 @@ RULES: list[Rule] = [
          _t(thread_sync_share=0.5, thread_min_share=0.05, min_share=0.10)),
     Rule("lock-contention", "Lock contention", lock_contention, _t(min_share=0.10)),
     Rule("kernel-heavy", "Kernel and syscall heavy", kernel_heavy,
-         _t(min_share=0.30, high=0.50)),
-    Rule("sync-io", "Synchronous I/O and logging", sync_io,
-         _t(min_share=0.05, needs_app_frames=True)),
+         _t(min_share=0.30, high=0.50, overhead_share=0.4)),
+    Rule("commit-io", "Commits bound by the disk (fsync)", io_rules.commit_io,
+         _t(min_share=0.05, off_cpu_use=0.6)),
+    Rule("sync-io", "Synchronous writes and logging", io_rules.sync_io,
+         _t(min_share=0.05, min_write_share=0.01)),
     Rule("allocator-churn", "Allocator churn", allocator_churn, _t(min_share=0.10)),
     Rule("memory-copy", "Memory copying", memory_copy, _t(min_share=0.10)),
+    Rule("lock-wait", "Waits on a server's own locks", wait_rules.lock_wait,
+         _t(min_share=0.10)),
+    Rule("interpreter-lock", "Threads serialized on an interpreter lock",
+         wait_rules.interpreter_lock, wait_rules.INTERPRETER_LOCK_THRESHOLDS),
+    Rule("off-cpu", "Little CPU under load", wait_rules.off_cpu,
+         {"thread_min_share": 0.02, "max_use": 0.6, "door_min_share": 0.05}),
     Rule("scheduling-pressure", "Scheduling pressure", scheduling_pressure,
-         _t(thread_min_cpus=0.1, min_cs_share=0.10)),
+         _t(thread_min_cpus=0.1, min_cs_share=0.10, saturated=0.9)),
     Rule("interpreter-bound", "Interpreter-bound", interpreter_bound, _t(min_share=0.30,
                                                                            high=0.50)),
+    Rule("hot-code", "One library dominates", code_rules.hot_code,
+         _t(min_share=0.30, medium=0.30, high=0.50)),
     Rule("missing-symbols", "Missing symbols", missing_symbols, _t(min_share=0.10)),
 ]
 

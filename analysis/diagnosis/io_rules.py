@@ -1,0 +1,174 @@
+"""Rules about files: commits that wait for the disk (fsync and friends), and writes and
+logging on the hot path. The two are kept apart because their fixes differ: a database
+bound by fsync needs fewer or grouped commits, a logger needs buffering or a lower level.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from . import knowledge
+from .context import Context
+from .finding import Finding, cpus_text, focus_of, pct, severity_of
+from .recognise import runtime_of, server_of, verb, who_runs
+
+GENERIC_COMMIT_FIX = (
+    "Make fewer durable commits: batch many writes per commit (one transaction, one "
+    "fsync for many rows or records), let concurrent commits share one flush (group "
+    "commit), or, where losing the last second of writes on a crash is acceptable, "
+    "fsync once a second in the background instead of per write.")
+
+LOGGING_FIX = (
+    "Buffer the output and flush in the background (an asynchronous logger, a dedicated "
+    "writer thread), lower the log level on hot paths, and avoid fflush/fsync per line.")
+
+
+def _commit_calls(ctx: Context, stacks: dict[int, int]) -> Counter:
+    """Which call makes each stack's writes durable: its outermost commit frame (the C
+    library's fdatasync, or the kernel's __x64_sys_fdatasync without user frames)."""
+    out: Counter = Counter()
+    for sid, w in stacks.items():
+        name = next((ctx.name(f) for f in reversed(ctx.funcs[sid])
+                     if "commit_io" in ctx.cats[f]), "?")
+        m = knowledge.SYSCALL_ENTRY.match(name)
+        out[m.group(1) if m else name.lstrip("_").removeprefix("libc_")] += w
+    return out
+
+
+#: glibc's internal names of its system-call wrappers: __GI___libc_write is write(2)
+_WRAPPER = re.compile(r"^(__GI_)?_*(libc_)?")
+
+
+def _write_calls(ctx: Context, stacks: dict[int, int]) -> Counter:
+    out: Counter = Counter()
+    for sid, w in stacks.items():
+        call = knowledge.syscall_of([ctx.name(f) for f in ctx.funcs[sid]])
+        if call is None:
+            name = next((ctx.name(f) for f in reversed(ctx.funcs[sid])
+                         if ctx.cats[f] & {"sync_io", "write_call"}), "?")
+            call = _WRAPPER.sub("", name)
+        out[call] += w
+    return out
+
+
+def _off_cpu_note(ctx: Context, stacks: dict[int, int]) -> str:
+    used = ctx.cpus(ctx.samples(ctx.same_threads(stacks)))
+    if used is None:
+        return ""
+    who = who_runs(ctx, stacks)
+    return (f" The {who} {verb(who, 'uses', 'use')} {used:.2f} CPUs in all: the wait for "
+            f"the disk itself is off-CPU, which a CPU profile does not sample.")
+
+
+def _file_writes(ctx: Context) -> dict[int, int]:
+    """Stacks writing files: through a file system's write path (sync_io), or in a
+    write(2) whose sample stopped before the kernel chose the file's write path, in a
+    thread whose other writes all go to files (its share of the unknown ones)."""
+    known = ctx.matching(lambda sid: ctx.has(sid, "sync_io") and
+                         not ctx.has(sid, "commit_io"))
+    to_sockets = ctx.matching(lambda sid: ctx.has(sid, "socket_io"))
+    file_threads = set(ctx.threads(known)) - set(ctx.threads(to_sockets))
+    out = dict(known)
+    for sid, w in ctx.weights.items():
+        if sid in out or sid in to_sockets or not ctx.has(sid, "write_call"):
+            continue
+        if set(ctx.thread_of.get(sid, {})) <= file_threads and ctx.thread_of.get(sid):
+            out[sid] = w
+    return out
+
+
+def commit_io(ctx: Context, t: dict) -> Finding | None:
+    hits = ctx.matching(lambda sid: ctx.has(sid, "commit_io"))
+    samples = ctx.samples(hits)
+    share = ctx.share(samples)
+    if share < t["min_share"]:
+        return None
+    calls = _commit_calls(ctx, hits)
+    call, _ = calls.most_common(1)[0]
+    callers = ctx.callers_above(hits, lambda f: "commit_io" in ctx.cats[f])
+    server = server_of(ctx, hits)
+    where = (f" under {', '.join(c['name'] for c in callers[:2])}" if callers else
+             " (its callers are not in the stacks: the program or its C library has no "
+             "frame pointers)")
+    of = f" in {server.name}" if server else ""
+    calls_text = ", ".join(f"{k} {pct(ctx.share(v))}" for k, v in calls.most_common(3))
+    funcs = ctx.top_functions(hits, lambda f: "commit_io" in ctx.cats[f])
+    # under load, threads that commit and are mostly off-CPU are bound by the disk: the
+    # samples show only the CPU side of each commit, the wait is larger
+    used, capacity, _ = ctx.thread_use(set(ctx.threads(hits)))
+    bound = "load" in ctx.label and used is not None and capacity and \
+        used < t["off_cpu_use"] * capacity and share >= t["medium"]
+    return Finding(
+        "commit-io", f"Commits wait for the disk: {call} in {pct(share)} of samples{of}",
+        "high" if bound else severity_of(share, t), "high", share, samples,
+        f"{pct(share)} of samples{cpus_text(ctx.cpus(samples))} make writes durable "
+        f"({calls_text}){where}.{_off_cpu_note(ctx, hits)}",
+        "Every durable commit waits until the device confirms the write (a cache flush "
+        "on most disks): the thread sleeps for it, and work that must follow the commit "
+        "(the next transaction, the reply) waits too, so throughput follows the disk's "
+        "flush latency instead of the CPU.",
+        (server.commit_fix if server and server.commit_fix else GENERIC_COMMIT_FIX),
+        cpus=ctx.cpus(samples),
+        evidence={"functions": callers + funcs[:4],
+                  "syscalls": [{"name": k, "samples": v, "share": round(ctx.share(v), 4)}
+                               for k, v in calls.most_common(5)],
+                  "software": server.name if server else None,
+                  "stacks": ctx.heaviest_stacks(hits)},
+        focus=focus_of(callers or funcs))
+
+
+def sync_io(ctx: Context, t: dict) -> Finding | None:
+    """Writes to files (not fsync: commit_io) and, in a process that writes files, the
+    formatting of what it writes (timestamps, %-formatting, caller line numbers)."""
+    writes = _file_writes(ctx)
+    if ctx.share(ctx.samples(writes)) < t["min_write_share"]:
+        return None
+    fmt = ctx.matching(lambda sid: sid not in writes and ctx.has(sid, "log_format"))
+    hits = {**writes, **fmt}
+    samples = ctx.samples(hits)
+    share = ctx.share(samples)
+    if share < t["min_share"]:
+        return None
+    callers = ctx.app_functions(hits)
+    if t.get("needs_app_frames") and not callers and not fmt and share < t["high"]:
+        return None
+    funcs = ctx.top_functions(writes, lambda f: "sync_io" in ctx.cats[f])
+    fmt_funcs = ctx.top_functions(fmt, lambda f: "log_format" in ctx.cats[f])
+    calls = _write_calls(ctx, writes)
+    where = f" under {', '.join(c['name'] for c in callers[:2])}" if callers else ""
+    text = (f"{pct(share)} of samples{cpus_text(ctx.cpus(samples))} write files "
+            f"({', '.join(f'{k} {pct(ctx.share(v))}' for k, v in calls.most_common(2))}: "
+            f"{', '.join(f['name'] for f in funcs[:3])}){where}")
+    if fmt:
+        named = ", ".join(f"{x['name']} {pct(x['share'])}" for x in fmt_funcs[:4])
+        text += f"; {pct(ctx.share(ctx.samples(fmt)))} format what is written ({named})"
+    server = server_of(ctx, writes)
+    runtime = runtime_of(ctx, hits)
+    severity = severity_of(share, t)
+    if server is not None and server.commit_fix:
+        # a database writing its log and data files is doing its work; what its
+        # durability costs is commit-io's to judge
+        severity = "low"
+        fix = (f"These are {server.name}'s own log and data-file writes; fewer, larger "
+               f"commits write less per unit of work. " + server.commit_fix)
+    elif runtime is not None and runtime.logging_fix:
+        fix = runtime.logging_fix
+        if fmt and severity == "low":
+            # the logging code itself runs as interpreted code, inside the interpreter's
+            # frames: what is visible of it (the C helpers, the writes) is a lower bound
+            severity = "medium"
+            text += (f"; the logging code itself runs inside {runtime.name}'s frames, so "
+                     f"its real share is larger")
+    else:
+        fix = LOGGING_FIX
+    return Finding(
+        "sync-io", "Synchronous writes and logging on the hot path", severity,
+        "high" if callers or fmt else "medium", share, samples, text + ".",
+        "Each write, flush or fsync made by the thread doing the work waits for the kernel "
+        "and the file system; logging a line per request with a flush turns every request "
+        "into system calls, and formatting each record (timestamps, caller, arguments) "
+        "costs more than most requests' own work.",
+        fix, cpus=ctx.cpus(samples),
+        evidence={"functions": funcs + fmt_funcs, "callers": callers,
+                  "stacks": ctx.heaviest_stacks(hits)},
+        focus=focus_of(callers or funcs))
