@@ -18,19 +18,25 @@ from collections import Counter
 
 from .context import Context
 
-#: (class, categories of knowledge.py any frame of the stack may have), in precedence
+#: (class, categories of knowledge.py any frame of the stack may have, categories of the
+#: leaf frame only), in precedence. Waits inside a server's own locks and interpreter
+#: locks (software.py) are lock waits; a pool runtime's spin loop is spinning only in
+#: its own frames (inner_thread calling the GEMM kernel is work); commits (fsync) are
+#: apart from writes and logging, their fixes differ.
 CLASSES = (
-    ("lock_wait", ("lock_slow",)),
-    ("lock", ("lock",)),
-    ("spin", ("runtime_spin", "yield")),  # not epoll/poll: an event loop's wait is benign
-    ("commit_io", ("sync_io",)),
-    ("scheduler", ("scheduler",)),
-    ("allocator", ("allocator",)),
-    ("copy", ("copy",)),
-    ("interpreter", ("interpreter",)),
+    ("lock_wait", ("lock_slow", "server_wait", "interp_lock"), ()),
+    ("lock", ("lock",), ()),
+    # not epoll/poll: an event loop's wait is benign
+    ("spin", ("runtime_spin", "yield"), ("spin_loop",)),
+    ("commit_io", ("commit_io",), ()),
+    ("writes", ("sync_io",), ()),
+    ("scheduler", ("scheduler",), ()),
+    ("allocator", ("allocator",), ()),
+    ("copy", ("copy",), ()),
+    ("interpreter", ("interpreter",), ()),
 )
 #: classes that are waiting or slow paths: their growth is a cause, their fall a fix
-WASTE = ("lock_wait", "lock", "spin", "commit_io", "scheduler")
+WASTE = ("lock_wait", "lock", "spin", "commit_io", "writes", "scheduler")
 BLAME_TOP = 3
 
 
@@ -48,8 +54,9 @@ def time_in(ctx: Context) -> dict:
         busy += w
         if ctx.kernel_leaf(sid):
             kernel += w
-        cls = next((name for name, cats in CLASSES
-                    if any(ctx.has(sid, c) for c in cats)), None)
+        cls = next((name for name, cats, leaf_cats in CLASSES
+                    if any(ctx.has(sid, c) for c in cats) or
+                    any(ctx.leaf_has(sid, c) for c in leaf_cats)), None)
         if cls is None:
             continue
         acc[cls] += w
