@@ -44,9 +44,9 @@ def _write_calls(ctx: Context, stacks: dict[int, int]) -> Counter:
     for sid, w in stacks.items():
         call = knowledge.syscall_of([ctx.name(f) for f in ctx.funcs[sid]])
         if call is None:
-            name = next((ctx.name(f) for f in reversed(ctx.funcs[sid])
+            call = next((_WRAPPER.sub("", ctx.name(f)) if "write_call" in ctx.cats[f]
+                         else ctx.name(f) for f in reversed(ctx.funcs[sid])
                          if ctx.cats[f] & {"sync_io", "write_call"}), "?")
-            call = _WRAPPER.sub("", name)
         out[call] += w
     return out
 

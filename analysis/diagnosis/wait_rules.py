@@ -181,13 +181,15 @@ def interpreter_lock(ctx: Context, t: dict) -> Finding | None:
     lock_funcs = [f for f in ctx.top_functions(in_lock, lambda f: "interp_lock" in
                                                ctx.cats[f], 3)
                   if f["share"] >= t["lock_fn_min_share"]]
+    futex_share = ctx.share(ctx.samples(futex))
     if lock_funcs:
         seen = ", ".join(f"{f['name']} {pct(f['share'])}" for f in lock_funcs)
-        evidence = f"the lock's own functions are in the stacks: {seen}"
+        evidence = f"The lock's own functions are in the stacks: {seen}."
     else:
-        evidence = (f"its functions are not in the stacks (the interpreter and the C "
-                    f"library have no frame pointers), but futex waits and wake-ups are: "
-                    f"{pct(ctx.share(ctx.samples(futex)))} of samples")
+        evidence = ("The lock's functions are not in the stacks (the interpreter and the "
+                    "C library have no frame pointers)" +
+                    (f", but its futex waits and wake-ups are: {pct(futex_share)} of "
+                     f"samples." if futex_share else "."))
     under_load = "load" in ctx.label
     per = cpus / n
     names = ctx.thread_names(tid for tid, _ in found.threads)
@@ -195,7 +197,7 @@ def interpreter_lock(ctx: Context, t: dict) -> Finding | None:
                f"one process and together use {cpus:.2f} CPUs ({per:.2f} each): only the "
                f"thread holding the {lock.short} runs, the others wait for it "
                f"off-CPU, so the process cannot use more than about one CPU however many "
-               f"threads it has. Of the lock, {evidence}.")
+               f"threads it has. {evidence}")
     if under_load:
         summary += " The capture is labelled as under load, so the work queues for the lock."
     return Finding(
@@ -213,7 +215,7 @@ def interpreter_lock(ctx: Context, t: dict) -> Finding | None:
         evidence={"threads": [{"tid": tid, "samples": s, "cpus": ctx.cpus(s)}
                               for tid, s in found.threads],
                   "functions": lock_funcs, "lock": lock.name,
-                  "futex_share": round(ctx.share(ctx.samples(futex)), 4)},
+                  "futex_share": round(futex_share, 4)},
         focus=focus_of(lock_funcs, [tid for tid, _ in found.threads]))
 
 
