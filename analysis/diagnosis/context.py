@@ -26,6 +26,8 @@ class Context:
     app: dict[int, bool] = field(default_factory=dict)  # function -> application code?
     thread_of: dict[int, Counter] = field(default_factory=dict)  # stack -> Counter(tid)
     comm_of: dict[int, str] = field(default_factory=dict)  # tid -> its thread name
+    _stack_cats: dict[int, frozenset[str]] = field(default_factory=dict)
+    _memo: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, profile: Profile, event_id: int | None = None, label: str = "") -> Context:
@@ -67,7 +69,17 @@ class Context:
         return self.profile.mappings[self.profile.locations[stack[0]].mapping_id].kind
 
     def has(self, sid: int, category: str) -> bool:
-        return any(category in self.cats[f] for f in self.funcs[sid])
+        cats = self._stack_cats.get(sid)
+        if cats is None:
+            cats = self._stack_cats[sid] = frozenset().union(
+                *(self.cats[f] for f in self.funcs[sid]))
+        return category in cats
+
+    def memo(self, key, compute):
+        """`compute()` once per key for this context (several rules ask the same)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def leaf_has(self, sid: int, category: str) -> bool:
         f = self.funcs[sid]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ LIBRARIES: tuple[Library, ...] = (
 _LIB_RX = [(re.compile(lib.dso), lib) for lib in LIBRARIES]
 
 
+@lru_cache(maxsize=4096)
 def library_of(dso: str) -> Library | None:
     for rx, lib in _LIB_RX:
         if rx.search(dso):
@@ -404,6 +406,7 @@ def interpreter_lock_for(runtime: str) -> InterpreterLock | None:
     return next((g for g in INTERPRETER_LOCKS if g.runtime == runtime), None)
 
 
+@lru_cache(maxsize=65536)
 def server_matches(server: Server, *, dso: str = "", comm: str = "",
                    function: str = "") -> str:
     """How this server is recognised in one frame or thread ("" if not)."""

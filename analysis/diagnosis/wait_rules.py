@@ -53,7 +53,7 @@ def _server_wait(ctx: Context, sid: int) -> tuple[software.Wait, int] | None:
 
 
 def server_wait_stacks(ctx: Context) -> dict[int, tuple[software.Wait, int]]:
-    return ctx.profile.memo(("server_waits", ctx.event_id), lambda: {
+    return ctx.memo("server_waits", lambda: {
         sid: hit for sid in ctx.weights if (hit := _server_wait(ctx, sid)) is not None})
 
 
@@ -140,6 +140,11 @@ class Serialized:
 def serialized_threads(ctx: Context, t: dict) -> Serialized | None:
     """Threads that run an interpreter with a global lock and, together, use about one
     CPU: the shape of threads taking turns on the lock."""
+    return ctx.memo(("serialized", tuple(sorted(t.items()))),
+                    lambda: _serialized_threads(ctx, t))
+
+
+def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
     if ctx.cpus_busy is None or (ctx.cpus_online is not None and ctx.cpus_online < 2):
         return None
     per_thread: dict[int, Counter] = {}
