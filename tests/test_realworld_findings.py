@@ -107,6 +107,16 @@ def test_fsync_bound_databases_get_no_logging_advice(kind):
     assert "off-CPU" in found["commit-io"]["summary"]
 
 
+@pytest.mark.parametrize("kind", ["postgres-hot-row", "mariadb-commit", "redis-fsync",
+                                  "sqlite-commit-per-row"])
+def test_the_cause_comes_before_its_kernel_time(kind):
+    """The kernel time of these captures is the waiting and the fsyncs: the finding that
+    names the cause is first (lists of captures show it), kernel-heavy right after."""
+    report = build_report(load(HERE / kind / PAIRS[kind]["bad"]), label="load")
+    rules = [f["rule"] for f in report["findings"]]
+    assert rules[1:3] == [EXPECTED[kind][0], "kernel-heavy"], rules
+
+
 def test_commits_are_blamed_on_the_application_frame():
     """16.8% of the samples fsync under the binlog's flush_and_sync, 4.2% under InnoDB's
     redo flush directly under ha_commit_trans (README): the nearest application frames."""

@@ -21,6 +21,7 @@ def findings_of(ctx: Context) -> list[Finding]:
     headline = [f for f in found if f.rule == "cpu-use"]
     rest = [f for f in found if f.rule != "cpu-use"]
     rest.sort(key=lambda f: (-SEVERITY_RANK[f.severity], -f.share, f.rule))
+    rest = _causes_first(rest)
     if ctx.total and not rest and not any(f.severity != "info" for f in headline):
         rest.append(Finding(
             "nothing-notable", "No known waste pattern found", "info", "medium", 0.0, 0,
@@ -29,6 +30,19 @@ def findings_of(ctx: Context) -> list[Finding]:
             "", "The flame graph shows where the time goes; the widest frames are the "
                 "place to start."))
     return headline + rest
+
+
+def _causes_first(findings: list[Finding]) -> list[Finding]:
+    """A finding that is the symptom of another (kernel time that is a server's lock
+    waits, or its commits) comes right after the finding naming that cause, so the
+    cause is what lists of captures show first."""
+    out = list(findings)
+    for f in findings:
+        causes = [g for g in out if g.rule in f.evidence.get("explained_by", ())]
+        if causes:
+            out.remove(f)
+            out.insert(out.index(causes[0]) + 1, f)
+    return out
 
 
 __all__ = ["Context", "diagnose", "findings_of", "Finding", "RULES"]

@@ -106,8 +106,6 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
         lib.fix, cpus=ctx.cpus(samples),
         evidence={"library": lib.name, "dso": dso, "share": round(share, 4),
                   "hot_span": [start, end, span_n] if unnamed else None,
-                  "functions": [{"id": f, "name": ctx.name(f), "samples": c,
-                                 "share": round(c / busy_n, 4)}
-                                for f, c in by_fn.most_common(5)],
+                  "functions": [ctx.function_row(f, c) for f, c in by_fn.most_common(5)],
                   "callers": callers},
         focus=focus_of(callers))

@@ -118,6 +118,11 @@ class Context:
         return self.threads(self.weights)
 
     # ---- evidence -------------------------------------------------------------------------
+    def function_row(self, fid: int, samples: int) -> dict:
+        """A function as evidence: id, name, DSO, samples and share of the capture."""
+        return {"id": fid, "name": self.name(fid), "dso": self.dso(fid), "samples": samples,
+                "share": round(self.share(samples), 4)}
+
     def top_functions(self, stacks: dict[int, int], pred, n: int = 5) -> list[dict]:
         """Functions satisfying `pred(fid)` in these stacks, by samples (once per stack)."""
         acc: Counter = Counter()
@@ -125,8 +130,7 @@ class Context:
             for f in set(self.funcs[sid]):
                 if pred(f):
                     acc[f] += w
-        return [{"id": f, "name": self.name(f), "dso": self.dso(f), "samples": c,
-                 "share": round(self.share(c), 4)} for f, c in acc.most_common(n)]
+        return [self.function_row(f, c) for f, c in acc.most_common(n)]
 
     def heaviest_stacks(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         out = []
@@ -174,8 +178,7 @@ class Context:
             caller = next((f for f in fids[start + 1:] if self.app.get(f, False)), None)
             if caller is not None:
                 acc[caller] += w
-        return [{"id": f, "name": self.name(f), "dso": self.dso(f), "samples": c,
-                 "share": round(self.share(c), 4)} for f, c in acc.most_common(n)]
+        return [self.function_row(f, c) for f, c in acc.most_common(n)]
 
     def thread_use(self, tids=None, min_share: float = 0.02) -> tuple[float | None, int,
                                                                      list[tuple[int, int]]]:

@@ -176,6 +176,8 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     if share < t["min_share"]:
         return None
     by_syscall: Counter = Counter()
+    kinds: Counter = Counter()
+    waits = wait_rules.server_wait_stacks(ctx)
     for sid, w in kernel.items():
         names_ = [ctx.name(f) for f in ctx.funcs[sid]]
         name = knowledge.syscall_of(names_)
@@ -188,13 +190,16 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
                                                   "irq_exit", "__irq")) for n in names_) \
                 else "other kernel paths"
         by_syscall[name] += w
+        # what the call is for: a wait in a server's own or an interpreter's lock (epoll
+        # under PostgreSQL's WaitLatch, kill() waking a waiter) is lock waiting whatever
+        # the call; a commit is a commit
+        kinds["lock waits and wake-ups" if sid in waits or ctx.has(sid, "interp_lock") else
+              "commits to disk" if ctx.has(sid, "commit_io") else
+              name if name in _NOT_SYSCALLS else knowledge.syscall_kind(name)] += w
     paths = ctx.top_functions(kernel, lambda f: ctx.profile.mappings[
         ctx.profile.functions[f].mapping_id].kind == KERNEL and
         ctx.profile.functions[f].resolved)
     top = ", ".join(f"{k} {pct(v / busy_n)}" for k, v in by_syscall.most_common(4))
-    kinds: Counter = Counter()
-    for name, w in by_syscall.items():
-        kinds[name if name in _NOT_SYSCALLS else knowledge.syscall_kind(name)] += w
     overhead = sum(w for sid, w in kernel.items()
                    if knowledge.SYSCALL_OVERHEAD.match(ctx.name(ctx.funcs[sid][0])))
     callers = ctx.callers_above(kernel, lambda f: ctx.profile.mappings[
@@ -207,6 +212,8 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
                f"; {pct(overhead / busy_n)} is the cost of making calls at all (entry, "
                f"exit, file-descriptor and permission checks).")
     fix = _KERNEL_FIX.get("overhead" if calls_heavy else main_kind, _KERNEL_FIX["other"])
+    # the finding that names the cause of this kernel time, to be read first
+    explained_by = [] if calls_heavy else list(_EXPLAINED_BY.get(main_kind, ()))
     first = by_syscall.most_common(1)[0]
     title = ("System-call overhead: many small calls" if calls_heavy else
              "Most of the CPU time is spent in the kernel") + \
@@ -224,12 +231,17 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
                   "kinds": [{"kind": k, "samples": v, "share": round(v / busy_n, 4)}
                             for k, v in kinds.most_common()],
                   "overhead_share": round(overhead / busy_n, 4), "callers": callers,
+                  "explained_by": explained_by,
                   "functions": paths, "stacks": ctx.heaviest_stacks(kernel)},
         focus=focus_of(callers or paths))
 
 
 _NOT_SYSCALLS = ("system call entry and exit", "page faults", "interrupts",
                  "other kernel paths")
+#: the rules whose finding explains kernel time of a kind
+_EXPLAINED_BY = {"lock waits and wake-ups": ("lock-wait", "interpreter-lock", "spin-wait",
+                                             "lock-contention"),
+                 "commits to disk": ("commit-io",)}
 #: what to change, by the kind of kernel work that dominates (knowledge.SYSCALL_KINDS)
 _KERNEL_FIX = {
     "overhead": "Make fewer, larger system calls: buffer reads and writes (one call per "
@@ -375,8 +387,7 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
                 f"{lib.name} ({library_identity(lib_dso)}: {lib.purpose}; its hottest "
                 f"functions {named}): perf sees the interpreter, not the functions of the "
                 f"program it runs.")
-        funcs = [{"id": f, "name": ctx.name(f), "dso": ctx.dso(f), "samples": c,
-                  "share": round(ctx.share(c), 4)} for f, c in leaves.most_common(5)]
+        funcs = [ctx.function_row(f, c) for f, c in leaves.most_common(5)]
     else:
         text = (f"{pct(share)} of samples run in {name}: perf sees the interpreter, not "
                 f"the functions of the program it runs.")

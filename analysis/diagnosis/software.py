@@ -157,9 +157,6 @@ class Server:
     comm: str = ""  # regex on thread names
     functions: str = ""  # regex on function names only it has
     commit_fix: str = ""  # when commits (fsync) bound it
-    #: a process per connection (or per worker): many processes that each use little
-    #: CPU is its normal shape, not threads waiting for a core
-    process_per_connection: bool = False
 
 
 SERVERS: tuple[Server, ...] = (
@@ -184,16 +181,15 @@ SERVERS: tuple[Server, ...] = (
                       "rows per transaction (multi-row INSERT, batches) so one fsync "
                       "covers them, and let binlog group commit merge concurrent "
                       "commits (`binlog_commit_wait_count`, `binlog_commit_wait_usec`)."),
-    # PostgreSQL: CommitTransaction -> RecordTransactionCommit -> XLogFlush -> issue_xlog_fsync
-    # (src/backend/access/transam/xlog.c); docs "Asynchronous Commit" and commit_delay;
-    # one backend process per connection (docs "How Connections Are Established")
+    # PostgreSQL: CommitTransaction -> RecordTransactionCommit -> XLogFlush ->
+    # issue_xlog_fsync (src/backend/access/transam/xlog.c); docs "Asynchronous Commit",
+    # commit_delay
     Server("PostgreSQL", dso=r"/postgres$|/postmaster$", comm=r"^postgres",
            functions=r"^(PostgresMain|PostmasterMain|XLogFlush|CommitTransactionCommand)$",
            commit_fix="Commit many statements per transaction; where the last few "
                       "hundred milliseconds of commits may be lost on a crash (never "
                       "corrupted), `SET synchronous_commit = off` for that work; "
-                      "`commit_delay` lets concurrent commits share one WAL flush.",
-           process_per_connection=True),
+                      "`commit_delay` lets concurrent commits share one WAL flush."),
     # SQLite: pager.c commits with the rollback journal (journal_mode=DELETE: create,
     # write, fsync, delete the -journal per transaction) and synchronous=FULL; os_unix.c
     # unixSync -> fdatasync; sqlite.org/wal.html, pragma.html#pragma_synchronous
@@ -202,13 +198,6 @@ SERVERS: tuple[Server, ...] = (
                       "hundreds or thousands of inserts, executemany), and use "
                       "`PRAGMA journal_mode=WAL` with `PRAGMA synchronous=NORMAL` (WAL "
                       "appends; fsync only at checkpoints)."),
-    # nginx: a master and worker processes, each an event loop (ngx_process_events_and_timers)
-    Server("nginx", dso=r"/nginx$", comm=r"^nginx", functions=r"^ngx_",
-           process_per_connection=True),
-    # Apache httpd prefork/worker children; php-fpm pools: a process per request handler
-    Server("Apache httpd", dso=r"/(httpd|apache2)$", comm=r"^(httpd|apache2)",
-           process_per_connection=True),
-    Server("PHP-FPM", comm=r"^php-fpm", process_per_connection=True),
 )
 
 

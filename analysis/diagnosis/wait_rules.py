@@ -96,10 +96,10 @@ def lock_wait(ctx: Context, t: dict) -> Finding | None:
     note = "" if used is None else (
         f" The {who} {verb(who, 'uses', 'use')} {used:.2f} CPUs in all: the waiting "
         f"itself is off-CPU; these samples are the price of going to sleep and waking up.")
-    fix = next(w.fix for w in software.WAITS if (w.software, w.short) == top and w.fix)
-    callers = [{"id": f, "name": ctx.name(f), "samples": c, "share": round(ctx.share(c), 4)}
+    fix = next((w.fix for w in software.WAITS if (w.software, w.short) == top and w.fix), "")
+    callers = [ctx.function_row(f, c)
                for f, c in callers_of.get(top, Counter()).most_common(3)]
-    funcs = [{"id": f, "name": ctx.name(f), "samples": c, "share": round(ctx.share(c), 4)}
+    funcs = [ctx.function_row(f, c)
              for key in ranked[:2] for f, c in by_fn[key].most_common(3)]
     return Finding(
         "lock-wait", f"{top[0]} waits for {top[1]}: {main_fn} in {pct(share)} of samples",
@@ -128,6 +128,7 @@ INTERPRETER_LOCK_THRESHOLDS = {
     "min_cpus": 0.5, "max_cpus": 1.25,  # together about one CPU
     "lock_fn_min_share": 0.005,  # the lock's functions, when named, are this visible
 }
+
 
 @dataclass
 class Serialized:
@@ -209,7 +210,7 @@ def interpreter_lock(ctx: Context, t: dict) -> Finding | None:
         "interpreter-lock",
         f"Threads serialized on {lock.name}: {n} threads share {cpus:.2f} CPUs",
         "high" if under_load else "medium", "high" if lock_funcs or under_load else "medium",
-        1.0, ctx.samples(found.stacks), summary,
+        ctx.share(ctx.samples(found.stacks)), ctx.samples(found.stacks), summary,
         f"{lock.name} lets one thread at a time run interpreted code: threads help "
         f"only while others block in I/O; CPU-bound handlers take turns, and each turn "
         f"costs a wake-up and a context switch. The waiting is off-CPU, so a CPU profile "
@@ -283,9 +284,11 @@ def off_cpu(ctx: Context, t: dict) -> Finding | None:
         where = ("No blocking call stands out in the samples: the threads may wait for a "
                  "CPU (other work on the host, more threads than cores) or block in calls "
                  "too short to sample" + (f" ({listed})" if listed else "") + ".")
+    # the samples it rests on: the blocking calls the threads were seen entering
+    door_n = sum(doors.values())
     return Finding(
         "off-cpu", f"Under load, yet only {used:.2f} CPUs busy: the time goes off-CPU",
-        "medium" if blocking else "low", "medium", 1.0 - used / capacity, ctx.total,
+        "medium" if blocking else "low", "medium", ctx.share(door_n), door_n,
         f"The capture is labelled as under load, but its {threads} used {used:.2f} "
         f"CPUs{cpu_text}, {pct(used / capacity)} of what they could use: most of their "
         f"time they wait, which a CPU profile does not sample. {where}",
