@@ -122,6 +122,21 @@ def test_public_captures(rel, expected, why):
     assert _fired(diagnose(load(PUBLIC / rel))) == expected, why
 
 
+def test_kernel_time_tells_call_overhead_from_data_work():
+    """dd's 512-byte reads and writes of /dev/zero and /dev/null: every kernel sample is
+    in entry code, descriptor lookups and permission checks, the price of the calls;
+    vert.x writing HTTP responses to sockets: the kernel is doing the network work."""
+    dd = {f.rule: f for f in diagnose(load(PUBLIC / "brendangregg__FlameGraph/test/"
+                                               "perf-dd-stacks-01.txt"))}["kernel-heavy"]
+    assert dd.title == "System-call overhead: many small calls (write 54.5%)"
+    assert dd.evidence["overhead_share"] == 0.8182 and "fewer, larger" in dd.fix
+    vertx = {f.rule: f for f in diagnose(load(PUBLIC / "brendangregg__FlameGraph/test/"
+                                                  "perf-vertx-stacks-01.txt"))}["kernel-heavy"]
+    assert vertx.title == "Most of the CPU time is spent in the kernel (write 28.7%)"
+    assert vertx.evidence["kinds"][0]["kind"] == "file and socket data"
+    assert vertx.evidence["overhead_share"] == 0.0315
+
+
 def test_rules_are_one_explicit_list_with_thresholds():
     ids = [r.id for r in RULES]
     assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 15
