@@ -103,28 +103,30 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
         who = f"{pool.name}'s thread pool ({names})"
         fix = pool.fix
     else:
+        n = len(spinners)
         who = drivers[0]["name"] if drivers else (runtime[0]["dso"] if runtime else
-                                                   f"{len(spinners)} threads")
+                                                   f"{n} thread{'s' if n != 1 else ''}")
         if runtime and not drivers:
             fix = ("The thread-pool runtime spins while it waits for work: make it sleep "
                    "sooner (OpenMP: OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=0 or "
                    "KMP_BLOCKTIME=0; TBB: fewer arenas or a global_control on threads), or "
                    "use fewer threads than cores.")
         else:
-            fix = (f"Make {who} block while there is nothing to do: wait on a condition "
-                   f"variable (or semaphore/futex) instead of locking and unlocking in a "
-                   f"loop, and wake the workers when work arrives (notify_one per queued "
-                   f"job). If it must poll, back off with a sleep.")
+            fix = (f"Make {who if drivers else 'the spinning code'} block while there is "
+                   f"nothing to do: wait on a condition variable (or semaphore/futex) "
+                   f"instead of locking and unlocking in a loop, and wake the workers when "
+                   f"work arrives (notify_one per queued job). If it must poll, back off "
+                   f"with a sleep.")
     how = ("taking and releasing locks, yielding or polling" if not loop_funcs else
            "in the spin loops of the pool, waiting for work or for each other"
            if len(loops) == len(spin_stacks) else
            "in spin loops, taking and releasing locks, yielding or polling")
     return Finding(
         "spin-wait", f"Threads spin instead of waiting: {who} burns"
-        f"{cpus_text(cpus).replace(', about', '')}", severity_of(share, t),
+        f"{cpus_text(cpus).replace(', about', '') or ' CPU time'}", severity_of(share, t),
         "high" if drivers or runtime or pool else "medium", share, samples,
         f"{len(spinners)} thread(s) spend {pct(share)} of all samples{cpus_text(cpus)} "
-        f"{how}, around {who}.",
+        f"{how}" + (f", around {who}." if drivers or runtime or pool else "."),
         "A thread that loops on lock/unlock, trylock, sched_yield or a zero-timeout poll "
         "stays on the CPU the whole time it waits: it burns a core doing nothing, and "
         "the lock traffic slows the threads that have real work.",
