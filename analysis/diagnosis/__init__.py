@@ -1,7 +1,9 @@
 """Diagnosis: findings a performance engineer would write after reading the capture, each
 with its evidence, why it costs CPU, what to change, and what to focus the flame graph on.
 
-Rules live in rules.py (one explicit list), the meaning of symbols in knowledge.py.
+Rules live in rules.py (one explicit list; the rules about files in io_rules.py, about
+waiting in wait_rules.py, about hot libraries in code_rules.py), the meaning of symbols in
+knowledge.py, what well-known software is and how to fix it in software.py.
 """
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ def findings_of(ctx: Context) -> list[Finding]:
     if ctx.total and not rest and not any(f.severity != "info" for f in headline):
         rest.append(Finding(
             "nothing-notable", "No known waste pattern found", "info", "medium", 0.0, 0,
-            "None of the rules (spinning, locks, kernel time, I/O, allocation, copying, "
-            "scheduling, interpreters, missing symbols) matched this capture.",
+            "None of the rules (spinning, locks and servers' own lock waits, interpreter "
+            "locks, kernel time, commits and writes, allocation, copying, scheduling, "
+            "interpreters, hot libraries, missing symbols) matched this capture.",
             "", "The flame graph shows where the time goes; the widest frames are the "
                 "place to start."))
     return headline + rest
