@@ -44,7 +44,8 @@ EXPECTED = {
         ["gzip -1"],
         "gzip -9: 74% of samples in 252 bytes of a stripped gzip, the match-chain walk"),
     "python-logging": (
-        "sync-io", ["logging", "write", "PyUnicode_Format", "__strftime_internal"],
+        "sync-io", ["logging", "write", "PyUnicode_Format", "__strftime_internal",
+                    "real share is larger"],
         ["INFO", "QueueHandler"],
         "DEBUG records formatted (%-formatting, timestamps, line numbers) and written and "
         "flushed per record; the logging module's Python code itself is inside "

@@ -52,7 +52,9 @@ def pct(x: float) -> str:
 
 
 def cpus_text(c: float | None) -> str:
-    return "" if c is None else f", about {c:.1f} CPUs"
+    if c is None:
+        return ""
+    return f", about {c:.1f} CPUs" if c >= 0.1 else f", about {c:.2f} CPUs"
 
 
 def focus_of(funcs: list[dict], tids=()) -> dict:

@@ -35,8 +35,15 @@ def _commit_calls(ctx: Context, stacks: dict[int, int]) -> Counter:
     return out
 
 
-#: glibc's internal names of its system-call wrappers: __GI___libc_write is write(2)
+#: glibc's internal names of its system-call wrappers: __GI___libc_write is write(2),
+#: __libc_pwrite is pwrite64(2)
 _WRAPPER = re.compile(r"^(__GI_)?_*(libc_)?")
+_SYSCALL_NAMES = {"pwrite": "pwrite64", "pread": "pread64"}
+
+
+def _wrapped_call(name: str) -> str:
+    call = _WRAPPER.sub("", name)
+    return _SYSCALL_NAMES.get(call, call)
 
 
 def _write_calls(ctx: Context, stacks: dict[int, int]) -> Counter:
@@ -44,7 +51,7 @@ def _write_calls(ctx: Context, stacks: dict[int, int]) -> Counter:
     for sid, w in stacks.items():
         call = knowledge.syscall_of([ctx.name(f) for f in ctx.funcs[sid]])
         if call is None:
-            call = next((_WRAPPER.sub("", ctx.name(f)) if "write_call" in ctx.cats[f]
+            call = next((_wrapped_call(ctx.name(f)) if "write_call" in ctx.cats[f]
                          else ctx.name(f) for f in reversed(ctx.funcs[sid])
                          if ctx.cats[f] & {"sync_io", "write_call"}), "?")
         out[call] += w
@@ -130,8 +137,6 @@ def sync_io(ctx: Context, t: dict) -> Finding | None:
     if share < t["min_share"]:
         return None
     callers = ctx.app_functions(hits)
-    if t.get("needs_app_frames") and not callers and not fmt and share < t["high"]:
-        return None
     funcs = ctx.top_functions(writes, lambda f: "sync_io" in ctx.cats[f])
     fmt_funcs = ctx.top_functions(fmt, lambda f: "log_format" in ctx.cats[f])
     calls = _write_calls(ctx, writes)
@@ -153,12 +158,12 @@ def sync_io(ctx: Context, t: dict) -> Finding | None:
                f"commits write less per unit of work. " + server.commit_fix)
     elif runtime is not None and runtime.logging_fix:
         fix = runtime.logging_fix
-        if fmt and severity == "low":
+        if fmt:
             # the logging code itself runs as interpreted code, inside the interpreter's
             # frames: what is visible of it (the C helpers, the writes) is a lower bound
-            severity = "medium"
-            text += (f"; the logging code itself runs inside {runtime.name}'s frames, so "
-                     f"its real share is larger")
+            severity = "medium" if severity == "low" else severity
+            text += (f"; the logging code itself runs inside {runtime.name}'s interpreter "
+                     f"frames, so its real share is larger")
     else:
         fix = LOGGING_FIX
     return Finding(
@@ -166,8 +171,8 @@ def sync_io(ctx: Context, t: dict) -> Finding | None:
         "high" if callers or fmt else "medium", share, samples, text + ".",
         "Each write, flush or fsync made by the thread doing the work waits for the kernel "
         "and the file system; logging a line per request with a flush turns every request "
-        "into system calls, and formatting each record (timestamps, caller, arguments) "
-        "costs more than most requests' own work.",
+        "into system calls, and formatting each record (timestamps, the caller's line, "
+        "the arguments) can cost more than the request's own work.",
         fix, cpus=ctx.cpus(samples),
         evidence={"functions": funcs + fmt_funcs, "callers": callers,
                   "stacks": ctx.heaviest_stacks(hits)},
