@@ -40,9 +40,8 @@ LIBRARIES: tuple[Library, ...] = (
                 "(nginx gzip_static, pre-compressed assets), skip small or already "
                 "compressed responses (gzip_min_length, gzip_types), or use a faster "
                 "codec (zstd, lz4).",
-            functions=((r"^longest_match$", "deflate's match search (long hash chains at "
-                                            "high levels)"),
-                       (r"^deflate_slow$", "deflate levels 4-9 (lazy matching)"),
+            functions=((r"^longest_match$", "deflate's match search, long at high levels"),
+                       (r"^deflate_slow$", "deflate levels 4-9, lazy matching"),
                        (r"^deflate_fast$", "deflate levels 1-3"),
                        (r"^(inflate|inflate_fast)$", "decompression"),
                        (r"^(crc32|crc32_z|adler32)", "checksums"),
