@@ -39,7 +39,8 @@ WASTE_PP = 5.0
 DIFFERENT_WORK = 3.0
 
 _CLASS_NAMES = {"lock_wait": "lock waits", "lock": "locking", "spin": "spinning",
-                "commit_io": "commits to disk", "scheduler": "scheduling",
+                "commit_io": "commits to disk", "writes": "file writes",
+                "scheduler": "scheduling",
                 "allocator": "allocation", "copy": "copying", "interpreter": "interpreting"}
 
 
