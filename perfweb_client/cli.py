@@ -223,6 +223,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _rate(text: str) -> float:
+    # the check `python -m analysis` makes too: this client installs alone, with no import
+    # of the engine, so it keeps its own copy
     try:
         value = float(text.replace(",", "").replace("_", ""))
     except ValueError:
