@@ -163,11 +163,12 @@ def test_a_dwarf_capture_names_take_gil():
 
 def test_gzip_level_1_still_compresses_every_response():
     """nginx at gzip_comp_level 1: still 93% in libz, a third in one loop: the half-fix
-    keeps a medium finding (README: longest_match 35.4%)."""
+    keeps a medium finding (README: longest_match 35.4%). 93.7%, not perf's 93.1% of
+    libz leaves: the memcpy libz calls is libz's work too."""
     report = build_report(load(HERE / "nginx-access-log" / "fixed-level1.script.txt.gz"),
                           label="load")
     f = next(f for f in report["findings"] if f["rule"] == "hot-code")
-    assert f["severity"] == "medium" and f["title"].startswith("93.1% in libz.so")
+    assert f["severity"] == "medium" and f["title"].startswith("93.7% in libz.so")
 
 
 def test_little_cpu_under_load_says_what_to_record():

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..identity import library_identity
-from . import software
+from ..profile import KERNEL
+from . import knowledge, software
 from .context import Context
 from .finding import Finding, cpus_text, focus_of, pct
 from .recognise import who_runs
@@ -37,51 +38,95 @@ def _hot_span(ctx: Context, stacks: dict[int, int]) -> tuple[int, int, int]:
     return best
 
 
+def _library_frame(ctx: Context, sid: int) -> tuple[int, software.Library] | None:
+    """The frame and library a stack's sample is the cost of: its leaf's library, or,
+    when the leaf is the C library or the kernel (memcpy, malloc, a system call), the
+    library that called them: malloc under EVP_MD_CTX_copy_ex is OpenSSL's cost."""
+    for f in ctx.funcs[sid]:
+        fn = ctx.profile.functions[f]
+        dso = ctx.dso(f)
+        lib = software.library_of_code(dso, fn.name if fn.resolved else "")
+        if lib is not None:
+            return f, lib
+        if ctx.profile.mappings[fn.mapping_id].kind == KERNEL or \
+                knowledge.is_c_library(dso):
+            continue
+        return None
+    return None
+
+
+def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):
+    """The costly operation of `lib` (software.Library.operations) most of these stacks
+    run under, with its samples."""
+    acc: Counter = Counter()
+    for sid, w in stacks.items():
+        for f in ctx.funcs[sid]:
+            op = software.operation_of(lib, ctx.name(f)) \
+                if ctx.profile.functions[f].resolved else None
+            if op is not None:
+                acc[op] += w
+                break
+    return acc.most_common(1)[0] if acc else (None, 0)
+
+
 def hot_code(ctx: Context, t: dict) -> Finding | None:
     busy = ctx.busy_stacks()
     busy_n = ctx.samples(busy)
     if not busy_n:
         return None
-    per_lib: dict[str, dict[int, int]] = {}
-    libs: dict[str, software.Library] = {}
+    per_lib: dict[tuple[str, str], dict[int, int]] = {}
+    libs: dict[tuple[str, str], software.Library] = {}
+    frame_of: dict[int, int] = {}
     for sid, w in busy.items():
-        f = ctx.leaf(sid)
-        if f is None:
+        found = _library_frame(ctx, sid)
+        if found is None:
             continue
-        lib = software.library_of(ctx.dso(f))
+        f, lib = found
         # the work itself (BLAS kernels) or a runtime other rules read: nothing to name
-        if lib is None or not lib.fix or lib.interpreter:
+        if not lib.fix or lib.interpreter:
             continue
-        per_lib.setdefault(ctx.dso(f), {})[sid] = w
-        libs[ctx.dso(f)] = lib
+        key = (ctx.dso(f), lib.name)
+        per_lib.setdefault(key, {})[sid] = w
+        libs[key] = lib
+        frame_of[sid] = f
     if not per_lib:
         return None
-    dso, stacks = max(per_lib.items(), key=lambda kv: sum(kv[1].values()))
-    lib = libs[dso]
+    key, stacks = max(per_lib.items(), key=lambda kv: sum(kv[1].values()))
+    dso, lib = key[0], libs[key]
     samples = sum(stacks.values())
     share = samples / busy_n
     if share < t["min_share"]:
         return None
     named = {sid: w for sid, w in stacks.items()
-             if ctx.profile.functions[ctx.leaf(sid)].resolved}
+             if ctx.profile.functions[frame_of[sid]].resolved}
     unnamed = {sid: w for sid, w in stacks.items() if sid not in named}
     by_fn: Counter = Counter()
     for sid, w in named.items():
-        by_fn[ctx.leaf(sid)] += w
+        by_fn[frame_of[sid]] += w
     top_fn, top_fn_n = by_fn.most_common(1)[0] if by_fn else (None, 0)
     start, end, span_n = _hot_span(ctx, unnamed) if unnamed else (0, 0, 0)
     ident = library_identity(dso)
+    inside = "" if software.library_of(dso) is lib else f" inside {ident}"
     missing = ctx.samples(unnamed) > ctx.samples(named)
-    if span_n > top_fn_n:
+    op, op_n = _operation(ctx, lib, stacks)
+    fix = lib.fix
+    if op is not None and op_n >= samples / 2:
+        concentration = op_n / busy_n
+        what = f"{pct(concentration)} of samples run under {op[1]}"
+        fix = op[2]
+    elif span_n > top_fn_n:
         concentration = span_n / busy_n
-        if concentration >= t["medium"]:
+        if lib.hot_loop and concentration >= t["medium"]:
             what = (f"its symbols are missing, but {pct(concentration)} of samples fall in "
                     f"{end - start + 1} bytes of its code ({hex(start)}-{hex(end)}): one hot "
-                    f"loop" + (f", in {lib.name} usually {lib.hot_loop}"
-                               if lib.hot_loop else ""))
+                    f"loop, in {lib.name} usually {lib.hot_loop}")
         else:
-            what = (f"its symbols are missing; no single loop dominates (the hottest "
-                    f"{LOOP_BYTES} bytes of its code take {pct(concentration)})")
+            # without names (and without a known hot loop) the capture cannot tell the
+            # work from a wasteful setting of it: say so, and how to find out
+            what = (f"its symbols are missing (the hottest {LOOP_BYTES} bytes of its code "
+                    f"take {pct(concentration)}): upload its debug file to see which of its "
+                    f"functions run")
+            concentration = min(concentration, t["medium"] - 0.01)
     else:
         concentration = top_fn_n / busy_n
         name = ctx.name(top_fn) if top_fn is not None else "?"
@@ -90,21 +135,26 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
             (f": {purpose})" if purpose else ")")
     severity = ("high" if concentration >= t["high"] else
                 "medium" if concentration >= t["medium"] else "low")
-    callers = ctx.callers_above(stacks, lambda f: ctx.dso(f) == dso)
+    in_lib = (lambda f: software.library_of_code(
+        ctx.dso(f), ctx.name(f) if ctx.profile.functions[f].resolved else "") is lib)
+    callers = ctx.callers_above(stacks, in_lib)
     where = (f" under {', '.join(c['name'] for c in callers[:2])}" if callers else
              f", in {who_runs(ctx, stacks)}")
     return Finding(
         "hot-code",
-        f"{pct(share)} in {ident} ({lib.name} {lib.purpose})" +
+        (f"{pct(share)} in {lib.name} ({lib.purpose}{inside})" if inside else
+         f"{pct(share)} in {ident} ({lib.name} {lib.purpose})") +
+        (f": {op[1].split(' (')[0]}" if op is not None and op_n >= samples / 2 else "") +
         (" — symbols missing" if missing else ""),
         severity, "high" if not missing else "medium", share, samples,
-        f"{dso} is the leaf of {pct(share)} of the busy samples"
+        f"{lib.name if inside else dso} is the leaf of {pct(share)} of the busy samples"
         f"{cpus_text(ctx.cpus(samples))}{where}; {what}.",
         f"A CPU-bound program spending most of its time in {lib.name} ({lib.purpose}) "
         f"runs at the speed of that work: doing less of it (or a cheaper kind) is what "
         f"changes the throughput, more threads only spread it.",
-        lib.fix, cpus=ctx.cpus(samples),
+        fix, cpus=ctx.cpus(samples),
         evidence={"library": lib.name, "dso": dso, "share": round(share, 4),
+                  "operation": op[1] if op is not None else None,
                   "hot_span": [start, end, span_n] if unnamed else None,
                   "functions": [ctx.function_row(f, c) for f, c in by_fn.most_common(5)],
                   "callers": callers},

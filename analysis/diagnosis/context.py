@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from .. import cpu
 from ..aggregate.functions import stack_functions
 from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
-from ..profile import KERNEL, NO_ID, USER, Profile
-from . import knowledge
+from ..profile import JIT, KERNEL, NO_ID, USER, Profile
+from . import knowledge, software
 
 
 @dataclass
@@ -46,8 +46,11 @@ class Context:
                     fn = profile.functions[f]
                     m = profile.mappings[fn.mapping_id]
                     ctx.cats[f] = knowledge.categories(fn.name, m.path, fn.resolved)
-                    ctx.app[f] = (fn.resolved and m.kind == USER and not ctx.cats[f]
-                                  and not knowledge.is_system_dso(m.path))
+                    # JIT-compiled code (perf-PID.map) is the program's own: its
+                    # JavaScript or Java methods
+                    ctx.app[f] = (fn.resolved and m.kind in (USER, JIT) and not ctx.cats[f]
+                                  and not knowledge.is_system_dso(m.path)
+                                  and software.library_of_code("", fn.name) is None)
         per: dict[int, Counter] = {}
         for (sid, tid), w in stack_thread_weights(profile, event_id).items():
             per.setdefault(sid, Counter())[tid] = w

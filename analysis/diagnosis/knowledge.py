@@ -172,9 +172,10 @@ _SYSCALL_WORK = re.compile(r"^(exit_to_user_mode|syscall_exit|syscall_trace|"
                            r"syscall_enter|__secure_computing|__rseq|arch_do_signal|"
                            r"__audit_)")
 #: DSOs that are the system's, not the application's
-SYSTEM_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/libm[.-]",
-               r"/libgcc", r"/ld-linux", r"/libdl", r"/librt", r"/libc\+\+", r"^\[",
-               r"/libpython", r"/libjvm", r"/libz\.", r"/libssl", r"/libcrypto"]
+C_RUNTIME_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/libm[.-]",
+                  r"/libgcc", r"/ld-linux", r"/libdl", r"/librt", r"/libc\+\+", r"^\[vdso\]"]
+SYSTEM_DSOS = C_RUNTIME_DSOS + [r"^\[", r"/libpython", r"/libjvm", r"/libz\.", r"/libssl",
+                                r"/libcrypto"]
 
 CATEGORIES = {
     "lock": LOCK, "lock_slow": LOCK_SLOW, "yield_poll": YIELD_POLL, "yield": YIELD,
@@ -206,6 +207,15 @@ def categories(name: str, dso: str, resolved: bool) -> frozenset[str]:
         if software.interpreter_lock_of(name) is not None:
             out.add("interp_lock")
     return frozenset(out)
+
+
+_c_library = re.compile("|".join(C_RUNTIME_DSOS))
+
+
+def is_c_library(dso: str) -> bool:
+    """The C and C++ runtime (libc, libstdc++, libm, the loader...), whose work is done
+    for whoever called it."""
+    return bool(_c_library.search(dso))
 
 
 def is_system_dso(dso: str) -> bool:

@@ -279,9 +279,52 @@ _KERNEL_FIX = {
 }
 
 
+def _whose(ctx: Context, sid: int, category: str) -> str:
+    """Who the category's frames worked for: "library" when a well-known library doing
+    its own work called them (malloc under OpenSSL's EVP_MD_CTX_copy_ex: the hot-code
+    rule names that library with what to change; the application has no buffer to
+    reuse there), "unknown" when the chain ends in them (libc without frame pointers),
+    else "app"."""
+    fids = ctx.funcs[sid]
+    start = next((i for i, f in enumerate(fids) if category in ctx.cats[f]), None)
+    if start is None:
+        return "app"
+    for f in fids[start + 1:]:
+        fn = ctx.profile.functions[f]
+        dso = ctx.dso(f)
+        if category in ctx.cats[f] or knowledge.is_c_library(dso) or \
+                ctx.profile.mappings[fn.mapping_id].kind == KERNEL or not fn.resolved:
+            continue
+        lib = software.library_of_code(dso, fn.name)
+        return "library" if lib is not None and lib.fix and not lib.interpreter else "app"
+    return "unknown"
+
+
+def _for_the_application(ctx: Context, hits: dict[int, int], category: str) -> dict:
+    """The hits that are the application's doing: a library's own calls are dropped, and
+    callerless ones are kept in the proportion the visible callers show."""
+    whose = {sid: _whose(ctx, sid, category) for sid in hits}
+    seen = Counter()
+    for sid, w in hits.items():
+        seen[whose[sid]] += w
+    if not seen["library"]:
+        return hits
+    keep = seen["app"] / (seen["app"] + seen["library"])
+    out = {sid: w for sid, w in hits.items() if whose[sid] == "app"}
+    carry = 0.0  # the rounding of each stack's share carried on, so the sum is right
+    for sid, w in hits.items():
+        if whose[sid] == "unknown":
+            carry += w * keep
+            if int(carry):
+                out[sid] = int(carry)
+                carry -= int(carry)
+    return out
+
+
 def _category_rule(rule_id: str, category: str, title: str, why: str, fix: str):
     def evaluate(ctx: Context, t: dict) -> Finding | None:
-        hits = ctx.matching(lambda sid: ctx.has(sid, category))
+        hits = _for_the_application(
+            ctx, ctx.matching(lambda sid: ctx.has(sid, category)), category)
         samples = ctx.samples(hits)
         share = ctx.share(samples)
         if share < t["min_share"]:

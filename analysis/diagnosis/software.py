@@ -28,6 +28,12 @@ class Library:
     hot_loop: str = ""
     interpreter: bool = False  # a language runtime that runs the program's code
     logging_fix: str = ""  # what to change when its programs' logging costs
+    #: regex on function names only this library has: its code linked into another
+    #: program (OpenSSL inside node, zstd inside a static binary) is still known by them
+    symbols: str = ""
+    #: (regex on any frame of its stacks, what that operation is, what to change): a
+    #: costly thing done through the library, named when it covers most of its time
+    operations: tuple[tuple[str, str, str], ...] = ()
 
 
 LIBRARIES: tuple[Library, ...] = (
@@ -59,26 +65,66 @@ LIBRARIES: tuple[Library, ...] = (
             hot_loop="longest_match, deflate's match search, which -9 runs over match "
                      "chains up to 4096 long"),
     # zstd, xz/lzma, bzip2, lz4, brotli: the compression libraries of Debian's archive
-    Library(r"/libzstd\.so", "zstd", "compression",
+    # zstd: the block compressors per strategy and the level table of
+    # lib/compress/clevels.h (levels 1-2 fast/dfast, 3-4 dfast, 5-15 greedy..btlazy2,
+    # 16 btopt, 17-22 btultra/btultra2); the zstd program links libzstd statically
+    Library(r"/libzstd\.so|/zstd$|/pzstd$|/zstdmt$", "zstd", "compression",
             fix="Use a lower compression level (zstd levels above ~9 cost many times the "
                 "CPU of level 3 for a few percent), or compress once and cache.",
-            hot_loop="the match finder of a high level"),
+            functions=((r"^ZSTD_(compressBlock_(btultra2?|btopt)|insertBt|btGetAllMatches|"
+                        r"BtGetAllMatches|compressBlock_opt)",
+                        "the optimal parser of levels 16-22"),
+                       (r"^ZSTD_compressBlock_(btlazy2|lazy2|lazy|greedy)",
+                        "the lazy match finders of levels 5-15"),
+                       (r"^ZSTD_compressBlock_(doubleFast|fast)",
+                        "the fast match finders of levels 1-4"),
+                       (r"^(ZSTD_decompress|ZSTD_decode|HUF_decompress)", "decompression")),
+            symbols=r"^(ZSTD_|HUF_compress|FSE_compress)"),
     Library(r"/liblzma\.so", "xz (liblzma)", "compression",
             fix="LZMA is slow by design: a lower preset (-1..-3), or zstd for data "
                 "compressed often."),
     Library(r"/libbz2\.so", "bzip2", "compression",
             fix="bzip2 is slow at any level: zstd or gzip -1..-6 compress faster."),
-    Library(r"/liblz4\.so", "lz4", "compression"),
+    Library(r"/liblz4\.so", "lz4", "compression", symbols=r"^LZ4_"),
     Library(r"/libbrotli(enc|dec|common)\.so", "brotli", "compression",
             fix="Use a lower quality for dynamic responses (4-6), and quality 11 only "
                 "for assets compressed once."),
-    # OpenSSL: libcrypto (ciphers, hashes, public-key math), libssl (TLS)
+    # OpenSSL: libcrypto (ciphers, hashes, public-key math), libssl (TLS); their public
+    # API prefixes (EVP_, HMAC_, PKCS5_, SHA256_...) and internal ones (ossl_, the
+    # perlasm sha256_block_data_order*) name them when linked into a program (Node.js
+    # and many Go/Rust/C++ services carry their own copy). Password hashing: PKCS5_
+    # PBKDF2_HMAC (crypto/evp/p5_crpt2.c, providers' kdf_pbkdf2_derive), EVP_PBE_scrypt,
+    # crypt(3)'s bcrypt/sha512-crypt, libargon2: OWASP's password storage cheat sheet
+    # sets their cost to take tens to hundreds of milliseconds per call, on purpose.
     Library(r"/libcrypto\.so", "OpenSSL libcrypto", "cryptography",
             fix="Fewer full TLS handshakes (keep-alive, session resumption/tickets), "
                 "ECDSA instead of RSA keys, AES-GCM or ChaCha20 ciphers with hardware "
-                "support, and no per-request hashing of large data."),
+                "support, and no per-request hashing of large data.",
+            functions=((r"^(sha\d+_block_data_order|SHA\d+_Transform)", "a SHA-2 block "
+                        "function"),
+                       (r"^(md5_block|MD5_Transform)", "MD5's block function"),
+                       (r"^(aesni_|AES_|vpaes_)", "AES encryption"),
+                       (r"^(ChaCha20|Poly1305)", "ChaCha20-Poly1305 encryption"),
+                       (r"^(bn_|BN_)", "big-number math of RSA/DH keys")),
+            symbols=r"^(EVP_|HMAC_|PKCS5_|SHA\d+_(Init|Update|Final|Transform)$|"
+                    r"sha\d+_block_data_order|sha\d+_(newctx|dupctx|freectx|"
+                    r"internal_final)$|OPENSSL_|CRYPTO_|ossl_|BN_|bn_mul|RSA_|ECDSA_|"
+                    r"EC_POINT|X509_|ASN1_|aesni_|AES_|ChaCha20_|Poly1305_|kdf_|MD5_|"
+                    r"md5_block|ENGINE_)",
+            operations=((r"PBKDF2|pbkdf2|scrypt|^BF_crypt|bcrypt|argon2|^crypt_r$|"
+                         r"sha(256|512)_crypt",
+                         "password hashing (PBKDF2, bcrypt, scrypt or Argon2: slow by "
+                         "design, thousands of hash rounds per call)",
+                         "Hash a password once per login, not per request: after it "
+                         "verifies, give the client a session token, or keep the "
+                         "verified result in a short-lived cache keyed by user and "
+                         "credential hash. Keep the iteration count (it is the "
+                         "protection) but run the hashing off the request or event-loop "
+                         "thread (the asynchronous API, a worker pool) so other requests "
+                         "do not queue behind it, and rate-limit logins."),)),
     Library(r"/libssl\.so", "OpenSSL libssl", "TLS",
-            fix="Fewer full TLS handshakes (keep-alive, session resumption/tickets)."),
+            fix="Fewer full TLS handshakes (keep-alive, session resumption/tickets).",
+            symbols=r"^(SSL_|ssl3_|tls1_|tls_construct_|tls_process_|ossl_statem|dtls1_)"),
     Library(r"/libpcre2?-?\d*\.so|/libpcre\.so", "PCRE", "regular expressions",
             fix="Compile patterns once (and JIT them: pcre2_jit_compile), anchor them, "
                 "and avoid backtracking-heavy patterns on hot paths."),
@@ -125,6 +171,11 @@ LIBRARIES: tuple[Library, ...] = (
     Library(r"/liblua", "Lua", "the Lua interpreter", interpreter=True),
     Library(r"/libphp|/php-fpm|/php\d", "PHP", "the PHP interpreter", interpreter=True),
     Library(r"/libjvm\.so", "the JVM (HotSpot)", "Java runtime: JIT, GC, interpreter"),
+    # Node.js: one executable holding V8 (v8::, Builtins_), node:: and libuv; the
+    # JavaScript functions are in the /tmp/perf-PID.map V8 writes with --perf-basic-prof
+    # ("JS:^name file:line:col"); Node's own JavaScript library has `node:` file names
+    Library(r"/node$|/nodejs$", "Node.js", "the JavaScript runtime (V8, libuv)",
+            symbols=r"^(v8::|node::|Builtins_)|^JS:\S*\s+node:"),
     Library(r"/libuv\.so", "libuv", "event loop"),
     Library(r"/libevent", "libevent", "event loop"),
 )
@@ -137,6 +188,27 @@ def library_of(dso: str) -> Library | None:
     for rx, lib in _LIB_RX:
         if rx.search(dso):
             return lib
+    return None
+
+
+_SYM_RX = [(re.compile(lib.symbols), lib) for lib in LIBRARIES if lib.symbols]
+
+
+@lru_cache(maxsize=65536)
+def library_of_code(dso: str, name: str) -> Library | None:
+    """The library a function belongs to: by its own names first (a library linked into
+    another program), then by the file it is in."""
+    if name:
+        for rx, lib in _SYM_RX:
+            if rx.search(name):
+                return lib
+    return library_of(dso)
+
+
+def operation_of(lib: Library, name: str) -> tuple[str, str, str] | None:
+    for op in lib.operations:
+        if re.search(op[0], name):
+            return op
     return None
 
 
