@@ -12,6 +12,7 @@ from .aggregate.functions import top_dsos, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
 from .diagnosis import Context, findings_of
+from .diagnosis.finding import with_work_rate
 from .diagnosis.rules import damaged_capture
 from .diagnosis.time_in import time_in
 from .errors import AnalysisError
@@ -38,7 +39,8 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
     meta.pop("format")
     ctx = Context.build(profile, event_id, label)
     # a capture read in part says so and nothing else (see damaged_capture)
-    findings = [damaged_capture(profile)] if profile.meta.damaged else findings_of(ctx)
+    findings = [damaged_capture(profile)] if profile.meta.damaged else \
+        with_work_rate(findings_of(ctx), rate)
     return {
         "version": CONTRACT_VERSION,
         "format": profile.meta.format,

@@ -89,3 +89,17 @@ def test_the_comparison_follows_the_throughput(kind):
     assert compare_reports(bad, fixed, rb, rf)["verdict"] == "improvement"
     assert compare_reports(fixed, bad, rf, rb)["verdict"] == "regression"
     assert compare_reports(bad, fixed)["verdict"] in ("improvement", "inconclusive")
+
+
+def test_with_its_rate_each_finding_says_its_cpu_per_request():
+    """25.02 requests/s at 1.006 CPUs: 40.2 ms of CPU per request in all, of which the
+    password hashing takes its share."""
+    report = build_report(load(HERE / "node-pbkdf2" / PAIRS["node-pbkdf2"]["bad"]),
+                          label="load", rate=Rate(25.02, "req/s"))
+    by = {f["rule"]: f for f in report["findings"]}
+    assert by["cpu-use"]["summary"].endswith("Per request: 40.2 ms of CPU.")
+    hot = by["hot-code"]
+    per = hot["evidence"]["cpu_per_unit"]
+    assert per["unit"] == "request"
+    assert per["cpu_seconds"] == pytest.approx(1.006 * 0.797 / 25.02, rel=0.01)
+    assert hot["summary"].endswith(f"Per request: {per['cpu_seconds'] * 1e3:.3g} ms of CPU.")

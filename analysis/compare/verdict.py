@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..diagnosis.finding import seconds_text
 from ..diagnosis.time_in import WASTE
 from ..identity import library_identity
 
@@ -69,7 +70,7 @@ class Rate:
 
 
 #: units whose name is their rate: what one unit of work is called
-_UNIT_WORDS = {"tps": "transaction", "qps": "query", "rps": "request", "ops": "operation",
+_UNIT_WORDS = {"req": "request", "tps": "transaction", "qps": "query", "rps": "request", "ops": "operation",
                "iops": "I/O"}
 
 
@@ -204,7 +205,7 @@ def _throughput_reason(u: dict, more: float, paths: list[dict], verdict: str) ->
     ra, rb = u["rate_before"], u["rate_after"]
     text = (f"Throughput {more:+.0%} ({_num(ra['value'])} -> {_num(rb['value'])} "
             f"{ra['unit']}) at {u['change']:+.0%} CPU per {u['unit']} "
-            f"({_seconds(u['before'])} -> {_seconds(u['after'])})")
+            f"({seconds_text(u['before'])} -> {seconds_text(u['after'])})")
     return text + _slow_paths_tail(paths, verdict) + "."
 
 
@@ -221,8 +222,8 @@ def _slow_paths_tail(paths: list[dict], verdict: str) -> str:
 def _per_unit_reason(u: dict, paths: list[dict], verdict: str) -> str:
     unit = u["unit"]
     ra, rb = u["rate_before"], u["rate_after"]
-    text = (f"CPU per {unit} {u['change']:+.0%} ({_seconds(u['before'])} -> "
-            f"{_seconds(u['after'])} of CPU per {unit}) at {_num(ra['value'])} -> "
+    text = (f"CPU per {unit} {u['change']:+.0%} ({seconds_text(u['before'])} -> "
+            f"{seconds_text(u['after'])} of CPU per {unit}) at {_num(ra['value'])} -> "
             f"{_num(rb['value'])} {ra['unit']}")
     return text + _slow_paths_tail(paths, verdict) + "."
 
@@ -256,12 +257,6 @@ def _cpus(c: float | None) -> str:
     return "unknown" if c is None else f"{c:.2f}"
 
 
-def _seconds(s: float) -> str:
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} µs"
 
 
 def _num(x: float) -> str:

@@ -47,6 +47,30 @@ def severity_of(share: float, t: dict) -> str:
     return "high" if share >= t["high"] else "medium" if share >= t["medium"] else "low"
 
 
+def seconds_text(s: float) -> str:
+    """0.0402 -> "40.2 ms": a duration at the scale a reader compares it."""
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def with_work_rate(findings: list[Finding], rate) -> list[Finding]:
+    """Each finding that costs CPUs also says what that costs per unit of work, when the
+    capture's throughput is known (a `compare.Rate`): "0.8 CPUs" reads as a share, "32 ms
+    of CPU per request" as what one request pays, which is what a fix changes."""
+    if rate is None:
+        return findings
+    for f in findings:
+        if f.cpus is None or f.severity == "info" and f.rule != "cpu-use":
+            continue
+        per = f.cpus / rate.value
+        f.evidence["cpu_per_unit"] = {"unit": rate.per, "cpu_seconds": per}
+        f.summary += f" Per {rate.per}: {seconds_text(per)} of CPU."
+    return findings
+
+
 def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
