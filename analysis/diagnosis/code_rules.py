@@ -5,6 +5,7 @@ whether one loop dominates (a stripped zlib at level 9 spends 70% in one loop).
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ..identity import library_identity
@@ -36,6 +37,10 @@ def _hot_span(ctx: Context, stacks: dict[int, int]) -> tuple[int, int, int]:
         if total > best[2]:
             best = (addrs[lo], a, total)
     return best
+
+
+def _is_shared_object(dso: str) -> bool:
+    return bool(re.search(r"\.so(\.|$)", dso.rsplit("/", 1)[-1]))
 
 
 def _library_frame(ctx: Context, sid: int) -> tuple[int, software.Library] | None:
@@ -126,7 +131,13 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
             what = (f"its symbols are missing (the hottest {LOOP_BYTES} bytes of its code "
                     f"take {pct(concentration)}): upload its debug file to see which of its "
                     f"functions run")
-            concentration = min(concentration, t["medium"] - 0.01)
+            # a library dominating another program (libcrypto in nginx) is that
+            # program's cost whichever of its functions runs; a program that is the
+            # library (the zstd command) is doing its job
+            concentration = share if _is_shared_object(dso) and share >= t["high"] \
+                else min(concentration, t["medium"] - 0.01)
+            if concentration >= t["high"]:
+                concentration = t["high"] - 0.01  # medium: which function, unknown
     else:
         concentration = top_fn_n / busy_n
         name = ctx.name(top_fn) if top_fn is not None else "?"
@@ -159,3 +170,70 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
                   "functions": [ctx.function_row(f, c) for f, c in by_fn.most_common(5)],
                   "callers": callers},
         focus=focus_of(callers))
+
+
+def _short(what: str) -> str:
+    """"sequential scans (SeqNext, ...): queries read..." -> "sequential scans"."""
+    return what.split(" (")[0].split(",")[0].split(":")[0]
+
+
+def _scoped(ctx: Context, work: software.CostlyWork, busy: dict[int, int]) -> int:
+    """Samples of `work.scope` frames attributed to the work: all of them in the
+    proportion its functions, not the alternatives, run under that scope."""
+    if not work.scope:
+        return 0
+    scope, alt, own = (re.compile(work.scope), re.compile(work.alternatives or "$^"),
+                       re.compile(work.functions))
+    under = mine = theirs = 0
+    for sid, w in busy.items():
+        names = [ctx.name(f) for f in ctx.funcs[sid] if ctx.profile.functions[f].resolved]
+        if not any(scope.search(n) for n in names):
+            continue
+        under += w
+        if any(own.search(n) for n in names):
+            mine += w
+        elif any(alt.search(n) for n in names):
+            theirs += w
+    return round(under * mine / (mine + theirs)) if mine else 0
+
+
+def costly_work(ctx: Context, t: dict) -> Finding | None:
+    """A server's own costly operation (software.COSTLY_WORK: Redis KEYS, a PostgreSQL
+    sequential scan) under a large share of the busy samples: its own code, so no
+    library rule sees it, and a known alternative exists."""
+    busy = ctx.busy_stacks()
+    busy_n = ctx.samples(busy)
+    if not busy_n:
+        return None
+    per: dict[software.CostlyWork, dict[int, int]] = {}
+    for sid, w in busy.items():
+        for f in ctx.funcs[sid]:
+            work = software.costly_work_of(ctx.name(f)) \
+                if ctx.profile.functions[f].resolved else None
+            if work is not None:
+                per.setdefault(work, {})[sid] = w
+                break
+    if not per:
+        return None
+    work, stacks = max(per.items(), key=lambda kv: sum(kv[1].values()))
+    samples = max(ctx.samples(stacks), _scoped(ctx, work, busy))
+    share = samples / busy_n
+    if share < t["min_share"]:
+        return None
+    matched = (lambda f: ctx.profile.functions[f].resolved
+               and software.costly_work_of(ctx.name(f)) is work)
+    funcs = ctx.top_functions(stacks, matched)
+    callers = ctx.callers_above(stacks, matched)
+    where = (f" under {', '.join(c['name'] for c in callers[:2])}" if callers else
+             f", in {who_runs(ctx, stacks)}")
+    return Finding(
+        "costly-work", f"{work.software} spends {pct(share)} on {_short(work.what)}",
+        "high" if share >= t["high"] else "medium", "high", share, samples,
+        f"{pct(share)} of the busy samples{cpus_text(ctx.cpus(samples))} run "
+        f"{', '.join(f['name'] for f in funcs[:3])}{where}: {work.what}.",
+        "Work whose cost grows with the size of the data, done per request, makes each "
+        "request as slow as the data is large; the throughput falls as the data grows.",
+        work.fix, cpus=ctx.cpus(samples),
+        evidence={"software": work.software, "functions": funcs, "callers": callers,
+                  "stacks": ctx.heaviest_stacks(stacks)},
+        focus=focus_of(funcs))

@@ -178,7 +178,8 @@ class Context:
             start = next((i for i, f in enumerate(fids) if pred(f)), None)
             if start is None:
                 continue
-            caller = next((f for f in fids[start + 1:] if self.app.get(f, False)), None)
+            caller = next((f for f in fids[start + 1:]
+                           if self.app.get(f, False) and not pred(f)), None)
             if caller is not None:
                 acc[caller] += w
         return [self.function_row(f, c) for f, c in acc.most_common(n)]

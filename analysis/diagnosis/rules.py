@@ -513,6 +513,8 @@ RULES: list[Rule] = [
                                                                            high=0.50)),
     Rule("hot-code", "One library dominates", code_rules.hot_code,
          _t(min_share=0.30, medium=0.30, high=0.50)),
+    Rule("costly-work", "A server's costly operation", code_rules.costly_work,
+         _t(min_share=0.20, high=0.50)),
     Rule("missing-symbols", "Missing symbols", missing_symbols, _t(min_share=0.10)),
 ]
 

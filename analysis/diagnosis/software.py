@@ -220,6 +220,64 @@ def function_purpose(lib: Library, name: str) -> str:
 
 
 @dataclass(frozen=True)
+class CostlyWork:
+    """Work a server does that is costly by nature and has a known alternative: named
+    when the stacks under it take a large share of the busy samples."""
+    software: str
+    functions: str  # regex on any frame of a stack
+    what: str
+    fix: str
+    #: a frame whose whole subtree is the cost of that work when the work's functions
+    #: (not the `alternatives`) are what feeds it: PostgreSQL's ExecScan evaluates the
+    #: WHERE clause on every row its access method returns
+    scope: str = ""
+    alternatives: str = ""
+
+
+COSTLY_WORK: tuple[CostlyWork, ...] = (
+    # Redis src/db.c keysCommand: dictNext over the whole keyspace and stringmatchlen per
+    # key, on the one main thread; redis.io/commands/keys: "Don't use KEYS in your
+    # regular application code", use SCAN or sets
+    CostlyWork("Redis", r"^keysCommand$",
+               "the KEYS command, which walks every key of the database on the main "
+               "thread",
+               "Do not run KEYS on a serving instance (its documentation says so): keep "
+               "an index set per owner and read it with SMEMBERS, or iterate with SCAN "
+               "in small batches, on a replica when it must cover everything."),
+    # PostgreSQL src/backend/executor/nodeSeqscan.c SeqNext -> heap_getnextslot,
+    # heapgetpage (access/heap/heapam.c): a Seq Scan node reads every tuple of the table
+    CostlyWork("PostgreSQL", r"^(SeqNext|ExecSeqScan|heap_getnextslot|heapgetpage)$",
+               "sequential scans (SeqNext, heap_getnextslot): queries read every row of "
+               "a table",
+               "Find the statement with pg_stat_statements or EXPLAIN (ANALYZE) and the "
+               "table with pg_stat_user_tables (seq_scan, seq_tup_read), then create "
+               "the index its WHERE clause needs (CREATE INDEX CONCURRENTLY on a live "
+               "table).",
+               scope=r"^ExecScan$",
+               alternatives=r"^(IndexNext|IndexOnlyNext|index_getnext_slot|"
+                            r"index_getnext_tid|BitmapHeapNext|heapam_index_fetch_tuple|"
+                            r"TidNext)$"),
+    # MariaDB/MySQL sql/records.cc rr_sequential, handler::ha_rnd_next: a full table
+    # scan (EXPLAIN type: ALL)
+    CostlyWork("MariaDB/MySQL", r"^(rr_sequential|handler::ha_rnd_next|"
+               r"ha_innobase::rnd_next)$",
+               "full table scans (rnd_next): queries read every row of a table",
+               "EXPLAIN the statement (type: ALL marks the scan) and add the index its "
+               "WHERE clause needs."),
+)
+
+_COSTLY_RX = [(re.compile(w.functions), w) for w in COSTLY_WORK]
+
+
+@lru_cache(maxsize=65536)
+def costly_work_of(name: str) -> CostlyWork | None:
+    for rx, w in _COSTLY_RX:
+        if rx.search(name):
+            return w
+    return None
+
+
+@dataclass(frozen=True)
 class Server:
     """A server or embedded database, known by its program or library, its thread names
     or its own functions; with the fixes that fit it."""
