@@ -16,6 +16,7 @@ from .export.perf_script_text import write_perf_script
 from .export.speedscope import write_speedscope
 from .export.folded import FLAMEGRAPH, INFERNO, PERIOD, SAMPLES, FoldOptions, write_folded
 from .importers import load
+from .offcpu.views import ON_CPU, VIEWS, view
 from .report import build_report
 from .symbols import symbolize
 
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             return _compare(args, before, after, sys.stdout)
         profile = _load(args.file, args.symbols)
         out = sys.stdout
+        if args.view != ON_CPU and args.format in ("folded", "speedscope", "perf-script"):
+            profile = view(profile, args.view)  # rows weighted by µs
         if args.format == "speedscope":
             write_speedscope(profile, out, name=os.path.basename(args.file))
         elif args.format == "perf-script":
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             write_folded(profile, out, opts)
         else:
             report = build_report(profile, event=args.event, top=args.top, label=args.label,
-                                  rate=_rate(args.rate, args.rate_unit))
+                                  rate=_rate(args.rate, args.rate_unit), view_name=args.view)
             if args.format == "json":
                 json.dump(report, out, indent=1)
                 out.write("\n")
@@ -145,6 +148,17 @@ def render_text(r: dict) -> str:
         lines.append(f"CPUs busy:  {r['cpus_busy']:.2f}  ({r['cpus_busy'] * 100:.0f}% CPU)")
     for n in r["notes"]:
         lines.append(f"note:       {n}")
+    oc = r.get("off_cpu")
+    if oc:
+        t = oc["totals"]
+        lines.append(f"off-CPU:    {t['off_cpu_s']:.3f} s over {t['threads']} threads "
+                     f"({t['blocked_s']:.3f} s blocked, {t['preempted_s']:.3f} s waiting "
+                     f"for a CPU; {t['on_cpu_s']:.3f} s on CPU), {t['switches']} switches")
+        for b in oc["top_blocking"][:5]:
+            where = " in ".join(x for x in (b["syscall"], b["caller"]) if x) or \
+                ("(no stack recorded)" if not b["frames"] else b["frames"][-1])
+            lines.append(f"  blocked {b['seconds']:.3f} s in {b['count']} waits "
+                         f"(mean {b['mean_ms']:.3g} ms): {where}")
     if r["findings"]:
         lines.append("")
         lines.append("findings:")
@@ -156,7 +170,13 @@ def render_text(r: dict) -> str:
                 lines.append(f"      fix: {f['fix']}")
     total = r["samples"] or 1
     lines.append("")
-    lines.append(f"{'self':>8} {'self%':>7} {'total':>8} {'total%':>7}  function  [dso]")
+    head = "self"
+    if r.get("view", ON_CPU) != ON_CPU:
+        total = r["view_total"] or 1
+        head = "self µs"
+        lines.append(f"view:       {r['view']}, weighted by microseconds "
+                     f"({r['view_total'] / 1e6:.3f} s in all)")
+    lines.append(f"{head:>8} {'self%':>7} {'total':>8} {'total%':>7}  function  [dso]")
     for f in r["functions"]:
         lines.append(f"{f['self']:>8} {100 * f['self'] / total:>6.2f}% {f['total']:>8} "
                      f"{100 * f['total'] / total:>6.2f}%  {f['name']}  [{f['dso']}]")
@@ -178,6 +198,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--event", help="event to show (default: the first with samples)")
     r.add_argument("--top", type=int, default=None, help="only the N heaviest functions")
     r.add_argument("--label", default="", help='what the capture is, e.g. "idle"')
+    r.add_argument("--view", choices=VIEWS, default=ON_CPU,
+                   help="on-cpu (samples), off-cpu (blocked time at the switch-out stack) "
+                        "or wall (both); off-cpu and wall weigh by microseconds and need "
+                        "context switches in the capture")
     r.add_argument("--rate", type=_positive, metavar="R",
                    help="the throughput measured while the capture was taken, e.g. 53556")
     r.add_argument("--rate-unit", default="req/s", metavar="UNIT",

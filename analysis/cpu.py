@@ -47,7 +47,8 @@ def duration_s(profile: Profile, event_id: int | None) -> float | None:
 
 
 def is_clock_event(name: str) -> bool:
-    return name.split(":")[0] in _CLOCK_EVENTS
+    """cpu-clock, cpu-clock:pppH, cpu-clock/freq=499/ (a per-event term)."""
+    return name.split(":")[0].split("/")[0] in _CLOCK_EVENTS
 
 
 def cpu_seconds(profile: Profile, event_id: int | None) -> float | None:

@@ -11,9 +11,12 @@ Symbolization (step 3) rewrites locations and functions only; samples never chan
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+
+from .offcpu.switches import SwitchLog
 
 #: Mapping kinds, decided from the DSO name as perf prints it (see classify_dso).
 KERNEL, USER, JIT, VDSO, UNKNOWN = "kernel", "user", "jit", "vdso", "unknown"
@@ -122,6 +125,8 @@ class Profile:
         self.truncated_tail = False
         #: Per DSO: how well symbolization covered it (filled by analysis.symbols)
         self.coverage: list[dict] = []
+        #: context switches, when the capture recorded them (analysis.offcpu)
+        self.switches = SwitchLog()
 
         self._mapping_ix: dict[str, int] = {}
         self._function_ix: dict[tuple[str, int, bool], int] = {}
@@ -261,6 +266,9 @@ class Profile:
         """The event a view shows unless the user picks another: the first with samples
         (samples without an event name only when no named event has any)."""
         counts = self.event_counts()
+        for i, c in enumerate(counts):  # a sampling event before a tracepoint
+            if c and self.events[i].name and not is_tracepoint(self.events[i].name):
+                return i
         for i, c in enumerate(counts):
             if c and self.events[i].name:
                 return i
@@ -268,6 +276,16 @@ class Profile:
             if c:
                 return i
         return 0 if self.events else None
+
+
+_MODIFIERS = re.compile(r"^[ukhpPGHISDWeb]+$")
+
+
+def is_tracepoint(event: str) -> bool:
+    """`sched:sched_switch`, `syscalls:sys_enter_write`: subsystem:name, which counts
+    occurrences, not time; `cpu-clock:pppH` is an event with modifiers."""
+    head, sep, tail = event.partition(":")
+    return bool(sep) and "/" not in head and not _MODIFIERS.match(tail)
 
 
 #: x86-64 kernel addresses start here (the top half of the address space)

@@ -15,9 +15,12 @@ from dataclasses import asdict
 from typing import BinaryIO
 
 from .errors import AnalysisError
+from .offcpu.switches import SwitchLog
 from .profile import Event, Function, Location, Mapping, Metadata, Profile
 
 MAGIC = b"PWPROF1\n"
+#: the context-switch columns follow the sample columns (files without them end there)
+_SWITCHES = b"SWITCHES"
 _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
             "s_event", "s_comm")
 
@@ -44,13 +47,29 @@ def dump(profile: Profile, out: BinaryIO) -> None:
     out.write(struct.pack("<Q", len(blob)))
     out.write(blob)
     for name in _COLUMNS:
-        col = getattr(profile, name)
-        if sys.byteorder != "little":
-            col = array(col.typecode, col)
-            col.byteswap()
-        data = col.tobytes()
-        out.write(struct.pack("<cQ", col.typecode.encode(), len(data)))
-        out.write(data)
+        _write_column(out, getattr(profile, name))
+    if len(profile.switches):  # the context switches, when the capture has them
+        out.write(_SWITCHES)
+        for name in SwitchLog.COLUMNS:
+            _write_column(out, getattr(profile.switches, name))
+
+
+def _write_column(out: BinaryIO, col: array) -> None:
+    if sys.byteorder != "little":
+        col = array(col.typecode, col)
+        col.byteswap()
+    data = col.tobytes()
+    out.write(struct.pack("<cQ", col.typecode.encode(), len(data)))
+    out.write(data)
+
+
+def _read_column(src: BinaryIO) -> array:
+    code, size = struct.unpack("<cQ", src.read(9))
+    col = array(code.decode())
+    col.frombytes(src.read(size))
+    if sys.byteorder != "little":
+        col.byteswap()
+    return col
 
 
 def load(src: BinaryIO) -> Profile:
@@ -81,10 +100,8 @@ def load(src: BinaryIO) -> Profile:
     p.approximate = doc["approximate"]
     p.truncated_tail = doc["truncated_tail"]
     for name in _COLUMNS:
-        code, size = struct.unpack("<cQ", src.read(9))
-        col = array(code.decode())
-        col.frombytes(src.read(size))
-        if sys.byteorder != "little":
-            col.byteswap()
-        setattr(p, name, col)
+        setattr(p, name, _read_column(src))
+    if src.read(len(_SWITCHES)) == _SWITCHES:
+        for name in SwitchLog.COLUMNS:
+            setattr(p.switches, name, _read_column(src))
     return p

@@ -13,8 +13,11 @@ from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
 from .diagnosis import Context, findings_of
 from .diagnosis.finding import with_work_rate
+from .diagnosis.blocked_rules import blocked_summary
 from .diagnosis.rules import damaged_capture
 from .diagnosis.time_in import time_in
+from .offcpu.summary import off_cpu_block, thread_times
+from .offcpu.views import ON_CPU, view
 from .errors import AnalysisError
 from .profile import Profile
 
@@ -22,10 +25,27 @@ CONTRACT_VERSION = 1
 
 
 def build_report(profile: Profile, event: str | None = None, top: int | None = None,
-                 label: str = "", rate=None) -> dict:
+                 label: str = "", rate=None, view_name: str = ON_CPU) -> dict:
     """The contract. `label` is what the user called the capture ("idle", "load test"):
     the CPU headline treats a busy "idle" capture as a finding. `rate` (compare.Rate) is
-    the throughput measured while it was taken: the report gives CPU per unit of work."""
+    the throughput measured while it was taken: the report gives CPU per unit of work.
+    `view_name` off-cpu or wall: the functions and DSOs are weighted by microseconds of
+    that view (analysis.offcpu.views); the rest is the capture's."""
+    report = _report(profile, event, top, label, rate)
+    if view_name != ON_CPU:
+        v = view(profile, view_name, _event_id(profile, event))
+        w = stack_weights(v, Selection(event_id=0))
+        funcs = top_functions(v, w)
+        report.update(view=view_name, view_unit="µs", view_total=sum(w.values()),
+                      functions=[{"name": f.name, "dso": f.dso, "kind": f.kind,
+                                  "self": f.self, "total": f.total}
+                                 for f in (funcs if top is None else funcs[:top])],
+                      dsos=top_dsos(v, w))
+    return report
+
+
+def _report(profile: Profile, event: str | None, top: int | None, label: str,
+            rate) -> dict:
     event_id = _event_id(profile, event)
     sel = Selection(event_id=event_id)
     weights = stack_weights(profile, sel)
@@ -43,6 +63,7 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
         with_work_rate(findings_of(ctx), rate)
     return {
         "version": CONTRACT_VERSION,
+        "view": ON_CPU,
         "format": profile.meta.format,
         "label": label,
         "event": profile.events[event_id].name if event_id is not None else None,
@@ -60,14 +81,37 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
         "functions": [{"name": f.name, "dso": f.dso, "kind": f.kind,
                        "self": f.self, "total": f.total} for f in funcs],
         "dsos": top_dsos(profile, weights),
-        "threads": by_thread(profile, sel),
+        "threads": _with_times(by_thread(profile, sel), thread_times(profile)),
         "coverage": profile.coverage,
         "findings": [f.to_dict() for f in findings],
         "time_in": time_in(ctx),
         "rate": None if rate is None else rate.to_dict(),
         "cpu_per_unit": None if rate is None or busy is None else {
             "unit": rate.per, "cpu_seconds": busy / rate.value},
+        "off_cpu": _off_cpu(profile, ctx),
     }
+
+
+def _off_cpu(profile: Profile, ctx: Context) -> dict | None:
+    block = off_cpu_block(profile)
+    if block is not None:
+        block["by_kind"] = blocked_summary(ctx)
+    return block
+
+
+def _with_times(rows: list[dict], times: dict[int, dict]) -> list[dict]:
+    """threads[] with their on/off-CPU seconds, and the threads only switches saw."""
+    if not times:
+        return rows
+    seen = set()
+    for r in rows:
+        if r["tid"] in times:
+            r.update(times[r["tid"]])
+            seen.add(r["tid"])
+    for tid, t in sorted(times.items()):
+        if tid not in seen:
+            rows.append({"pid": None, "tid": tid, "comm": "", "samples": 0, **t})
+    return rows
 
 
 def _event_id(profile: Profile, event: str | None) -> int | None:

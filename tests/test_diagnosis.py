@@ -139,11 +139,12 @@ def test_kernel_time_tells_call_overhead_from_data_work():
 
 def test_rules_are_one_explicit_list_with_thresholds():
     ids = [r.id for r in RULES]
-    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 16
+    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 18
     assert all(r.thresholds for r in RULES)
     assert ALL_RULES == {"spin-wait", "lock-contention", "kernel-heavy", "commit-io",
                          "sync-io", "allocator-churn", "memory-copy", "lock-wait",
-                         "interpreter-lock", "off-cpu", "scheduling-pressure",
+                         "interpreter-lock", "blocked-time", "waiting-for-cpu",
+                         "off-cpu", "scheduling-pressure",
                          "interpreter-bound", "hot-code", "costly-work",
                          "missing-symbols"}
 

@@ -266,3 +266,52 @@ SYSCALL_OVERHEAD = re.compile(
     r"__fsnotify_parent|__srcu_read_(un)?lock|apparmor_file_permission|system_call|"
     r"system_call_fastpath|sys_(read|write)|__x64_sys_(read|write|getpid|gettid|"
     r"clock_gettime|gettimeofday|getppid)|ksys_(read|write))$")
+
+
+#: What a thread that left the CPU voluntarily waits for, from the stack it left from
+#: (sched_switch's call chain), most specific first. Kernel names are those of Linux
+#: 6.x (kernel/futex/waitwake.c futex_wait_queue, fs/eventpoll.c do_epoll_wait,
+#: net/ipv4/tcp.c tcp_recvmsg, sk_wait_data, block/blk-core.c io_schedule via
+#: folio_wait_bit, fs/jbd2, kernel/time/hrtimer.c do_nanosleep, fs/pipe.c pipe_read);
+#: user names are glibc's (nptl pthread_mutex_lock -> __lll_lock_wait,
+#: pthread_cond_wait -> __futex_abstimed_wait_common) and the C++ runtime's.
+#: A kind in BENIGN_BLOCK is waiting for work: an idle pool, an event loop between
+#: requests, a timer; the others cost latency when requests wait behind them.
+BLOCK_KINDS: list[tuple[str, str]] = [
+    ("lock", r"^(__GI_)?_*lll_lock_wait|^__pthread_mutex_lock_full|^pthread_mutex_(timed)?lock"
+             r"|^__pthread_mutex_(clock|timed)?lock|^___pthread_mutex_lock|^std::mutex::lock"
+             r"|^std::__1::mutex::lock|^pthread_rwlock_(rd|wr|timedrd|timedwr)lock"
+             r"|^__pthread_rwlock_(rd|wr)lock|^absl::(lts_\w+::)?Mutex::Lock"
+             r"|^folly::.*Mutex.*lock|^parking_lot::.*lock_slow|^sem_(timed|clock)?wait"),
+    ("disk", r"^(io_schedule|blk_mq_get_tag|folio_wait_bit|wait_on_page_bit|__lock_page"
+             r"|jbd2_log_wait_commit|jbd2_journal_|file_write_and_wait_range"
+             r"|ext4_sync_file|xfs_file_fsync|btrfs_sync_file|__x64_sys_(fsync|fdatasync"
+             r"|sync_file_range|msync))"),
+    ("network", r"^(sk_wait_data|tcp_recvmsg|tcp_sendmsg_locked|sk_stream_wait_memory"
+                r"|inet_wait_for_connect|__inet_stream_connect|unix_stream_read_generic"
+                r"|udp_recvmsg|__skb_wait_for_more_packets|sock_(read|recv)msg)$"),
+    ("pipe", r"^(pipe_read|pipe_write|pipe_wait_readable|pipe_wait_writable)$"),
+    ("wait for work", r"^pthread_cond_(timed|clock)?wait|^__pthread_cond_(timed|clock)?wait"
+                      r"|^std::condition_variable::wait|^std::__1::condition_variable::wait"
+                      r"|^__futex_abstimed_wait_common"),
+    ("event wait", r"^(do_epoll_wait|ep_poll|do_sys_poll|do_select|core_sys_select"
+                   r"|__x64_sys_(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select"
+                   r"|pselect6|accept4?|io_uring_enter)|inet_csk_accept|io_cqring_wait"
+                   r"|do_sigtimedwait|__x64_sys_pause)$"),
+    ("sleep", r"^(do_nanosleep|hrtimer_nanosleep|__x64_sys_(nanosleep|clock_nanosleep)"
+              r"|msleep|schedule_timeout)$"),
+    ("futex", r"^(futex_wait|__futex_wait|futex_wait_queue|futex_do_wait)$"),
+]
+BENIGN_BLOCK = {"wait for work", "event wait", "sleep"}
+_block_rx = [(k, re.compile(rx)) for k, rx in BLOCK_KINDS]
+
+
+def block_kind(names_leaf_first: list[str], disk_state: bool = False) -> str:
+    """What a blocking stack waits for (BLOCK_KINDS), "disk" for any uninterruptible
+    wait (state D), "other" when nothing is known."""
+    if disk_state:
+        return "disk"
+    for kind, rx in _block_rx:
+        if any(rx.search(n) for n in names_leaf_first):
+            return kind
+    return "other"

@@ -6,7 +6,7 @@ from collections import Counter
 
 from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
-from . import code_rules, io_rules, knowledge, software, wait_rules
+from . import blocked_rules, code_rules, io_rules, knowledge, software, wait_rules
 from .context import Context
 from .finding import (SEVERITY_RANK, Finding, Rule, cpus_text, focus_of, pct,
                       severity_of)
@@ -505,6 +505,10 @@ RULES: list[Rule] = [
          _t(min_share=0.10)),
     Rule("interpreter-lock", "Threads serialized on an interpreter lock",
          wait_rules.interpreter_lock, wait_rules.INTERPRETER_LOCK_THRESHOLDS),
+    Rule("blocked-time", "Threads blocked (off-CPU)", blocked_rules.blocked_time,
+         _t(min_share=0.05)),
+    Rule("waiting-for-cpu", "Runnable threads waiting for a CPU",
+         blocked_rules.waiting_for_cpu, _t(min_share=0.10)),
     Rule("off-cpu", "Little CPU under load", wait_rules.off_cpu,
          {"thread_min_share": 0.02, "max_use": 0.6, "door_min_share": 0.05}),
     Rule("scheduling-pressure", "Scheduling pressure", scheduling_pressure,

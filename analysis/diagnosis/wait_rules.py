@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ..offcpu.threads import off_cpu as off_cpu_of
 from . import knowledge, software
 from .context import Context
 from .finding import Finding, cpus_text, focus_of, pct, severity_of
@@ -16,8 +17,10 @@ from .recognise import verb, who_runs
 
 #: how to see where threads wait: a CPU profile with context switches, or the scheduler
 #: trace (perf-record(1) --switch-events; perf-sched(1))
-RECORD_OFF_CPU = ("perf record -g --switch-events -e cpu-clock -e sched:sched_switch "
-                  "-p PID -- sleep 5")
+#: -e cpu-clock/freq=499/: a frequency on the clock only; with -F perf samples the
+#: tracepoint by frequency too and drops most switches (perf 6.1)
+RECORD_OFF_CPU = ("perf record -g --switch-events -e cpu-clock/freq=499/ "
+                  "-e sched:sched_switch -p PID -- sleep 5")
 RECORD_SCHED = "perf sched record -p PID -- sleep 5"
 #: what blocks a sample's frames leafward of a wait function: it sleeps or wakes
 _BLOCKING = ("lock_slow", "scheduler", "wake_signal")
@@ -258,6 +261,9 @@ def _doors(ctx: Context, stacks: dict[int, int]) -> Counter:
 def off_cpu(ctx: Context, t: dict) -> Finding | None:
     if "load" not in ctx.label or not ctx.cpus_busy or not ctx.total:
         return None
+    oc = off_cpu_of(ctx.profile)
+    if oc is not None and oc.timed:
+        return None  # the switches say where the time goes (blocked_rules)
     if serialized_threads(ctx, INTERPRETER_LOCK_THRESHOLDS) is not None:
         return None  # the interpreter lock says why, and what to record
     _, capacity, active = ctx.thread_use(min_share=t["thread_min_share"])

@@ -25,12 +25,15 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
-from ..perfdata.attr import REGS_USER, STACK_USER, TID, TIME, Attr, parse_attr
+from ..offcpu.switches import IN, OUT, RECORD, RUNNABLE, TRACEPOINT, state_of_bits
+from ..perfdata.attr import CPU, ID, IDENTIFIER, REGS_USER, STACK_USER, STREAM_ID, TID, TIME, \
+    Attr, parse_attr
 from ..perfdata.damage import judge
 from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Features,
                                apply_feature, parse_build_ids, read_features, read_header)
 from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
+from ..perfdata.tracepoints import switch_layout
 from ..profile import (KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import GZIP_MAGIC, GzipReader, Source
@@ -51,6 +54,13 @@ _PROT_EXEC = 4
 _ANON_PREFIXES = ("//anon", "/dev/zero", "/anon_hugepage", "[anon:", "/memfd:")
 
 _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
+# PERF_RECORD_SWITCH (14) and PERF_RECORD_SWITCH_CPU_WIDE (15); misc bits of
+# include/uapi/linux/perf_event.h
+_SWITCH, _SWITCH_CPU_WIDE = 14, 15
+_MISC_SWITCH_OUT = 1 << 13
+_MISC_SWITCH_OUT_PREEMPT = 1 << 14
+#: the HEADER_TRACING_DATA feature: the kernel's tracepoint format files
+_F_TRACING_DATA = 1
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
 
 
@@ -161,6 +171,13 @@ class _Reader:
         self.bad = 0  # records that do not decode with their layout
         self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
         self.dwarf = False
+        # context switches (file order): time ns, tid, pid, cpu, kind, state, the sample
+        # row whose stack is the switch-out's (-1), source
+        self.w_time, self.w_tid, self.w_pid = array("Q"), array("i"), array("i")
+        self.w_cpu, self.w_kind, self.w_state = array("i"), array("b"), array("b")
+        self.w_row, self.w_src = array("i"), array("b")
+        self.tracing_data: bytes | None = None
+        self._switch_layout = None
 
     # ---- pass 1: walk ----------------------------------------------------------------
     def read(self) -> Profile:
@@ -220,12 +237,17 @@ class _Reader:
                 if t == 0 and not self._has_sideband_time():
                     t = last_time
                 self._sideband(rtype, misc, b, s, end, t, seq, fpos)
+            elif rtype == _SWITCH or rtype == _SWITCH_CPU_WIDE:
+                self._switch_record(misc, b, s, end)
             elif rtype == R.LOST:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES:
                 self.lost += struct.unpack_from(e + "Q", b, s)[0]
             elif rtype == R.HEADER_ATTR:
                 self._header_attr(b, s, end)
+            elif rtype == R.HEADER_TRACING_DATA and end - s >= 4:
+                (extra,) = struct.unpack_from(e + "I", b, s)
+                self.tracing_data = bytes(b[end:end + extra])
             elif rtype == R.HEADER_FEATURE:
                 (feat,) = struct.unpack_from(e + "Q", b, s)
                 try:
@@ -281,11 +303,13 @@ class _Reader:
             key = id(attr)
             target = self.by_attr.get(key)
             if target is None:
-                reader = SampleReader(attr, self.e, self.features.arch)
+                switch = self._is_sched_switch(attr)
+                reader = SampleReader(attr, self.e, self.features.arch, want_raw=switch)
                 if attr.sample_type & (REGS_USER | STACK_USER) and attr.exclude_callchain_user:
                     self.dwarf = True
                 target = self.by_attr[key] = (
-                    reader, self.p.event(attr.name or attr.default_name()), reader.fast())
+                    reader, self.p.event(attr.name or attr.default_name()),
+                    None if switch else reader.fast())
             self.targets[ident] = target
         return target
 
@@ -307,6 +331,9 @@ class _Reader:
         cid = self.chain_ix.get(ckey)
         if cid is None:
             cid = self._intern_chain(ckey, mode, ip, chain, branch_from, user_ip)
+        if reader.want_raw and reader.raw is not None:
+            self._switch_sample(reader.raw, time, pid, tid, cpu)
+            reader.raw = None
         self.c_time.append(time)
         self.c_pid.append(pid)
         self.c_tid.append(tid)
@@ -351,6 +378,98 @@ class _Reader:
         elif user_ip is not None and (not frames or frames[-1][0] == MODE_KERNEL):
             frames.append((MODE_USER, user_ip))  # DWARF mode: only the user leaf
         return tuple(frames)
+
+    # ---- context switches -----------------------------------------------------------
+    def _is_sched_switch(self, attr: Attr) -> bool:
+        if attr.type != 2:  # PERF_TYPE_TRACEPOINT
+            return False
+        if attr.name:
+            return attr.name.endswith("sched_switch")
+        return attr.config == self._layout().event_id
+
+    def _layout(self):
+        if self._switch_layout is None:
+            data = self.tracing_data
+            sec = self.h.feature_sections.get(_F_TRACING_DATA)
+            if data is None and sec is not None:
+                data = bytes(self.buf[sec[0]:sec[0] + sec[1]])
+            self._switch_layout = switch_layout(data)
+        return self._switch_layout
+
+    def _switch_sample(self, raw: bytes, time: int, pid: int, tid: int, cpu: int) -> None:
+        """sched_switch: the sampled thread (prev) leaves the CPU from the sample's
+        stack in prev_state; next_pid gets it."""
+        fields = self._layout().read(raw, self.e)
+        if fields is None:
+            return
+        prev_pid, prev_state, next_pid = fields
+        row = len(self.c_time)  # the sample about to be appended
+        self._switch(time, prev_pid if prev_pid > 0 else tid, pid, cpu, OUT,
+                     state_of_bits(prev_state), row, TRACEPOINT)
+        if next_pid > 0:
+            self._switch(time, next_pid, -1, cpu, IN, 0, -1, TRACEPOINT)
+
+    def _switch_record(self, misc: int, b, s: int, end: int) -> None:
+        """PERF_RECORD_SWITCH(_CPU_WIDE): its sample_id says whose switch and when; the
+        OUT bit and the PREEMPT bit (runnable, involuntary) are in misc."""
+        ids = self._record_ids(b, s, end)
+        if ids is None:
+            return
+        pid, tid, time, cpu = ids
+        if misc & _MISC_SWITCH_OUT:
+            self._switch(time, tid, pid, cpu, OUT,
+                         RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0, -1, RECORD)
+        else:
+            self._switch(time, tid, pid, cpu, IN, 0, -1, RECORD)
+
+    def _switch(self, time, tid, pid, cpu, kind, state, row, src) -> None:
+        self.w_time.append(time)
+        self.w_tid.append(tid)
+        self.w_pid.append(pid)
+        self.w_cpu.append(cpu)
+        self.w_kind.append(kind)
+        self.w_state.append(state)
+        self.w_row.append(row)
+        self.w_src.append(src)
+
+    def _record_ids(self, b, s: int, end: int) -> tuple[int, int, int, int] | None:
+        """(pid, tid, time ns, cpu) of a non-sample record's sample_id_all trailer."""
+        if not self.attrs:
+            return None
+        a = self.attrs[0]
+        if len(self.attrs) > 1:
+            off = a.trailer_id_offset_from_end()
+            if off is not None and end - off >= s:
+                ident = struct.unpack_from(self.e + "Q", b, end - off)[0]
+                a = self._attr_for(ident) or a
+        size = a.trailer_size()
+        st = a.sample_type
+        if not size or not st & TIME or end - size < s:
+            return None
+        pos = end - size
+        pid = tid = cpu = -1
+        if st & TID:
+            pid, tid = struct.unpack_from(self.e + "ii", b, pos)
+            pos += 8
+        (time,) = struct.unpack_from(self.e + "Q", b, pos)
+        pos += 8 + 8 * bool(st & ID) + 8 * bool(st & STREAM_ID)
+        if st & CPU:
+            (cpu,) = struct.unpack_from(self.e + "i", b, pos)
+        return pid, tid, time, cpu
+
+    def _switches(self, order) -> None:
+        """The switch log in the profile, its stacks those of the sched_switch samples."""
+        if not len(self.w_time):
+            return
+        stack_of = array("i", [-1]) * len(order)
+        for i, row in enumerate(order):
+            stack_of[row] = self.p.s_stack[i]
+        log = self.p.switches
+        for i in range(len(self.w_time)):
+            row = self.w_row[i]
+            log.add(self.w_time[i] / 1e9, self.w_tid[i], self.w_pid[i], self.w_cpu[i],
+                    self.w_kind[i], self.w_state[i],
+                    stack_of[row] if 0 <= row < len(stack_of) else -1, self.w_src[i])
 
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \
@@ -490,6 +609,7 @@ class _Reader:
         p.s_cpu = array("i", [self.c_cpu[i] for i in order])
         p.s_time = array("d", [times[i] / 1e9 for i in order])
         p.s_event = array("i", [self.c_event[i] for i in order])
+        self._switches(order)
 
     @staticmethod
     def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]):

@@ -18,6 +18,7 @@ import re
 from typing import Iterable
 
 from ..errors import UnrecognizedFormat
+from ..offcpu.switches import BLOCKED, IN, OUT, RUNNABLE, TRACEPOINT, state_of_letters
 from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import Source, open_binary
@@ -47,7 +48,8 @@ def sniff(head: str) -> bool:
     """An event line followed by a frame line, frame-less event lines (no call chains),
     or blocks of bare frames (`-F ip,...`)."""
     lines = [ln for ln in head.splitlines()
-             if ln.strip() and not ln.startswith("#") and not ln.startswith("PERF_RECORD_")]
+             if ln.strip() and not ln.startswith("#") and not ln.startswith("PERF_RECORD_")
+             and ": PERF_RECORD_" not in ln]  # --show-switch-events & co.
     for i, line in enumerate(lines[:200]):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         ev = _parse_event_line(line)
@@ -328,6 +330,7 @@ class _Parser:
         self.cur: tuple | None = None  # (comm_id, pid, tid, cpu, time, period, event_id)
         self.seen_event_line = False
         self.unparsed = 0
+        self.switch_row: int | None = None  # the switch-out this sample's stack is for
 
     # ---- slow path, teaching the fast one -------------------------------------------
     def feed_block(self, block: bytes) -> None:
@@ -357,7 +360,11 @@ class _Parser:
         if self.dropped:
             self.chain.append(self.cuts.frame(self.dropped))
             self.dropped = 0
-        self.p.add_sample(self.p.stack(tuple(self.chain)), period=period, pid=pid, tid=tid,
+        sid = self.p.stack(tuple(self.chain))
+        if self.switch_row is not None:  # a sched_switch sample: its stack is the out's
+            self.p.switches.stack[self.switch_row] = sid
+            self.switch_row = None
+        self.p.add_sample(sid, period=period, pid=pid, tid=tid,
                           cpu=cpu, time=time, event_id=event_id, comm_id=comm_id)
         self.in_sample = False
         self.chain = []
@@ -407,6 +414,12 @@ class _Parser:
         # an event line
         self.seen_event_line = True
         comm, pid, tid, cpu, time, period, event, more = ev
+        if not event and more.startswith("PERF_RECORD_SWITCH"):
+            _switch_line(p, more, pid, tid, cpu, time)
+            self.in_sample = False
+            return
+        if event.endswith("sched_switch") and "prev_state=" in more:
+            self.switch_row = _sched_switch_line(p, more, pid, tid, cpu, time)
         self.cur = (p.string(comm), pid, tid, cpu, time, period, p.event(event))
         self.chain = []
         self.in_sample = True
@@ -430,3 +443,35 @@ class _Parser:
         self.cuts.note()
         self.header.finish()
         return p
+
+
+_SWITCH_FIELDS = re.compile(r"prev_pid=(-?\d+).*?prev_state=(\S+).*?next_pid=(-?\d+)")
+
+
+def _switch_line(p: Profile, text: str, pid: int, tid: int, cpu: int, time: float) -> None:
+    """`PERF_RECORD_SWITCH IN`, `... OUT`, `... OUT preempt` (--show-switch-events; the
+    CPU-wide form adds `next pid/tid`): the line's thread is the one switching."""
+    words = text.split()
+    if len(words) < 2 or time != time:
+        return
+    if words[1] == "OUT":
+        p.switches.add(time, tid, pid, cpu, OUT,
+                       RUNNABLE if len(words) > 2 and words[2] == "preempt" else BLOCKED)
+    elif words[1] == "IN":
+        p.switches.add(time, tid, pid, cpu, IN)
+
+
+def _sched_switch_line(p: Profile, text: str, pid: int, tid: int, cpu: int,
+                       time: float) -> int | None:
+    """sched:sched_switch: prev_comm=.. prev_pid=N prev_prio=.. prev_state=S ==>
+    next_comm=.. next_pid=M ..: the switch-out row (its stack follows as the sample's)."""
+    m = _SWITCH_FIELDS.search(text)
+    if m is None or time != time:
+        return None
+    prev, state, nxt = int(m.group(1)), m.group(2), int(m.group(3))
+    row = len(p.switches)
+    p.switches.add(time, prev if prev > 0 else tid, pid, cpu, OUT, state_of_letters(state),
+                   -1, TRACEPOINT)
+    if nxt > 0:
+        p.switches.add(time, nxt, NO_ID, cpu, IN, BLOCKED, -1, TRACEPOINT)
+    return row

@@ -19,7 +19,8 @@ USER_IP_REG = {"x86_64": 8, "i386": 8, "i686": 8, "aarch64": 32, "arm64": 32, "a
 
 
 class SampleReader:
-    def __init__(self, attr: Attr, endian: str, arch: str | None) -> None:
+    def __init__(self, attr: Attr, endian: str, arch: str | None,
+                 want_raw: bool = False) -> None:
         st = attr.sample_type
         self.endian = endian
         fmt, fields = endian, []
@@ -59,7 +60,10 @@ class SampleReader:
         if ip_bit is not None and attr.sample_regs_user >> ip_bit & 1:
             self.user_ip_index = bin(attr.sample_regs_user & ((1 << ip_bit) - 1)).count("1")
         self.want_regs = bool(st & REGS_USER) and attr.exclude_callchain_user
-        self.needs_tail = self.want_branches or self.want_regs
+        # a tracepoint's fields (sched_switch's prev_state), kept in `raw` by read()
+        self.want_raw = want_raw and bool(st & RAW)
+        self.raw: bytes | None = None
+        self.needs_tail = self.want_branches or self.want_regs or self.want_raw
 
     def fast(self) -> tuple | None:
         """What the importer's inline decoder needs, for layouts without variable-size
@@ -93,6 +97,10 @@ class SampleReader:
         if self.needs_tail:
             if st & RAW:
                 (size,) = struct.unpack_from(e + "I", buf, pos)
+                if self.want_raw:
+                    if pos + 4 + size > end:
+                        raise struct.error("raw data runs past the record")
+                    self.raw = bytes(buf[pos + 4:pos + 4 + size])
                 pos += 4 + size
             if self.want_branches:
                 (nr,) = struct.unpack_from(e + "Q", buf, pos)

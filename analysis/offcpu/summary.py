@@ -1,0 +1,76 @@
+"""The off-CPU part of the report contract: per-thread seconds and the top blocking
+stacks (report["off_cpu"], report["threads"][i]["off_cpu_s"] ...)."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..aggregate.functions import stack_functions
+from ..diagnosis.knowledge import is_c_library, syscall_of
+from ..profile import KERNEL, Profile
+from .switches import RUNNABLE
+from .threads import off_cpu
+from .views import state_name
+
+
+def thread_times(profile: Profile) -> dict[int, dict]:
+    """tid -> the seconds threads[] gains, for captures with switches."""
+    oc = off_cpu(profile)
+    if oc is None:
+        return {}
+    return {tid: {"on_cpu_s": round(t.on_cpu_s, 6), "off_cpu_s": round(t.off_cpu_s, 6),
+                  "blocked_s": round(t.blocked_s, 6), "preempted_s": round(t.preempted_s, 6),
+                  "switches": t.switches}
+            for tid, t in oc.threads.items()}
+
+
+def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
+    """Window, totals, and the stacks threads blocked in (voluntary switch-outs), with
+    seconds, count and mean wait; None without switches."""
+    oc = off_cpu(profile)
+    if oc is None:
+        return None
+    t0, t1 = oc.window
+    threads = oc.threads.values()
+    totals = {
+        "threads": len(oc.threads),
+        "on_cpu_s": round(sum(t.on_cpu_s for t in threads), 6),
+        "off_cpu_s": round(sum(t.off_cpu_s for t in threads), 6),
+        "blocked_s": round(sum(t.blocked_s for t in threads), 6),
+        "preempted_s": round(sum(t.preempted_s for t in threads), 6),
+        "sleeping_s": round(sum(t.sleeping_s for t in threads), 6),
+        "disk_s": round(sum(t.disk_s for t in threads), 6),
+        "switches": sum(t.switches for t in threads),
+    }
+    acc: dict[int, list] = defaultdict(lambda: [0.0, 0, defaultdict(float), set()])
+    for k in range(len(oc)):
+        if oc.i_state[k] == RUNNABLE:
+            continue
+        a = acc[oc.i_stack[k]]
+        a[0] += oc.i_dur[k]
+        a[1] += 1
+        a[2][state_name(oc.i_state[k])] += oc.i_dur[k]
+        a[3].add(oc.i_tid[k])
+    rows = []
+    for sid, (secs, n, states, tids) in sorted(acc.items(), key=lambda kv: -kv[1][0])[:top]:
+        fids = [] if sid < 0 else stack_functions(profile, profile.stacks[sid])
+        frames = [profile.functions[f].name for f in reversed(fids)]
+        rows.append({"stack": sid, "frames": frames, **_where(profile, fids),
+                     "seconds": round(secs, 6), "count": n,
+                     "mean_ms": round(secs / n * 1e3, 3), "threads": len(tids),
+                     "states": {k: round(v, 6) for k, v in sorted(states.items())}})
+    return {"window_s": [t0, t1], "duration_s": round(t1 - t0, 6), "timed": oc.timed,
+            "totals": totals, "top_blocking": rows}
+
+
+def _where(profile: Profile, fids: list[int]) -> dict:
+    """The system call a blocking stack waits in and the program's frame that made it:
+    the first named frame from the leaf outside the kernel and the C library."""
+    names = [profile.functions[f].name for f in fids]
+    caller = None
+    for f in fids:
+        fn = profile.functions[f]
+        m = profile.mappings[fn.mapping_id]
+        if m.kind != KERNEL and fn.resolved and not is_c_library(m.path):
+            caller = fn.name
+            break
+    return {"syscall": syscall_of(names), "caller": caller}

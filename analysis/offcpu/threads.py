@@ -1,0 +1,168 @@
+"""Per-thread on-CPU and off-CPU time from the context switches.
+
+Each thread alternates: IN (it got a CPU) ... OUT (it left it, in some state, from some
+stack) ... IN. An OUT to the next IN is an off-CPU interval: blocked (sleeping, waiting
+for the disk) or runnable but preempted (waiting for a CPU); an IN to the next OUT is
+on-CPU time. At the edges of the window a thread's first IN means it was off-CPU since
+the window began, its last OUT that it stayed off until the window ended.
+
+When both PERF_RECORD_SWITCH and the sched_switch tracepoint were recorded, perf gives
+each switch-out twice, the tracepoint some microseconds before the record: the two are
+one switch, timed by the record (perf's own on/off boundary) and described by the
+tracepoint (state, stack).
+"""
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+
+from .switches import BLOCKED, DISK, IN, OUT, RECORD, RUNNABLE, SLEEPING, SwitchLog
+
+#: two switch-outs of one thread closer than this with no switch-in between are one
+#: switch seen by both sources
+SAME_SWITCH_S = 0.001
+
+
+@dataclass
+class ThreadTime:
+    tid: int
+    pid: int
+    on_cpu_s: float = 0.0
+    off_cpu_s: float = 0.0
+    preempted_s: float = 0.0  # runnable, waiting for a CPU (involuntary switch-out)
+    sleeping_s: float = 0.0  # voluntary: waiting for an event, a lock, the network
+    disk_s: float = 0.0  # uninterruptible sleep: usually the disk
+    blocked_unknown_s: float = 0.0  # voluntary, state not recorded
+    switches: int = 0  # switch-outs
+
+    @property
+    def blocked_s(self) -> float:
+        """Voluntary switch-out: every off-CPU state but runnable."""
+        return self.sleeping_s + self.disk_s + self.blocked_unknown_s + \
+            max(0.0, self.off_cpu_s - self.preempted_s - self.sleeping_s - self.disk_s -
+                self.blocked_unknown_s)
+
+
+@dataclass
+class OffCpu:
+    """What the switches say. Intervals are columns: thread, start, duration, state and
+    the stack at switch-out (-1 when only PERF_RECORD_SWITCH saw it)."""
+    window: tuple[float, float]
+    threads: dict[int, ThreadTime] = field(default_factory=dict)
+    i_tid: array = field(default_factory=lambda: array("i"))
+    i_start: array = field(default_factory=lambda: array("d"))
+    i_dur: array = field(default_factory=lambda: array("d"))
+    i_state: array = field(default_factory=lambda: array("b"))
+    i_stack: array = field(default_factory=lambda: array("i"))
+    #: switch-ins were recorded: off-CPU intervals have an end (perf sched record -p
+    #: and a lone sched_switch tracepoint give only switch-outs)
+    timed: bool = True
+
+    def __len__(self) -> int:
+        return len(self.i_tid)
+
+
+def window_of(profile) -> tuple[float, float]:
+    """The capture's time window: its first and last sample or switch."""
+    lo, hi = math.inf, -math.inf
+    for col in (profile.s_time, profile.switches.time):
+        for t in (min(col, default=math.nan), max(col, default=math.nan)):
+            if t == t:
+                lo, hi = min(lo, t), max(hi, t)
+    return (lo, hi) if lo <= hi else (0.0, 0.0)
+
+
+def off_cpu(profile) -> OffCpu | None:
+    """The off-CPU intervals and per-thread times of a profile, or None without
+    switches. Computed once per profile."""
+    log: SwitchLog = profile.switches
+    if not len(log):
+        return None
+    return profile.memo(("off_cpu", len(log)), lambda: _compute(profile, log))
+
+
+def _compute(profile, log: SwitchLog) -> OffCpu:
+    start, end = window_of(profile)
+    out = OffCpu((start, end), timed=log.has_switch_ins())
+    times, tids = log.time, log.tid
+    order = sorted(range(len(log)), key=lambda i: (tids[i], times[i], i))
+    i, n = 0, len(order)
+    while i < n:
+        j = i
+        while j < n and tids[order[j]] == tids[order[i]]:
+            j += 1
+        events = _merged(log, order[i:j])
+        if any(e[1] == OUT for e in events):  # threads seen only coming in: not ours
+            _thread(out, log.pid[order[i]], tids[order[i]], events, start, end)
+        i = j
+    return out
+
+
+def _merged(log: SwitchLog, rows) -> list[list]:
+    """One thread's switches in time order, [time, kind, state, stack], the two sources'
+    views of one switch made one: timed by PERF_RECORD_SWITCH, described (state, stack)
+    by the tracepoint."""
+    events: list[list] = []
+    for r in rows:
+        t, kind, st, sk, src = (log.time[r], log.kind[r], log.state[r], log.stack[r],
+                                log.source[r])
+        last = events[-1] if events else None
+        if last is not None and last[1] == kind and t - last[0] < SAME_SWITCH_S and \
+                last[4] != src:
+            if src == RECORD:
+                last[0] = t
+                if kind == OUT and st == RUNNABLE:
+                    last[2] = RUNNABLE
+            elif kind == OUT and last[2] != RUNNABLE:
+                last[2] = st
+            if last[3] < 0:
+                last[3] = sk
+            continue
+        events.append([t, kind, st, sk, src])
+    return events
+
+
+def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
+            end: float) -> None:
+    tt = out.threads[tid] = ThreadTime(tid, pid)
+    on_since: float | None = start  # on-CPU when the window began, until told otherwise
+    off: list | None = None  # the switch-out waiting for its switch-in
+    for k, (t, kind, st, sk, _src) in enumerate(events):
+        if kind == OUT:
+            if on_since is not None:
+                tt.on_cpu_s += t - on_since
+            on_since = None
+            tt.switches += 1
+            off = [t, st, sk]
+        else:
+            if off is not None:
+                _off(out, tt, off[0], t, off[1], off[2])
+            elif k == 0:
+                _off(out, tt, start, t, BLOCKED, -1)  # off when the window began
+            off = None
+            on_since = t
+    if off is not None and out.timed:
+        _off(out, tt, off[0], end, off[1], off[2])
+    elif on_since is not None:
+        tt.on_cpu_s += end - on_since
+
+
+def _off(out: OffCpu, tt: ThreadTime, t0: float, t1: float, state: int, stack: int) -> None:
+    d = t1 - t0
+    if d <= 0:
+        return
+    tt.off_cpu_s += d
+    if state == RUNNABLE:
+        tt.preempted_s += d
+    elif state == SLEEPING:
+        tt.sleeping_s += d
+    elif state == DISK:
+        tt.disk_s += d
+    else:
+        tt.blocked_unknown_s += d
+    out.i_tid.append(tt.tid)
+    out.i_start.append(t0)
+    out.i_dur.append(d)
+    out.i_state.append(state)
+    out.i_stack.append(stack)
