@@ -53,7 +53,12 @@ def _classify(ctx: Context, sid: int, state: int, memo: dict) -> tuple[str, int 
     if hit is not None:
         return hit
     p = ctx.profile
-    fids = stack_functions(p, p.stacks[sid]) if sid >= 0 else []
+    if sid < 0:
+        # only PERF_RECORD_SWITCH saw it, or the thread was off when the window began:
+        # what it waited for is not known, and no finding rests on it
+        memo[key] = ("unrecorded", None)
+        return memo[key]
+    fids = stack_functions(p, p.stacks[sid])
     names = [p.functions[f].name for f in fids if p.functions[f].resolved]
     kind = None
     if any(software.interpreter_lock_of(n) for n in names):
@@ -120,7 +125,8 @@ def blocked_summary(ctx: Context) -> list[dict]:
     return [{"kind": kind, "seconds": round(s, 6), "waits": waits[kind],
              "per_second": round(s / dur, 6) if dur > 0 else None,
              "share": round(s / thread_time, 6) if thread_time > 0 else None,
-             "benign": kind in knowledge.BENIGN_BLOCK, "threads": len(tids[kind]),
+             "benign": kind in knowledge.BENIGN_BLOCK or kind == "unrecorded",
+             "threads": len(tids[kind]),
              "under": [{"name": ctx.name(f), "seconds": round(v, 6)}
                        for f, v in callers[kind].most_common(3)]}
             for kind, s in secs.most_common()]
@@ -136,7 +142,7 @@ def _blocked(ctx: Context, t: dict) -> list[Finding]:
     oc = off_cpu(ctx.profile)
     out = []
     for kind, s in secs.most_common():
-        if kind in knowledge.BENIGN_BLOCK:
+        if kind in knowledge.BENIGN_BLOCK or kind == "unrecorded":
             continue
         share = s / thread_time
         if share < t["min_share"]:
