@@ -15,6 +15,9 @@ from .aggregate.threads import by_thread
 from .aggregate.tree import DEEPER, MERGED, ROOT, Row, bottom_up, sandwich, top_down
 from .cpu import time_range
 from .errors import AnalysisError
+from .offcpu.switches import RUNNABLE
+from .offcpu.threads import off_cpu
+from .offcpu.views import ON_CPU, VIEWS, view
 from .profile import NO_ID, Profile
 from .search import FunctionSearch
 
@@ -31,6 +34,17 @@ class Query:
     invert: bool = False
     focus: int | None = None  # function id: callers and callees of it
     search: str = ""
+    #: on-cpu (samples), off-cpu or wall (µs; analysis.offcpu.views)
+    view: str = ON_CPU
+
+
+def viewed(profile: Profile, q: Query) -> Profile:
+    """The profile the query's view weighs (made once per profile and view)."""
+    if q.view == ON_CPU:
+        return profile
+    if q.view not in VIEWS:
+        raise AnalysisError(f"no view {q.view!r}: on-cpu, off-cpu or wall")
+    return profile.memo(("view", q.view), lambda: view(profile, q.view))
 
 
 def selection(profile: Profile, q: Query) -> Selection:
@@ -48,11 +62,14 @@ def first_time(profile: Profile) -> float | None:
 def flame(profile: Profile, q: Query) -> dict:
     """The flame graph's data: the selection's total, the search's share and the
     functions it matches among the frames sent, and the tree (zoomed, inverted or
-    focused), each tree `{"nodes": [...]}` with parents before children (see _nodes)."""
+    focused), each tree `{"nodes": [...]}` with parents before children (see _nodes).
+    In the off-CPU and wall views the weights are microseconds (`unit`)."""
+    profile = viewed(profile, q)
     weights = stack_weights(profile, selection(profile, q))
     grand = sum(weights.values())
     search = FunctionSearch(profile, q.search) if q.search else None
-    out = {"total": grand, "search": _share(profile, weights, search)}
+    out = {"total": grand, "search": _share(profile, weights, search),
+           "unit": "samples" if q.view == ON_CPU else "µs"}
     if q.focus is not None:
         if not 0 <= q.focus < len(profile.functions):
             raise AnalysisError("no such function")
@@ -122,6 +139,7 @@ def _share(profile: Profile, weights: dict[int, int],
 
 
 def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 200) -> dict:
+    profile = viewed(profile, q)
     weights = stack_weights(profile, selection(profile, q))
     total = sum(weights.values())
     rows = [f for f in top_functions(profile, weights) if dso is None or f.dso == dso]
@@ -157,7 +175,10 @@ def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50) -> d
     per_tid: dict[int, int] = {}
     last = 0.0
     per_row: list[tuple[float, int, int]] = []
+    event, events = profile.default_event(), profile.s_event
     for i in range(len(profile)):
+        if events[i] != event:  # the sampling event, not sched_switch's tracepoint
+            continue
         t = times[i]
         if math.isnan(t):
             continue
@@ -189,3 +210,46 @@ def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50) -> d
         rows.append({"tid": None, "comm": f"{others} other threads", "counts": series[None]})
     return {"bucket_s": bucket_s, "duration": last, "series": rows,
             "heatmap": {"rows_per_s": rows_per_s, "cells": heat, "heat_seconds": seconds}}
+
+
+#: columns of the thread state timeline; each cell says how the thread spent that slice
+STATE_BUCKETS = 600
+
+
+def thread_states(profile: Profile, buckets: int = STATE_BUCKETS) -> dict:
+    """Per thread, per slice of the capture: the share of the slice it ran, was blocked
+    (voluntary switch-out) or was runnable waiting for a CPU, from the context
+    switches; {"threads": []} without them. Slices keep the size bounded however many
+    switches there are."""
+    oc = off_cpu(profile)
+    if oc is None or not oc.timed:
+        return {"threads": [], "bucket_s": None, "duration": 0.0}
+    t0, t1 = oc.window
+    dur = max(t1 - t0, 1e-9)
+    width = dur / buckets
+    off = {tid: ([0.0] * buckets, [0.0] * buckets) for tid in oc.threads}
+
+    def spread(cells: list[float], a: float, b: float) -> None:
+        i = min(buckets - 1, int((a - t0) / width))
+        while a < b and i < buckets:
+            edge = t0 + (i + 1) * width
+            cells[i] += min(b, edge) - a
+            a = edge
+            i += 1
+    for k in range(len(oc)):
+        blocked, runnable = off[oc.i_tid[k]]
+        spread(runnable if oc.i_state[k] == RUNNABLE else blocked, oc.i_start[k],
+               oc.i_start[k] + oc.i_dur[k])
+    comm_of = {}
+    for i in range(len(profile)):
+        comm_of.setdefault(profile.s_tid[i], profile.comm(i))
+    rows = []
+    for tid, tt in sorted(oc.threads.items(), key=lambda kv: (-kv[1].on_cpu_s, kv[0])):
+        blocked, runnable = off[tid]
+        rows.append({
+            "tid": tid, "comm": comm_of.get(tid, ""), "on_cpu_s": round(tt.on_cpu_s, 6),
+            "blocked_s": round(tt.blocked_s, 6), "preempted_s": round(tt.preempted_s, 6),
+            "blocked": [round(min(1.0, x / width), 3) for x in blocked],
+            "runnable": [round(min(1.0, x / width), 3) for x in runnable]})
+    return {"threads": rows[:MAX_SERIES], "bucket_s": width, "duration": dur,
+            "more_threads": max(0, len(rows) - MAX_SERIES)}

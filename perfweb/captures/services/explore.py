@@ -5,9 +5,10 @@ from analysis import explore
 from analysis.errors import AnalysisError
 
 Query = explore.Query
-KINDS = ("flame", "functions", "threads", "timeline")
+KINDS = ("flame", "functions", "threads", "timeline", "states")
+VIEWS = explore.VIEWS
 
-__all__ = ["AnalysisError", "KINDS", "Query", "explorer_data"]
+__all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data"]
 
 
 def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
@@ -21,4 +22,6 @@ def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
         return explore.threads(profile, q)
     if kind == "timeline":
         return explore.timeline(profile)
+    if kind == "states":
+        return explore.thread_states(profile)
     raise KeyError(kind)
