@@ -64,8 +64,9 @@ def flame(profile: Profile, q: Query) -> dict:
     functions it matches among the frames sent, and the tree (zoomed, inverted or
     focused), each tree `{"nodes": [...]}` with parents before children (see _nodes).
     In the off-CPU and wall views the weights are microseconds (`unit`)."""
+    sel = selection(profile, q)  # times from the capture's first sample, in every view
     profile = viewed(profile, q)
-    weights = stack_weights(profile, selection(profile, q))
+    weights = stack_weights(profile, sel)
     grand = sum(weights.values())
     search = FunctionSearch(profile, q.search) if q.search else None
     out = {"total": grand, "search": _share(profile, weights, search),
@@ -139,8 +140,9 @@ def _share(profile: Profile, weights: dict[int, int],
 
 
 def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 200) -> dict:
+    sel = selection(profile, q)
     profile = viewed(profile, q)
-    weights = stack_weights(profile, selection(profile, q))
+    weights = stack_weights(profile, sel)
     total = sum(weights.values())
     rows = [f for f in top_functions(profile, weights) if dso is None or f.dso == dso]
     return {"total": total, "functions": [

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from . import access
-from .services.explore import KINDS, AnalysisError, Query, explorer_data
+from .services.explore import KINDS, VIEWS, AnalysisError, Query, explorer_data
 from .services.profiles import stored_profile
 
 
@@ -47,6 +47,19 @@ def _float(value: str | None) -> float | None:
         raise Http404("bad parameter") from None
 
 
+class BadQuery(ValueError):
+    """A parameter the page never sends, said in a sentence (400)."""
+
+
+def _view(value: str | None) -> str:
+    """on-cpu (samples, the default), off-cpu or wall (microseconds)."""
+    if value in (None, ""):
+        return VIEWS[0]
+    if value not in VIEWS:
+        raise BadQuery(f"Unknown view {value[:40]!r}: choose on-cpu, off-cpu or wall.")
+    return value
+
+
 def query_of(request) -> Query:
     g = request.GET
     tids = _ints(g.get("tids"))
@@ -54,7 +67,8 @@ def query_of(request) -> Query:
     return Query(tids=frozenset(tids) if tids else None, start=_float(g.get("start")),
                  end=_float(g.get("end")), root=_ints(g.get("root")),
                  invert=g.get("invert") in ("1", "true"),
-                 focus=focus[0] if focus else None, search=g.get("search", ""))
+                 focus=focus[0] if focus else None, search=g.get("search", ""),
+                 view=_view(g.get("view")))
 
 
 def _json(data) -> JsonResponse:
@@ -72,8 +86,10 @@ def data_response(request, profile, kind: str) -> JsonResponse:
         raise Http404("unknown data")
     try:
         data = explorer_data(profile, kind, query_of(request), dso=request.GET.get("dso") or None)
-    except AnalysisError as e:  # a focus the profile does not have, a search that cannot
-        return JsonResponse({"error": str(e)}, status=400)  # run: said on the page
+    except (AnalysisError, BadQuery) as e:
+        # a focus the profile does not have, a search that cannot run, an unknown view or
+        # an off-CPU one of a capture without context switches: said on the page
+        return JsonResponse({"error": str(e)}, status=400)
     return _json(data)
 
 

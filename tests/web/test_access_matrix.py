@@ -82,6 +82,7 @@ def _routes(w):
         "data-functions": ("get", reverse("data-functions", args=[a.pk]), None, 200, 404),
         "data-threads": ("get", reverse("data-threads", args=[a.pk]), None, 200, 404),
         "data-timeline": ("get", reverse("data-timeline", args=[a.pk]), None, 200, 404),
+        "data-states": ("get", reverse("data-states", args=[a.pk]), None, 200, 404),
         "capture-export": ("get", reverse("capture-export", args=[a.pk, "speedscope"]), None,
                            200, 404),
         "compare-previous": ("get", reverse("compare-previous", args=[b.pk]), None, 302, 404),
