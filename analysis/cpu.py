@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from .profile import Profile
+from .profile import Profile, is_scheduler_event
 
 _CLOCK_EVENTS = ("cpu-clock", "task-clock")
 _SLEEP = re.compile(r"(?:^|\s)sleep\s+(\d+(?:\.\d+)?)\s*$")
@@ -24,7 +24,7 @@ def time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | 
 
 
 def _time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | None:
-    if event_id is None or profile.single_event():
+    if event_id is None or profile.only_event(event_id):
         times = profile.s_time
     else:
         times = [t for t, e in zip(profile.s_time, profile.s_event) if e == event_id]
@@ -61,7 +61,7 @@ def _cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
         return 0.0 if not len(profile) else None
     if not is_clock_event(profile.events[event_id].name):
         return None
-    if profile.single_event():
+    if profile.only_event(event_id):
         total = sum(profile.s_period)
     else:
         total = sum(p for p, e in zip(profile.s_period, profile.s_event) if e == event_id)
@@ -69,6 +69,8 @@ def _cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
 
 
 def cpus_busy(profile: Profile, event_id: int | None) -> float | None:
+    if event_id is not None and is_scheduler_event(profile.events[event_id].name):
+        return _switch_cpus(profile)
     samples = profile.sample_count(event_id)
     if samples == 0:
         return 0.0  # nothing ran while perf watched: idle
@@ -85,3 +87,13 @@ def cpus_busy(profile: Profile, event_id: int | None) -> float | None:
     if freq:
         return samples / (freq * dur)
     return None
+
+
+def _switch_cpus(profile: Profile) -> float | None:
+    """CPUs busy from the context switches: on-CPU seconds over the window (a capture
+    of scheduler events only has no CPU samples)."""
+    from .offcpu.threads import off_cpu
+    oc = off_cpu(profile)
+    if oc is None or not oc.timed or oc.window[1] <= oc.window[0]:
+        return None
+    return sum(t.on_cpu_s for t in oc.threads.values()) / (oc.window[1] - oc.window[0])

@@ -257,6 +257,13 @@ class Profile:
     def single_event(self) -> bool:
         return sum(1 for c in self.event_counts() if c) <= 1
 
+    def only_event(self, event_id: int | None) -> bool:
+        """Every sample is of this event (so a pass need not look at events)."""
+        counts = self.event_counts()
+        if event_id is None or event_id >= len(counts):
+            return not len(self)
+        return counts[event_id] == sum(counts)
+
     def comm(self, row: int) -> str:
         cid = self.s_comm[row]
         return self.strings[cid] if cid >= 0 else ""
@@ -268,6 +275,12 @@ class Profile:
         counts = self.event_counts()
         for i, c in enumerate(counts):  # a sampling event before a tracepoint
             if c and self.events[i].name and not is_tracepoint(self.events[i].name):
+                return i
+        # the scheduler's tracepoints are off-CPU data: with a sampling event beside
+        # them that took no sample, the capture used no CPU (an idle pool)
+        for i, e in enumerate(self.events):
+            if e.name and not is_tracepoint(e.name) and any(
+                    x.name.startswith("sched:") for x in self.events):
                 return i
         for i, c in enumerate(counts):
             if c and self.events[i].name:
@@ -286,6 +299,12 @@ def is_tracepoint(event: str) -> bool:
     occurrences, not time; `cpu-clock:pppH` is an event with modifiers."""
     head, sep, tail = event.partition(":")
     return bool(sep) and "/" not in head and not _MODIFIERS.match(tail)
+
+
+def is_scheduler_event(event: str) -> bool:
+    """sched:sched_switch, sched:sched_stat_runtime, ...: what `perf sched record` and
+    off-CPU recordings add; they count switches, not time on a CPU."""
+    return event.startswith("sched:")
 
 
 #: x86-64 kernel addresses start here (the top half of the address space)

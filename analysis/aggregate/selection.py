@@ -62,7 +62,8 @@ def stack_thread_weights(profile: Profile, event_id: int | None) -> Counter:
 def is_whole(profile: Profile, sel: Selection) -> bool:
     """The selection keeps every row (one event, no other filter)."""
     return sel.pids is None and sel.tids is None and sel.comms is None and \
-        sel.start_s is None and sel.end_s is None and profile.single_event()
+        sel.start_s is None and sel.end_s is None and \
+        profile.only_event(sel.resolve_event(profile))
 
 
 def stack_weights(profile: Profile, sel: Selection = Selection()) -> dict[int, int]:

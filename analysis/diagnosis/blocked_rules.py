@@ -43,6 +43,9 @@ _KIND_TEXT = {
     "futex": ("wait in a futex (a lock or a condition variable: user frames missing)",
               "Record with frame pointers or --call-graph dwarf to see which lock."),
     "other": ("block", "Open the off-CPU flame graph at these stacks."),
+    "unnamed": ("block in code without symbols",
+                "Upload the recording host's kallsyms (and the binaries' symbols) to tell "
+                "waiting for work from waiting on a lock or the disk."),
 }
 
 
@@ -61,7 +64,9 @@ def _classify(ctx: Context, sid: int, state: int, memo: dict) -> tuple[str, int 
     fids = stack_functions(p, p.stacks[sid])
     names = [p.functions[f].name for f in fids if p.functions[f].resolved]
     kind = None
-    if any(software.interpreter_lock_of(n) for n in names):
+    if not names:
+        kind = "unnamed"  # no symbols: blocked, but on what (work or a lock) is unknown
+    elif any(software.interpreter_lock_of(n) for n in names):
         kind = "interpreter lock"
     elif any(software.wait_of(n) for n in names):
         kind = "server lock"
@@ -155,7 +160,8 @@ def _blocked(ctx: Context, t: dict) -> list[Finding]:
         out.append(Finding(
             "blocked-time",
             f"Threads {what}{under.split(',')[0]}: {pct(share)} of their time",
-            "high" if share >= t["high"] else "medium", "high", share, n,
+            "low" if kind == "unnamed" else "high" if share >= t["high"] else "medium",
+            "low" if kind == "unnamed" else "high", share, n,
             f"{len(tids[kind])} thread{'s' if len(tids[kind]) != 1 else ''} spent "
             f"{s:.3f} s blocked in {n} waits (mean {seconds_text(s / n)}){under}: "
             f"{s / dur:.2f} s of waiting per second, {pct(share)} of the {len(oc.threads)} "

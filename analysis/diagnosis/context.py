@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from .. import cpu
 from ..aggregate.functions import stack_functions
 from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
-from ..profile import JIT, KERNEL, NO_ID, USER, Profile
+from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 from . import knowledge, software
 
 
@@ -34,6 +34,12 @@ class Context:
         if event_id is None:
             event_id = profile.default_event()
         ctx = cls(profile, event_id, label.lower())
+        if event_id is not None and is_scheduler_event(profile.events[event_id].name):
+            # the scheduler's tracepoints sample switches, not CPU time: the on-CPU
+            # rules have nothing to read (blocked_rules read the switches)
+            ctx.cpus_busy = cpu.cpus_busy(profile, event_id)
+            ctx.cpus_online = profile.meta.cpus_online
+            return ctx
         ctx.weights = stack_weights(profile, Selection(event_id=event_id))
         ctx.total = sum(ctx.weights.values())
         ctx.cpus_busy = cpu.cpus_busy(profile, event_id) if event_id is not None else None

@@ -30,6 +30,11 @@ def damaged_capture(profile: Profile) -> Finding:
 
 # ---- CPU use ------------------------------------------------------------------------------
 def cpu_use(ctx: Context, t: dict) -> Finding | None:
+    if ctx.total == 0 and ctx.cpus_busy:  # scheduler events only: CPU from the switches
+        return Finding("cpu-use", f"{ctx.cpus_busy:.2f} CPUs busy", "info", "high", 1.0, 0,
+                       f"{ctx.cpus_busy:.2f} CPUs busy on average, from the context "
+                       f"switches (the capture has no CPU samples to say where).", "", "",
+                       cpus=ctx.cpus_busy)
     if ctx.total == 0:
         return Finding("cpu-use", "Idle: no samples, no CPU used", "info", "high", 0.0, 0,
                        "The process did not run on a CPU while perf recorded.", "", "",

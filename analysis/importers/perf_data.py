@@ -25,7 +25,7 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
-from ..offcpu.switches import IN, OUT, RECORD, RUNNABLE, TRACEPOINT, state_of_bits
+from ..offcpu.switches import IN, OUT, RAN, RECORD, RUNNABLE, TRACEPOINT, state_of_bits
 from ..perfdata.attr import CPU, ID, IDENTIFIER, REGS_USER, STACK_USER, STREAM_ID, TID, TIME, \
     Attr, parse_attr
 from ..perfdata.damage import judge
@@ -33,7 +33,7 @@ from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Fea
                                apply_feature, parse_build_ids, read_features, read_header)
 from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
-from ..perfdata.tracepoints import switch_layout
+from ..perfdata.tracepoints import layouts
 from ..profile import (KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import GZIP_MAGIC, GzipReader, Source
@@ -176,8 +176,9 @@ class _Reader:
         self.w_time, self.w_tid, self.w_pid = array("Q"), array("i"), array("i")
         self.w_cpu, self.w_kind, self.w_state = array("i"), array("b"), array("b")
         self.w_row, self.w_src = array("i"), array("b")
+        self.w_value = array("d")  # seconds a RAN row says the thread ran
         self.tracing_data: bytes | None = None
-        self._switch_layout = None
+        self._layouts = None
 
     # ---- pass 1: walk ----------------------------------------------------------------
     def read(self) -> Profile:
@@ -303,8 +304,10 @@ class _Reader:
             key = id(attr)
             target = self.by_attr.get(key)
             if target is None:
-                switch = self._is_sched_switch(attr)
+                sched = self._sched_kind(attr)
+                switch = sched is not None
                 reader = SampleReader(attr, self.e, self.features.arch, want_raw=switch)
+                reader.sched = sched
                 if attr.sample_type & (REGS_USER | STACK_USER) and attr.exclude_callchain_user:
                     self.dwarf = True
                 target = self.by_attr[key] = (
@@ -332,7 +335,7 @@ class _Reader:
         if cid is None:
             cid = self._intern_chain(ckey, mode, ip, chain, branch_from, user_ip)
         if reader.want_raw and reader.raw is not None:
-            self._switch_sample(reader.raw, time, pid, tid, cpu)
+            self._switch_sample(reader.raw, time, pid, tid, cpu, reader.sched)
             reader.raw = None
         self.c_time.append(time)
         self.c_pid.append(pid)
@@ -380,26 +383,41 @@ class _Reader:
         return tuple(frames)
 
     # ---- context switches -----------------------------------------------------------
-    def _is_sched_switch(self, attr: Attr) -> bool:
+    def _sched_kind(self, attr: Attr) -> str | None:
+        """"sched_switch" or "sched_stat_runtime" for those tracepoints' attrs."""
         if attr.type != 2:  # PERF_TYPE_TRACEPOINT
-            return False
-        if attr.name:
-            return attr.name.endswith("sched_switch")
-        return attr.config == self._layout().event_id
+            return None
+        for name, layout in self._layout().items():
+            if (attr.name.endswith(":" + name) if attr.name else
+                    attr.config == layout.event_id):
+                return name
+        return None
+
+    def _is_sched_switch(self, attr: Attr) -> bool:
+        return self._sched_kind(attr) is not None
 
     def _layout(self):
-        if self._switch_layout is None:
+        if self._layouts is None:
             data = self.tracing_data
             sec = self.h.feature_sections.get(_F_TRACING_DATA)
             if data is None and sec is not None:
                 data = bytes(self.buf[sec[0]:sec[0] + sec[1]])
-            self._switch_layout = switch_layout(data)
-        return self._switch_layout
+            self._layouts = layouts(data)
+        return self._layouts
 
-    def _switch_sample(self, raw: bytes, time: int, pid: int, tid: int, cpu: int) -> None:
+    def _switch_sample(self, raw: bytes, time: int, pid: int, tid: int, cpu: int,
+                       kind: str) -> None:
         """sched_switch: the sampled thread (prev) leaves the CPU from the sample's
-        stack in prev_state; next_pid gets it."""
-        fields = self._layout().read(raw, self.e)
+        stack in prev_state; next_pid gets it. sched_stat_runtime: how long the thread
+        ran (what `perf sched record -p`, which sees no switch-ins, times them by)."""
+        layout = self._layout()[kind]
+        if kind == "sched_stat_runtime":
+            fields = layout.read(raw, self.e, ("pid", "runtime"))
+            if fields is not None and fields[0] > 0:
+                self._switch(time, fields[0], pid, cpu, RAN, 0, -1, TRACEPOINT,
+                             fields[1] / 1e9)
+            return
+        fields = layout.read(raw, self.e, ("prev_pid", "prev_state", "next_pid"))
         if fields is None:
             return
         prev_pid, prev_state, next_pid = fields
@@ -422,7 +440,8 @@ class _Reader:
         else:
             self._switch(time, tid, pid, cpu, IN, 0, -1, RECORD)
 
-    def _switch(self, time, tid, pid, cpu, kind, state, row, src) -> None:
+    def _switch(self, time, tid, pid, cpu, kind, state, row, src, value=0.0) -> None:
+        self.w_value.append(value)
         self.w_time.append(time)
         self.w_tid.append(tid)
         self.w_pid.append(pid)
@@ -469,7 +488,8 @@ class _Reader:
             row = self.w_row[i]
             log.add(self.w_time[i] / 1e9, self.w_tid[i], self.w_pid[i], self.w_cpu[i],
                     self.w_kind[i], self.w_state[i],
-                    stack_of[row] if 0 <= row < len(stack_of) else -1, self.w_src[i])
+                    stack_of[row] if 0 <= row < len(stack_of) else -1, self.w_src[i],
+                    self.w_value[i])
 
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \

@@ -18,7 +18,7 @@ import re
 from typing import Iterable
 
 from ..errors import UnrecognizedFormat
-from ..offcpu.switches import BLOCKED, IN, OUT, RUNNABLE, TRACEPOINT, state_of_letters
+from ..offcpu.switches import BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, state_of_letters
 from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import Source, open_binary
@@ -420,6 +420,11 @@ class _Parser:
             return
         if event.endswith("sched_switch") and "prev_state=" in more:
             self.switch_row = _sched_switch_line(p, more, pid, tid, cpu, time)
+        elif event.endswith("sched_stat_runtime") and "runtime=" in more:
+            m = _RUNTIME_FIELDS.search(more)
+            if m is not None and time == time:
+                p.switches.add(time, int(m.group(1)), pid, cpu, RAN, BLOCKED, -1,
+                               TRACEPOINT, int(m.group(2)) / 1e9)
         self.cur = (p.string(comm), pid, tid, cpu, time, period, p.event(event))
         self.chain = []
         self.in_sample = True
@@ -445,6 +450,7 @@ class _Parser:
         return p
 
 
+_RUNTIME_FIELDS = re.compile(r"\bpid=(\d+)\s+runtime=(\d+)")
 _SWITCH_FIELDS = re.compile(r"prev_pid=(-?\d+).*?prev_state=(\S+).*?next_pid=(-?\d+)")
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from array import array
 
 OUT, IN = 0, 1
+#: sched_stat_runtime: the thread ran `value` seconds up to `time` (perf sched record)
+RAN = 2
 #: what a thread was doing when it left the CPU (the kernel's task state, as
 #: sched_switch's prev_state gives it; PERF_RECORD_SWITCH only says preempted or not)
 BLOCKED, RUNNABLE, SLEEPING, DISK, OTHER = 0, 1, 2, 3, 4
@@ -53,7 +55,7 @@ def state_of_letters(text: str) -> int:
 class SwitchLog:
     """Append-only columns; `stack` is a profile stack id or -1."""
 
-    COLUMNS = ("time", "tid", "pid", "cpu", "kind", "state", "stack", "source")
+    COLUMNS = ("time", "tid", "pid", "cpu", "kind", "state", "stack", "source", "value")
 
     def __init__(self) -> None:
         self.time = array("d")  # seconds, on the samples' clock
@@ -64,9 +66,11 @@ class SwitchLog:
         self.state = array("b")
         self.stack = array("i")
         self.source = array("b")
+        self.value = array("d")
 
     def add(self, time: float, tid: int, pid: int, cpu: int, kind: int, state: int = BLOCKED,
-            stack: int = -1, source: int = RECORD) -> None:
+            stack: int = -1, source: int = RECORD, value: float = 0.0) -> None:
+        self.value.append(value)
         self.time.append(time)
         self.tid.append(tid)
         self.pid.append(pid)

@@ -17,7 +17,7 @@ import math
 from array import array
 from dataclasses import dataclass, field
 
-from .switches import BLOCKED, DISK, IN, OUT, RECORD, RUNNABLE, SLEEPING, SwitchLog
+from .switches import BLOCKED, DISK, IN, OUT, RAN, RECORD, RUNNABLE, SLEEPING, SwitchLog
 
 #: two switch-outs of one thread closer than this with no switch-in between are one
 #: switch seen by both sources
@@ -84,7 +84,7 @@ def off_cpu(profile) -> OffCpu | None:
 
 def _compute(profile, log: SwitchLog) -> OffCpu:
     start, end = window_of(profile)
-    out = OffCpu((start, end), timed=log.has_switch_ins())
+    out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind)
     times, tids = log.time, log.tid
     order = sorted(range(len(log)), key=lambda i: (tids[i], times[i], i))
     i, n = 0, len(order)
@@ -107,6 +107,9 @@ def _merged(log: SwitchLog, rows) -> list[list]:
     for r in rows:
         t, kind, st, sk, src = (log.time[r], log.kind[r], log.state[r], log.stack[r],
                                 log.source[r])
+        if kind == RAN:
+            events.append([t, RAN, 0, -1, src, log.value[r]])
+            continue
         last = events[-1] if events else None
         if last is not None and last[1] == kind and t - last[0] < SAME_SWITCH_S and \
                 last[4] != src:
@@ -128,11 +131,26 @@ def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
     tt = out.threads[tid] = ThreadTime(tid, pid)
     on_since: float | None = start  # on-CPU when the window began, until told otherwise
     off: list | None = None  # the switch-out waiting for its switch-in
-    for k, (t, kind, st, sk, _src) in enumerate(events):
+    came_in = False  # a switch-in says when the current on-CPU stretch began
+    ran = 0.0  # seconds sched_stat_runtime says the thread ran since its last out
+    for k, (t, kind, st, sk, _src, *value) in enumerate(events):
+        if kind == RAN:
+            ran += value[0]
+            continue
         if kind == OUT:
+            if not came_in and ran > 0:
+                # no switch-in seen (perf sched record -p): it came in `ran` before
+                back = max(t - ran, off[0] if off is not None else start)
+                if off is not None:
+                    _off(out, tt, off[0], back, off[1], off[2])
+                else:
+                    _off(out, tt, start, back, BLOCKED, -1)
+                off, on_since = None, back
             if on_since is not None:
                 tt.on_cpu_s += t - on_since
             on_since = None
+            came_in = False
+            ran = 0.0
             tt.switches += 1
             off = [t, st, sk]
         else:
@@ -142,6 +160,8 @@ def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
                 _off(out, tt, start, t, BLOCKED, -1)  # off when the window began
             off = None
             on_since = t
+            came_in = True
+            ran = 0.0
     if off is not None and out.timed:
         _off(out, tt, off[0], end, off[1], off[2])
     elif on_since is not None:

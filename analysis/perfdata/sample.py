@@ -63,6 +63,7 @@ class SampleReader:
         # a tracepoint's fields (sched_switch's prev_state), kept in `raw` by read()
         self.want_raw = want_raw and bool(st & RAW)
         self.raw: bytes | None = None
+        self.sched: str | None = None  # which scheduler tracepoint (the importer sets it)
         self.needs_tail = self.want_branches or self.want_regs or self.want_raw
 
     def fast(self) -> tuple | None:

@@ -1,53 +1,55 @@
-"""The layout of the sched:sched_switch tracepoint's raw record.
+"""Field layouts of the scheduler tracepoints perfweb reads (sched_switch,
+sched_stat_runtime) from their raw records.
 
 perf.data carries the kernel's format files for the tracepoints it recorded (the
 HEADER_TRACING_DATA section: "name: sched_switch / ID: N / format: field:... offset:..;
-size:..;"), so the fields are read where that kernel put them. Without that section the
-layout of every kernel since 4.x is used (include/trace/events/sched.h: prev_comm[16],
-prev_pid, prev_prio, long prev_state, next_comm[16], next_pid, next_prio after the 8
-bytes of common fields).
+size:..;"), so fields are read where that kernel put them: they moved (6.x kernels give
+sched_stat_runtime a __data_loc comm, so its pid is at 12, not 24). Without that section
+the layouts of kernels 4.x-6.x with fixed-size comms are used
+(include/trace/events/sched.h).
 """
 from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_FORMAT = re.compile(rb"name: sched_switch\s*\nID: (\d+)\s*\nformat:\s*\n(.*?)\n\s*\nprint fmt",
-                     re.S)
-_FIELD = re.compile(rb"field:[^;]*?(\w+)(?:\[\d+\])?;\s*offset:(\d+);\s*size:(\d+);")
+_BLOCK = re.compile(rb"name: (\w+)\s*\nID: (\d+)\s*\nformat:\s*\n(.*?)\n\s*\nprint fmt", re.S)
+_FIELD = re.compile(rb"field:[^;]*?(\w+)(?:\[\d*\])?;\s*offset:(\d+);\s*size:(\d+);")
+
+DEFAULTS = {
+    "sched_switch": {"prev_pid": (24, 4), "prev_state": (32, 8), "next_pid": (56, 4)},
+    "sched_stat_runtime": {"pid": (24, 4), "runtime": (32, 8)},
+}
 
 
 @dataclass(frozen=True)
-class SwitchLayout:
+class Layout:
     event_id: int | None  # the tracepoint's id (attr.config) when the format says
-    prev_pid: tuple[int, int] = (24, 4)  # (offset, size)
-    prev_state: tuple[int, int] = (32, 8)
-    next_pid: tuple[int, int] = (56, 4)
+    fields: dict = field(default_factory=dict)  # name -> (offset, size)
 
-    def read(self, raw: bytes, endian: str) -> tuple[int, int, int] | None:
-        """(prev_pid, prev_state, next_pid) of one raw record, or None if too short."""
+    def read(self, raw: bytes, endian: str, names: tuple[str, ...]) -> tuple | None:
+        """The named integer fields of one raw record, or None if it is too short."""
         out = []
-        for off, size in (self.prev_pid, self.prev_state, self.next_pid):
+        for name in names:
+            off, size = self.fields[name]
             if off + size > len(raw) or size not in (4, 8):
                 return None
             out.append(struct.unpack_from(endian + ("i" if size == 4 else "q"), raw, off)[0])
-        return out[0], out[1], out[2]
+        return tuple(out)
 
 
-DEFAULT = SwitchLayout(None)
-
-
-def switch_layout(tracing_data: bytes | None) -> SwitchLayout:
-    if not tracing_data:
-        return DEFAULT
-    m = _FORMAT.search(tracing_data)
-    if m is None:
-        return DEFAULT
-    fields = {f.group(1).decode(): (int(f.group(2)), int(f.group(3)))
-              for f in _FIELD.finditer(m.group(2))}
-    try:
-        return SwitchLayout(int(m.group(1)), fields["prev_pid"], fields["prev_state"],
-                            fields["next_pid"])
-    except KeyError:
-        return SwitchLayout(int(m.group(1)))
+def layouts(tracing_data: bytes | None) -> dict[str, Layout]:
+    """Layouts of the tracepoints of DEFAULTS, from the capture's formats when present."""
+    found: dict[str, Layout] = {}
+    for m in _BLOCK.finditer(tracing_data or b""):
+        name = m.group(1).decode()
+        if name not in DEFAULTS or name in found:
+            continue
+        fields = {f.group(1).decode(): (int(f.group(2)), int(f.group(3)))
+                  for f in _FIELD.finditer(m.group(3))}
+        wanted = {k: fields.get(k, v) for k, v in DEFAULTS[name].items()}
+        found[name] = Layout(int(m.group(2)), wanted)
+    for name, fields in DEFAULTS.items():
+        found.setdefault(name, Layout(None, dict(fields)))
+    return found
