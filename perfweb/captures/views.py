@@ -96,10 +96,14 @@ def capture_context(capture, share_token: str | None = None) -> dict:
     return context
 
 
+#: findings about time off the CPU: their evidence is in the off-CPU view
+OFF_CPU_RULES = ("blocked-time", "waiting-for-cpu")
+
+
 def _focus_query(finding: dict) -> str:
     """The flame graph URL state that shows a finding's evidence."""
     focus = finding.get("focus") or {}
-    params = []
+    params = ["time=off-cpu"] if finding.get("rule") in OFF_CPU_RULES and focus else []
     if focus.get("functions"):
         params.append(f"focus={int(focus['functions'][0]['id'])}")
     if focus.get("threads"):

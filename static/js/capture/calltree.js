@@ -14,6 +14,7 @@ export class CallTree {
     this.open = new Set([""]);
     this.sortKey = "t";
     this.filter = null;
+    this.format = String;  // a weight as the cells show it (units.js)
     table.querySelectorAll("th[data-sort]").forEach((th) => {
       th.addEventListener("click", () => {
         this.sortKey = th.dataset.sort;
@@ -87,7 +88,8 @@ export class CallTree {
         show.addEventListener("click", () => this.onShow(path));
         name.append(show);
       }
-      const cells = [node.s, pct(node.s), node.t, pct(node.t)].map((v) => {
+      const f = this.format;
+      const cells = [f(node.s), pct(node.s), f(node.t), pct(node.t)].map((v) => {
         const td = document.createElement("td");
         td.textContent = String(v);
         return td;

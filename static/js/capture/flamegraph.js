@@ -76,9 +76,13 @@ export class FlameGraph {
     this.onZoom = onZoom || (() => {});
     this.onFocus = onFocus || (() => {});
     this.color = color || frameColor;
+    // how a weight reads: samples as they are, time views as ms or s (units.js)
+    this.unit = {value: String, suffix: ""};
     this.describe = describe || ((n) => {
       const pct = (v) => percent(v, this.total);
-      return [n.n, n.d || "", `total ${n.t} (${pct(n.t)}%) · self ${n.s} (${pct(n.s)}%)`];
+      const w = (v) => `${this.unit.value(v)}${this.unit.suffix}`;
+      return [n.n, n.d || "",
+              `total ${w(n.t)} (${pct(n.t)}%) · self ${w(n.s)} (${pct(n.s)}%)`];
     });
     this.rects = [];
     this.byDepth = [];

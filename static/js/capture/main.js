@@ -8,13 +8,18 @@ import {getJSON} from "../http.js";
 import {CallTree} from "./calltree.js";
 import {serverMatcher, textMatcher} from "./search.js";
 import {drawHeatmap, drawTimeline} from "./timeline.js";
+import {drawStates} from "./states.js";
+import {unitOf} from "./units.js";
 
 const $ = (id) => document.getElementById(id);
 const root = $("explorer");
 const urls = {
   flame: root.dataset.flameUrl, functions: root.dataset.functionsUrl,
   threads: root.dataset.threadsUrl, timeline: root.dataset.timelineUrl,
+  states: root.dataset.statesUrl,
 };
+// the off-CPU and wall-clock views need the capture's context switches
+const switches = root.dataset.switches === "1";
 const state = readState();
 const perf = (window.perfweb = {ready: false, draws: []});
 
@@ -51,12 +56,25 @@ const tree = new CallTree($("calltree"), {
 function changed(what) {
   writeState(state);
   if (what.view) showView();
+  if (what.time) showTime();
   if (what.flame) refreshFlame();
   if (what.filters) {
     refreshFlame();
     refreshTree();
     refreshFunctions();
   }
+}
+
+/** The weights' unit everywhere: samples, or time in ms/s in the off-CPU and wall views. */
+function showTime() {
+  for (const b of document.querySelectorAll("#time-tabs button")) {
+    b.classList.toggle("active", b.dataset.time === state.time);
+  }
+  const unit = unitOf(state.time);
+  fg.unit = callers.unit = unit;
+  tree.format = unit.value;
+  $("selection-unit").textContent = unit.label;
+  root.dataset.time = state.time;
 }
 
 function showView() {
@@ -91,16 +109,27 @@ function breadcrumbs(path) {
 // The call tree's filter: the last text typed in the search box or the tree's own filter.
 let treeFilter = state.search;
 
-/** The flame data for `params`; a search the server refuses (400: too long, a regular
- * expression it cannot run) is dropped, the data fetched without it, and its message
- * returned to be shown. */
-async function flameData(params) {
+/** The flame data (or `url`'s) for `params`; what the server refuses (400) is dropped,
+ * the data fetched without it, and its message returned to be shown: an off-CPU view
+ * of a capture without context switches (a link from elsewhere), then a search (too
+ * long, a regular expression it cannot run). */
+async function flameData(params, url = urls.flame) {
   try {
-    return {data: await getJSON(urls.flame, params), error: null};
+    return {data: await getJSON(url, params), error: null};
   } catch (e) {
-    if (e.status !== 400 || !params.has("search")) throw e;
-    params.delete("search");
-    return {data: await getJSON(urls.flame, params), error: e.message};
+    if (e.status !== 400) throw e;
+    if (params.has("view") && !switches) {
+      params.delete("view");
+      state.time = "on-cpu";
+      writeState(state);
+      showTime();
+    } else if (params.has("search")) {
+      params.delete("search");
+    } else {
+      throw e;
+    }
+    const again = await flameData(params, url);
+    return {data: again.data, error: again.error || e.message};
   }
 }
 
@@ -109,14 +138,15 @@ function showShare(search, error) {
   el.classList.toggle("error", Boolean(error));
   if (error) { el.textContent = error; return; }
   if (!search) { el.textContent = ""; return; }
-  el.textContent = `“${search.pattern}” matches ${search.samples} samples ` +
+  const unit = unitOf(state.time);
+  el.textContent = `“${search.pattern}” matches ${unit.value(search.samples)} ${unit.label} ` +
     `(${(100 * search.share).toFixed(2)}% of the selection)`;
 }
 
 async function refreshFlame() {
   const t0 = performance.now();
   const {data, error} = await flameData(dataParams(state, {flame: true}));
-  $("selection-total").textContent = String(data.total);
+  $("selection-total").textContent = unitOf(state.time).value(data.total);
   showShare(data.search, error);
   fg.orient = state.orient;  // setData below draws once
   fg.search = error ? textMatcher(state.search) : serverMatcher(state.search, data.search);
@@ -140,6 +170,7 @@ async function refreshFlame() {
     perf.ready = true;
   }
   root.dataset.flameTotal = String(data.total);
+  root.dataset.flameUnit = data.unit;
 }
 
 async function refreshTree() {
@@ -157,7 +188,7 @@ async function refreshTree() {
 async function refreshFunctions() {
   const params = dataParams(state);
   if (state.dso) params.set("dso", state.dso);
-  const data = await getJSON(urls.functions, params);
+  const {data} = await flameData(params, urls.functions);
   const select = $("dso-filter");
   if (select.options.length <= 1) {
     for (const d of data.dsos) {
@@ -171,10 +202,12 @@ async function refreshFunctions() {
   const body = $("functions").tBodies[0];
   body.replaceChildren();
   const pct = (v) => percent(v, data.total);
+  const w = unitOf(state.time).value;
   for (const f of data.functions.slice(0, 100)) {
     const tr = document.createElement("tr");
     tr.className = `kind-${f.k}`;
-    for (const [v, cls] of [[f.s], [pct(f.s)], [f.t], [pct(f.t)], [f.n, "fn"], [f.d, "dso"]]) {
+    for (const [v, cls] of [[w(f.s)], [pct(f.s)], [w(f.t)], [pct(f.t)], [f.n, "fn"],
+                            [f.d, "dso"]]) {
       const td = document.createElement("td");
       td.textContent = String(v);
       if (cls) td.className = cls;
@@ -231,6 +264,18 @@ async function loadTimeline() {
   drawHeatmap($("heatmap"), data, setRange);
 }
 
+async function loadStates() {
+  const box = $("thread-states");
+  if (!box || !urls.states) return;
+  const data = await getJSON(urls.states);
+  const tip = document.createElement("div");
+  tip.className = "tooltip";
+  tip.hidden = true;
+  const rows = drawStates(box, data, tip, setRange);
+  $("states-box").hidden = rows === 0;
+  box.dataset.rows = String(rows);
+}
+
 function wire() {
   const search = $("flame-search");
   search.value = state.search;
@@ -278,6 +323,13 @@ function wire() {
   for (const b of document.querySelectorAll("#view-tabs button")) {
     b.addEventListener("click", () => { state.view = b.dataset.view; changed({view: true}); });
   }
+  for (const b of document.querySelectorAll("#time-tabs button")) {
+    b.addEventListener("click", () => {
+      if (state.time === b.dataset.time) return;
+      state.time = b.dataset.time;
+      changed({time: true, filters: true});
+    });
+  }
   $("dso-filter").addEventListener("change", (e) => {
     state.dso = e.target.value;
     writeState(state);
@@ -318,8 +370,13 @@ perf.redraw = () => fg.draw();
 
 wire();
 showRange();
+showTime();
 showView();
 refreshFlame();
 refreshFunctions();
 loadThreads();
 loadTimeline().catch(() => { $("timeline").textContent = "The timeline could not be drawn."; });
+loadStates().catch(() => {
+  $("thread-states").textContent = "The thread states could not be drawn.";
+  $("states-box").hidden = false;
+});

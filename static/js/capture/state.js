@@ -1,6 +1,8 @@
 // The page's view state lives in the URL, so a reload or a shared link shows the same view.
 "use strict";
 
+import {TIME_VIEWS} from "./units.js";
+
 const ints = (v) => (v ? v.split(",").filter((x) => x !== "").map(Number) : []);
 
 export function readState(search = window.location.search) {
@@ -8,6 +10,8 @@ export function readState(search = window.location.search) {
   const num = (k) => (p.has(k) && p.get(k) !== "" ? Number(p.get(k)) : null);
   return {
     view: p.get("view") || "flame",          // flame | topdown | bottomup
+    // what the views weigh: on-cpu (samples) | off-cpu | wall (µs, from context switches)
+    time: TIME_VIEWS.includes(p.get("time")) ? p.get("time") : "on-cpu",
     orient: p.get("orient") || "flame",      // flame (root at bottom) | icicle
     invert: p.get("invert") === "1",
     root: ints(p.get("root")),                // function ids down to the zoomed frame
@@ -23,6 +27,7 @@ export function readState(search = window.location.search) {
 export function writeState(state) {
   const p = new URLSearchParams();
   if (state.view !== "flame") p.set("view", state.view);
+  if (state.time !== "on-cpu") p.set("time", state.time);
   if (state.orient !== "flame") p.set("orient", state.orient);
   if (state.invert) p.set("invert", "1");
   if (state.root.length) p.set("root", state.root.join(","));
@@ -36,9 +41,11 @@ export function writeState(state) {
   window.history.replaceState(null, "", qs ? `?${qs}` : window.location.pathname);
 }
 
-// What the data endpoints need: the filters, and for the flame graph the zoom and focus.
+// What the data endpoints need: the view, the filters, and for the flame graph the zoom
+// and focus. The endpoints' `view` is the page's `time` (its `view` is the tab shown).
 export function dataParams(state, {flame = false, invert = state.invert} = {}) {
   const p = new URLSearchParams();
+  if (state.time && state.time !== "on-cpu") p.set("view", state.time);
   if (state.tids.length) p.set("tids", state.tids.join(","));
   if (state.start !== null) p.set("start", String(state.start));
   if (state.end !== null) p.set("end", String(state.end));
