@@ -5,7 +5,7 @@
 "use strict";
 
 export const STATE_COLORS = {running: "#22c55e", runnable: "#f59e0b", blocked: "#dc2626"};
-const HEIGHT = 16;
+const HEIGHT = 18;
 
 const seconds = (s) => `${s.toFixed(3)} s`;
 
