@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load clean
+.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ bench-symbols: $(STAMP)
 
 bench-load: $(STAMP)
 	$(PY) benchmarks/bench_load.py $(BENCH_ARGS)
+
+bench-offcpu: $(STAMP)
+	$(PY) benchmarks/bench_offcpu.py $(BENCH_ARGS)
 
 bench-browser: $(STAMP)
 	$(PY) benchmarks/bench_browser.py $(BENCH_ARGS)

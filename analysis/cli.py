@@ -96,10 +96,15 @@ def _positive(text: str) -> float:
 
 
 def _compare(args, before, after, out) -> int:
-    cmp = compare(before, after, args.label_before or args.label,
-                  args.label_after or args.label,
+    """With --view off-cpu or wall the movers are of that view (µs); the verdict is the
+    same whatever the view."""
+    la, lb = args.label_before or args.label, args.label_after or args.label
+    cmp = compare(before, after, la, lb,
+                  report_before=build_report(before, label=la, view_name=args.view),
+                  report_after=build_report(after, label=lb, view_name=args.view),
                   rate_before=_rate(args.rate_before, args.rate_unit),
                   rate_after=_rate(args.rate_after, args.rate_unit))
+    cmp["view"] = args.view
     if args.format == "json":
         json.dump(cmp, out, indent=1)
         out.write("\n")
@@ -124,11 +129,17 @@ def render_comparison(c: dict) -> str:
     for key, title in (("findings_appeared", "appeared"), ("findings_gone", "went away")):
         for f in c[key]:
             lines.append(f"finding {title}: [{f['severity']}] {f['title']}")
+    for b in [r for r in c.get("blocked", []) if not r["benign"]][:5]:
+        lines.append(f"blocked:    {b['kind']}: {b['before']:.1f}% -> {b['after']:.1f}% of "
+                     f"the threads' time ({b['change']:+.1f})")
     lines.append("")
-    lines.append(f"{'self% before':>12} {'after':>7} {'change':>8}  function  [dso]")
-    for m in c["movers"]["functions"]:
-        lines.append(f"{m['self_before']:>11.2f}% {m['self_after']:>6.2f}% "
-                     f"{m['self_change']:>+7.2f}  {m['name']}  [{m['dso']}]")
+    # off-CPU and wall views: the leaf is the scheduler, what moved is the stack above
+    col = "self" if c.get("view", ON_CPU) == ON_CPU else "total"
+    rows = sorted(c["movers"]["functions"], key=lambda m: -abs(m[f"{col}_change"]))
+    lines.append(f"{col + '% before':>12} {'after':>7} {'change':>8}  function  [dso]")
+    for m in rows:
+        lines.append(f"{m[col + '_before']:>11.2f}% {m[col + '_after']:>6.2f}% "
+                     f"{m[col + '_change']:>+7.2f}  {m['name']}  [{m['dso']}]")
     if c["movers"]["dsos"]:
         lines.append("")
         lines.append(f"{'self% before':>12} {'after':>7} {'change':>8}  dso")
@@ -226,6 +237,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--symbols-before", action="append", default=[], metavar="PATH")
     c.add_argument("--symbols-after", action="append", default=[], metavar="PATH")
     c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--view", choices=VIEWS, default=ON_CPU,
+                   help="what the movers weigh: on-cpu samples, or off-cpu / wall µs")
     c.add_argument("--label", default="", help='what both captures are, e.g. "idle"')
     c.add_argument("--label-before", default="", help="the label of BEFORE, if it differs")
     c.add_argument("--label-after", default="", help="the label of AFTER, if it differs")

@@ -88,7 +88,8 @@ def _without_signature(name: str) -> str:
 
 
 _SO_VERSION = re.compile(r"\.so(?:\.\d+)+$")
-_DASH_VERSION = re.compile(r"-\d+(?:\.\d+)*(?=\.so$)")
+#: libfoo-2.3.so, and a program named with its release (gateway-1.1, server-2.0.4)
+_DASH_VERSION = re.compile(r"-\d+(?:\.\d+)*(?=\.so$)|-\d+(?:\.\d+)+$")
 _PERF_MAP = re.compile(r"^perf-\d+\.map$")
 
 
@@ -96,7 +97,8 @@ _PERF_MAP = re.compile(r"^perf-\d+\.map$")
 def library_identity(path: str) -> str:
     """`/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30` -> `libstdc++.so`,
     `/opt/qualla-1.1.0/lib/libqualla.so` -> `libqualla.so`, `/tmp/perf-812.map` ->
-    `perf-PID.map` (JIT code of any process), `[kernel.kallsyms]` as it is."""
+    `perf-PID.map` (JIT code of any process), `/srv/gateway-1.1` -> `gateway`,
+    `[kernel.kallsyms]` as it is."""
     if path.startswith("["):
         return path
     base = path.rsplit("/", 1)[-1]

@@ -246,3 +246,32 @@ def test_a_pool_blocked_all_window_has_nothing_to_misread():
     r = build_report(_profile("idle-pool/gateway-1.0-idle"), label="idle")
     assert r["samples"] == 0 and r["off_cpu"] is None
     assert [x["rule"] for x in r["findings"]] == ["cpu-use"]
+
+
+def test_cli_views(capsys):
+    """report --view off-cpu --format folded: stacks weighted by blocked µs, summing to
+    the off-CPU seconds; compare --view off-cpu: movers of blocked time."""
+    from analysis.cli import main
+    text = str(HERE / "cpp-server-mutex" / "1.1.perf.data.script.txt.gz")
+    assert main(["report", text, "--view", "off-cpu", "--format", "folded"]) == 0
+    folded = capsys.readouterr().out.splitlines()
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in folded)
+    oc = off_cpu(_profile("cpp-server-mutex/1.1", "text"))
+    assert total == pytest.approx(sum(oc.i_dur) * 1e6, abs=len(oc))
+    lock = [line for line in folded if "__GI___lll_lock_wait" in line]
+    assert lock and all(line.startswith("gw-worker-") for line in lock)
+    assert main(["report", text, "--view", "off-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "blocked 5.109 s in 4243 waits (mean 1.2 ms): futex in " \
+           "gateway::Worker::on_readable" in out
+    assert "view:       off-cpu, weighted by microseconds (10.314 s in all)" in out
+    before = str(HERE / "cpp-server-mutex" / "1.0.perf.data.script.txt.gz")
+    assert main(["compare", before, text, "--view", "off-cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "blocked:    lock: 0.0% -> 33.9% of the threads' time (+33.9)" in out
+    row = next(line for line in out.splitlines() if "__GI___lll_lock_wait" in line)
+    assert row.split()[:3] == ["0.00%", "49.54%", "+49.54"]
+    # a capture without switches: the view is refused with how to record them
+    assert main(["report", str(FIXTURES / "realworld" / "redis-fsync" / "bad.script.txt.gz"),
+                 "--view", "off-cpu"]) == 2
+    assert "--switch-events" in capsys.readouterr().err

@@ -12,7 +12,7 @@ MOVER_MIN_PP = 1.0
 def _function_shares(report: dict) -> dict:
     """Self and total share per function identity (identity.py): the clones and
     signatures of one function in one build are one row, and the same row in the next."""
-    total = report["samples"] or 1
+    total = _total(report)
     out: dict[tuple[str, str], tuple[float, float]] = {}
     for f in report["functions"]:
         key = function_key(f["name"], f["dso"])
@@ -22,11 +22,17 @@ def _function_shares(report: dict) -> dict:
     return out
 
 
+def _total(report: dict) -> int:
+    """What the functions' weights are out of: samples, or the µs of an off-CPU or wall
+    view (build_report's view_name)."""
+    return report.get("view_total") or report["samples"] or 1
+
+
 def movers(ra: dict, rb: dict, n: int = 30) -> dict:
     """From the two reports (build_report with every function): their function and DSO
     tables already hold what moved."""
     fa, fb = _function_shares(ra), _function_shares(rb)
-    ta, tb = ra["samples"] or 1, rb["samples"] or 1
+    ta, tb = _total(ra), _total(rb)
     rows = []
     for key in set(fa) | set(fb):
         a = fa.get(key, (0.0, 0.0))
