@@ -65,7 +65,55 @@ def compare_page(request, a: int, b: int):
         context.update(cpu_ms_before=f"{1e3 * per['before']:.4g}",
                        cpu_ms_after=f"{1e3 * per['after']:.4g}",
                        per_unit_change=f"{per['change']:+.1%}")
+    context["blocked_rows"] = blocked_rows(data.get("blocked") or [])
+    context["blocked_unit"] = next((r["unit"] for r in context["blocked_rows"]
+                                    if r["unit"]), "")
     return render(request, "captures/compare.html", context)
+
+
+#: points of the threads' time a benign kind (waiting for work) must move to be shown
+BLOCKED_SHOWN_PP = 1.0
+
+
+def _points(value: float, signed: bool = False) -> str:
+    text = f"{value:+.1f}" if signed else f"{value:.1f}"
+    return text.lstrip("+-") if float(text) == 0 else text  # no "-0.0" / "+0.0"
+
+
+def _seconds_per_second(value: float) -> str:
+    return f"{value:.2f}" if value == 0 or abs(value) >= 0.01 else f"{value:.2g}"
+
+
+def _per_unit(before: float, after: float) -> tuple[str, str, str]:
+    """Both seconds per unit of work in one scale (ms, or µs / s at the ends)."""
+    big = max(abs(before), abs(after))
+    scale, name = (1, "s") if big >= 10 else (1e6, "µs") if 0 < big < 1e-4 else (1e3, "ms")
+    return f"{before * scale:.3g}", f"{after * scale:.3g}", name
+
+
+def blocked_rows(rows: list[dict]) -> list[dict]:
+    """The comparison's blocked-time kinds the compare page shows, formatted: every kind
+    that is not waiting for work, and those that are if they moved a point or more.
+    Older comparisons have no `blocked`: nothing."""
+    out = []
+    for r in rows:
+        benign = bool(r.get("benign"))
+        change = r.get("change") or 0.0
+        if benign and abs(change) < BLOCKED_SHOWN_PP:
+            continue
+        row = {"kind": r.get("kind", ""), "benign": benign,
+               "where": (r.get("under") or [""])[0],
+               "before": _points(r.get("before") or 0.0),
+               "after": _points(r.get("after") or 0.0),
+               "change": _points(change, signed=True),
+               "per_second_before": _seconds_per_second(r.get("per_second_before") or 0.0),
+               "per_second_after": _seconds_per_second(r.get("per_second_after") or 0.0),
+               "unit": "", "per_unit": None}
+        if r.get("per_unit_before") is not None and r.get("per_unit_after") is not None:
+            row["unit"] = r.get("unit") or "unit"
+            row["per_unit"] = _per_unit(r["per_unit_before"], r["per_unit_after"])
+        out.append(row)
+    return out
 
 
 @login_required
