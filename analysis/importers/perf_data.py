@@ -179,6 +179,7 @@ class _Reader:
         self.w_value = array("d")  # seconds a RAN row says the thread ran
         self.tracing_data: bytes | None = None
         self._layouts = None
+        self._sw_last = None
 
     # ---- pass 1: walk ----------------------------------------------------------------
     def read(self) -> Profile:
@@ -193,6 +194,10 @@ class _Reader:
         a_time, a_pid, a_tid = self.c_time.append, self.c_pid.append, self.c_tid.append
         a_cpu, a_period = self.c_cpu.append, self.c_period.append
         a_event, a_chain = self.c_event.append, self.c_chain.append
+        sw_trailer = None  # ident -> trailer layout of switch records (made on first)
+        sw_id_off = (self.attrs[0].trailer_id_offset_from_end() or 0) \
+            if len(self.attrs) > 1 else 0
+        a_sw = self._switch_fast
         for rtype, misc, b, s, end, fpos in walk:
             seq += 1
             if rtype == 9:  # SAMPLE; the common layouts are decoded right here
@@ -239,7 +244,17 @@ class _Reader:
                     t = last_time
                 self._sideband(rtype, misc, b, s, end, t, seq, fpos)
             elif rtype == _SWITCH or rtype == _SWITCH_CPU_WIDE:
-                self._switch_record(misc, b, s, end)
+                # inline: a busy capture has a million of these
+                if sw_trailer is None:
+                    sw_trailer = self._switch_trailers()
+                ident = unpack_u64(b, end - sw_id_off)[0] if sw_id_off else 0
+                tr = sw_trailer.get(ident) or sw_trailer.get(0)
+                if tr is None or end - tr[0] < s:
+                    continue
+                v = tr[1](b, end - tr[0]) + (-1,)
+                a_sw(v[tr[4]], v[tr[3]], v[tr[2]], v[tr[5]],
+                     (RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0, OUT)
+                     if misc & _MISC_SWITCH_OUT else (0, IN))
             elif rtype == R.LOST:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES:
@@ -427,18 +442,33 @@ class _Reader:
         if next_pid > 0:
             self._switch(time, next_pid, -1, cpu, IN, 0, -1, TRACEPOINT)
 
-    def _switch_record(self, misc: int, b, s: int, end: int) -> None:
-        """PERF_RECORD_SWITCH(_CPU_WIDE): its sample_id says whose switch and when; the
-        OUT bit and the PREEMPT bit (runnable, involuntary) are in misc."""
-        ids = self._record_ids(b, s, end)
-        if ids is None:
-            return
-        pid, tid, time, cpu = ids
-        if misc & _MISC_SWITCH_OUT:
-            self._switch(time, tid, pid, cpu, OUT,
-                         RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0, -1, RECORD)
-        else:
-            self._switch(time, tid, pid, cpu, IN, 0, -1, RECORD)
+    def _switch_trailers(self) -> dict:
+        """ident -> (size, unpack, i_pid, i_tid, i_time, i_cpu) for switch records; 0
+        for a single attr (or an ident not seen)."""
+        out = {0: self._trailer(self.attrs[0])} if self.attrs else {}
+        for a in self.attrs:
+            for i in a.ids:
+                out[i] = self._trailer(a)
+        return out
+
+    def _switch_fast(self, time, tid, pid, cpu, state_kind) -> None:
+        """A PERF_RECORD_SWITCH row (the read loop decoded its trailer)."""
+        state, kind = state_kind
+        if self._sw_last is None:
+            w = self
+            self._sw_last = (w.w_value.append, w.w_time.append, w.w_tid.append,
+                             w.w_pid.append, w.w_cpu.append, w.w_kind.append,
+                             w.w_state.append, w.w_row.append, w.w_src.append)
+        av, at, ati, ap, ac, ak, ast, ar, asrc = self._sw_last
+        av(0.0)
+        at(time)
+        ati(tid)
+        ap(pid)
+        ac(cpu)
+        ak(kind)
+        ast(state)
+        ar(-1)
+        asrc(RECORD)
 
     def _switch(self, time, tid, pid, cpu, kind, state, row, src, value=0.0) -> None:
         self.w_value.append(value)
@@ -451,45 +481,41 @@ class _Reader:
         self.w_row.append(row)
         self.w_src.append(src)
 
-    def _record_ids(self, b, s: int, end: int) -> tuple[int, int, int, int] | None:
-        """(pid, tid, time ns, cpu) of a non-sample record's sample_id_all trailer."""
-        if not self.attrs:
-            return None
-        a = self.attrs[0]
-        if len(self.attrs) > 1:
-            off = a.trailer_id_offset_from_end()
-            if off is not None and end - off >= s:
-                ident = struct.unpack_from(self.e + "Q", b, end - off)[0]
-                a = self._attr_for(ident) or a
-        size = a.trailer_size()
-        st = a.sample_type
-        if not size or not st & TIME or end - size < s:
-            return None
-        pos = end - size
-        pid = tid = cpu = -1
-        if st & TID:
-            pid, tid = struct.unpack_from(self.e + "ii", b, pos)
-            pos += 8
-        (time,) = struct.unpack_from(self.e + "Q", b, pos)
-        pos += 8 + 8 * bool(st & ID) + 8 * bool(st & STREAM_ID)
-        if st & CPU:
-            (cpu,) = struct.unpack_from(self.e + "i", b, pos)
-        return pid, tid, time, cpu
+    def _trailer(self, a: Attr):
+        """(size, unpack, index of pid, tid, time, cpu) of an attr's sample_id trailer,
+        made once per attr: a busy capture has a million switch records."""
+        cache = self.__dict__.setdefault("_trailers", {})
+        t = cache.get(id(a))
+        if t is None:
+            st, fmt, names = a.sample_type, self.e, []
+            for bit, code, name in ((TID, "ii", "pid tid"), (TIME, "Q", "time"),
+                                    (ID, "Q", "id"), (STREAM_ID, "Q", "stream"),
+                                    (CPU, "ii", "cpu res"), (IDENTIFIER, "Q", "ident")):
+                if st & bit:
+                    fmt += code
+                    names += name.split()
+            unpack = struct.Struct(fmt)
+            ix = {n: i for i, n in enumerate(names)}
+            t = cache[id(a)] = (a.trailer_size() if a.sample_id_all and st & TIME else 0,
+                                unpack.unpack_from, ix.get("pid", -1), ix.get("tid", -1),
+                                ix.get("time", -1), ix.get("cpu", -1))
+        return t
 
     def _switches(self, order) -> None:
         """The switch log in the profile, its stacks those of the sched_switch samples."""
         if not len(self.w_time):
             return
-        stack_of = array("i", [-1]) * len(order)
+        n = len(order)
+        stack_of = array("i", [-1]) * n
+        s_stack = self.p.s_stack
         for i, row in enumerate(order):
-            stack_of[row] = self.p.s_stack[i]
+            stack_of[row] = s_stack[i]
         log = self.p.switches
-        for i in range(len(self.w_time)):
-            row = self.w_row[i]
-            log.add(self.w_time[i] / 1e9, self.w_tid[i], self.w_pid[i], self.w_cpu[i],
-                    self.w_kind[i], self.w_state[i],
-                    stack_of[row] if 0 <= row < len(stack_of) else -1, self.w_src[i],
-                    self.w_value[i])
+        log.time = array("d", [t / 1e9 for t in self.w_time])
+        log.tid, log.pid, log.cpu = self.w_tid, self.w_pid, self.w_cpu
+        log.kind, log.state, log.source, log.value = (self.w_kind, self.w_state,
+                                                      self.w_src, self.w_value)
+        log.stack = array("i", [stack_of[r] if 0 <= r < n else -1 for r in self.w_row])
 
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \

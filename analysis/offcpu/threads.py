@@ -86,16 +86,18 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
     start, end = window_of(profile)
     out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind)
     times, tids = log.time, log.tid
-    order = sorted(range(len(log)), key=lambda i: (tids[i], times[i], i))
-    i, n = 0, len(order)
-    while i < n:
-        j = i
-        while j < n and tids[order[j]] == tids[order[i]]:
-            j += 1
-        events = _merged(log, order[i:j])
-        if any(e[1] == OUT for e in events):  # threads seen only coming in: not ours
-            _thread(out, log.pid[order[i]], tids[order[i]], events, start, end)
-        i = j
+    rows_of: dict[int, list[int]] = {}
+    for i, tid in enumerate(tids):
+        rows = rows_of.get(tid)
+        if rows is None:
+            rows = rows_of[tid] = []
+        rows.append(i)
+    for tid in sorted(rows_of):
+        rows = rows_of[tid]
+        rows.sort(key=times.__getitem__)  # stable: file order among equal times
+        if OUT not in (log.kind[r] for r in rows):
+            continue  # threads seen only coming in (next_pid of others): not ours
+        _thread(out, log.pid[rows[0]], tid, _merged(log, rows), start, end)
     return out
 
 

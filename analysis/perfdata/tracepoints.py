@@ -30,13 +30,34 @@ class Layout:
 
     def read(self, raw: bytes, endian: str, names: tuple[str, ...]) -> tuple | None:
         """The named integer fields of one raw record, or None if it is too short."""
-        out = []
-        for name in names:
-            off, size = self.fields[name]
-            if off + size > len(raw) or size not in (4, 8):
-                return None
-            out.append(struct.unpack_from(endian + ("i" if size == 4 else "q"), raw, off)[0])
-        return tuple(out)
+        reader = self.__dict__.get("_readers", {}).get((endian, names))
+        if reader is None:
+            reader = self._reader(endian, names)
+        need, unpack, order = reader
+        if need is None or len(raw) < need:
+            return None
+        v = unpack(raw)
+        return tuple(v[i] for i in order)
+
+    def _reader(self, endian: str, names: tuple[str, ...]):
+        """One struct for the fields, in offset order with pad bytes between."""
+        fields = sorted((self.fields[n][0], self.fields[n][1], k) for k, n in enumerate(names))
+        fmt, pos, order = endian, 0, [0] * len(names)
+        for slot, (off, size, k) in enumerate(fields):
+            if size not in (4, 8) or off < pos:
+                reader = (None, None, None)
+                break
+            fmt += f"{off - pos}x" if off > pos else ""
+            fmt += "i" if size == 4 else "q"
+            pos = off + size
+            order[k] = slot
+        else:
+            st = struct.Struct(fmt)
+            reader = (st.size, lambda raw, u=st.unpack_from: u(raw, 0), order)
+        # frozen dataclass: keep the cache beside the fields
+        object.__setattr__(self, "_readers", {**self.__dict__.get("_readers", {}),
+                                             (endian, names): reader})
+        return reader
 
 
 def layouts(tracing_data: bytes | None) -> dict[str, Layout]:
