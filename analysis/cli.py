@@ -168,8 +168,11 @@ def render_text(r: dict) -> str:
         for b in oc["top_blocking"][:5]:
             where = " in ".join(x for x in (b["syscall"], b["caller"]) if x) or \
                 ("(no stack recorded)" if not b["frames"] else b["frames"][-1])
+            woke = "; woken by " + ", ".join(
+                f"{w['comm']}" + (f" in {w['caller']}" if w["caller"] else "")
+                for w in b["woken_by"][:2]) if b.get("woken_by") else ""
             lines.append(f"  blocked {b['seconds']:.3f} s in {b['count']} waits "
-                         f"(mean {b['mean_ms']:.3g} ms): {where}")
+                         f"(mean {b['mean_ms']:.3g} ms): {where}{woke}")
     if r["findings"]:
         lines.append("")
         lines.append("findings:")

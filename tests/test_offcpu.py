@@ -275,3 +275,21 @@ def test_cli_views(capsys):
     assert main(["report", str(FIXTURES / "realworld" / "redis-fsync" / "bad.script.txt.gz"),
                  "--view", "off-cpu"]) == 2
     assert "--switch-events" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("form", ["perf.data", "text"])
+def test_wakeups_say_who_ended_the_waits(form):
+    """1.1 recorded with -e sched:sched_wakeup too: the lock waits are ended by the other
+    workers releasing the mutex in Worker::on_readable (futex_wake)."""
+    p = _profile("cpp-server-mutex/1.1-wakeup", form)
+    oc = off_cpu(p)
+    woken = [k for k in range(len(oc)) if oc.i_waker[k] >= 0]
+    assert woken and all(oc.i_waker[k] in oc.threads for k in woken)
+    if form == "text":
+        top = build_report(p)["off_cpu"]["top_blocking"][0]
+        assert top["caller"] == "gateway::Worker::on_readable"
+        assert {w["caller"] for w in top["woken_by"]} == {"gateway::Worker::on_readable"}
+        assert {w["comm"] for w in top["woken_by"]} <= {f"gw-worker-{i}" for i in range(4)}
+    a = off_cpu(_profile("cpp-server-mutex/1.1-wakeup", "perf.data"))
+    b = off_cpu(_profile("cpp-server-mutex/1.1-wakeup", "text"))
+    assert sum(1 for w in a.i_waker if w >= 0) == sum(1 for w in b.i_waker if w >= 0)

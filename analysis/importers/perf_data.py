@@ -25,7 +25,7 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
-from ..offcpu.switches import IN, OUT, RAN, RECORD, RUNNABLE, TRACEPOINT, state_of_bits
+from ..offcpu.switches import IN, OUT, RAN, RECORD, RUNNABLE, TRACEPOINT, WAKE, state_of_bits
 from ..perfdata.attr import CPU, ID, IDENTIFIER, REGS_USER, STACK_USER, STREAM_ID, TID, TIME, \
     Attr, parse_attr
 from ..perfdata.damage import judge
@@ -177,6 +177,7 @@ class _Reader:
         self.w_cpu, self.w_kind, self.w_state = array("i"), array("b"), array("b")
         self.w_row, self.w_src = array("i"), array("b")
         self.w_value = array("d")  # seconds a RAN row says the thread ran
+        self.w_peer = array("i")  # a WAKE row's waker
         self.tracing_data: bytes | None = None
         self._layouts = None
         self._sw_last = None
@@ -426,6 +427,12 @@ class _Reader:
         stack in prev_state; next_pid gets it. sched_stat_runtime: how long the thread
         ran (what `perf sched record -p`, which sees no switch-ins, times them by)."""
         layout = self._layout()[kind]
+        if kind in ("sched_wakeup", "sched_waking"):
+            fields = layout.read(raw, self.e, ("pid",))
+            if fields is not None and fields[0] > 0:  # the sample's thread is the waker
+                self._switch(time, fields[0], -1, cpu, WAKE, 0, len(self.c_time),
+                             TRACEPOINT, 0.0, tid)
+            return
         if kind == "sched_stat_runtime":
             fields = layout.read(raw, self.e, ("pid", "runtime"))
             if fields is not None and fields[0] > 0:
@@ -458,8 +465,10 @@ class _Reader:
             w = self
             self._sw_last = (w.w_value.append, w.w_time.append, w.w_tid.append,
                              w.w_pid.append, w.w_cpu.append, w.w_kind.append,
-                             w.w_state.append, w.w_row.append, w.w_src.append)
-        av, at, ati, ap, ac, ak, ast, ar, asrc = self._sw_last
+                             w.w_state.append, w.w_row.append, w.w_src.append,
+                             w.w_peer.append)
+        av, at, ati, ap, ac, ak, ast, ar, asrc, apeer = self._sw_last
+        apeer(-1)
         av(0.0)
         at(time)
         ati(tid)
@@ -470,7 +479,9 @@ class _Reader:
         ar(-1)
         asrc(RECORD)
 
-    def _switch(self, time, tid, pid, cpu, kind, state, row, src, value=0.0) -> None:
+    def _switch(self, time, tid, pid, cpu, kind, state, row, src, value=0.0,
+                peer=-1) -> None:
+        self.w_peer.append(peer)
         self.w_value.append(value)
         self.w_time.append(time)
         self.w_tid.append(tid)
@@ -515,6 +526,7 @@ class _Reader:
         log.tid, log.pid, log.cpu = self.w_tid, self.w_pid, self.w_cpu
         log.kind, log.state, log.source, log.value = (self.w_kind, self.w_state,
                                                       self.w_src, self.w_value)
+        log.peer = self.w_peer
         log.stack = array("i", [stack_of[r] if 0 <= r < n else -1 for r in self.w_row])
 
     def _has_sideband_time(self) -> bool:

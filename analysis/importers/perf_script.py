@@ -18,7 +18,8 @@ import re
 from typing import Iterable
 
 from ..errors import UnrecognizedFormat
-from ..offcpu.switches import BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, state_of_letters
+from ..offcpu.switches import (BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, WAKE,
+                               state_of_letters)
 from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import Source, open_binary
@@ -420,6 +421,12 @@ class _Parser:
             return
         if event.endswith("sched_switch") and "prev_state=" in more:
             self.switch_row = _sched_switch_line(p, more, pid, tid, cpu, time)
+        elif event.endswith(("sched_wakeup", "sched_waking")) and "pid=" in more:
+            m = _WAKEE.search(more)
+            if m is not None and time == time:  # the line's thread is the waker
+                self.switch_row = len(p.switches)
+                p.switches.add(time, int(m.group(1)), NO_ID, cpu, WAKE, BLOCKED, -1,
+                               TRACEPOINT, 0.0, tid)
         elif event.endswith("sched_stat_runtime") and "runtime=" in more:
             m = _RUNTIME_FIELDS.search(more)
             if m is not None and time == time:
@@ -450,6 +457,7 @@ class _Parser:
         return p
 
 
+_WAKEE = re.compile(r"\bpid=(\d+)")
 _RUNTIME_FIELDS = re.compile(r"\bpid=(\d+)\s+runtime=(\d+)")
 _SWITCH_FIELDS = re.compile(r"prev_pid=(-?\d+).*?prev_state=(\S+).*?next_pid=(-?\d+)")
 

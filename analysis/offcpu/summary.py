@@ -41,7 +41,8 @@ def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
         "disk_s": round(sum(t.disk_s for t in threads), 6),
         "switches": sum(t.switches for t in threads),
     }
-    acc: dict[int, list] = defaultdict(lambda: [0.0, 0, defaultdict(float), set()])
+    acc: dict[int, list] = defaultdict(
+        lambda: [0.0, 0, defaultdict(float), set(), defaultdict(float)])
     for k in range(len(oc)):
         if oc.i_state[k] == RUNNABLE:
             continue
@@ -50,14 +51,21 @@ def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
         a[1] += 1
         a[2][state_name(oc.i_state[k])] += oc.i_dur[k]
         a[3].add(oc.i_tid[k])
+        if oc.i_waker[k] >= 0:
+            a[4][(oc.i_waker[k], oc.i_wake_stack[k])] += oc.i_dur[k]
+    comm_of = {}
+    for i in range(len(profile)):
+        comm_of.setdefault(profile.s_tid[i], profile.comm(i))
     rows = []
-    for sid, (secs, n, states, tids) in sorted(acc.items(), key=lambda kv: -kv[1][0])[:top]:
+    for sid, (secs, n, states, tids, wakers) in sorted(acc.items(),
+                                                        key=lambda kv: -kv[1][0])[:top]:
         fids = [] if sid < 0 else stack_functions(profile, profile.stacks[sid])
         frames = [profile.functions[f].name for f in reversed(fids)]
         rows.append({"stack": sid, "frames": frames, **_where(profile, fids),
                      "seconds": round(secs, 6), "count": n,
                      "mean_ms": round(secs / n * 1e3, 3), "threads": len(tids),
-                     "states": {k: round(v, 6) for k, v in sorted(states.items())}})
+                     "states": {k: round(v, 6) for k, v in sorted(states.items())},
+                     "woken_by": _wakers(profile, wakers, comm_of)})
     return {"window_s": [t0, t1], "duration_s": round(t1 - t0, 6), "timed": oc.timed,
             "totals": totals, "top_blocking": rows}
 
@@ -74,3 +82,14 @@ def _where(profile: Profile, fids: list[int]) -> dict:
             caller = fn.name
             break
     return {"syscall": syscall_of(names), "caller": caller}
+
+
+def _wakers(profile: Profile, wakers: dict, comm_of: dict) -> list[dict]:
+    """Who ended these waits (sched_wakeup): the waking thread's name and the program's
+    frame it woke them from, by the seconds of wait they ended; [] without wakeups."""
+    by: dict[tuple, float] = defaultdict(float)
+    for (tid, sid), secs in wakers.items():
+        fids = stack_functions(profile, profile.stacks[sid]) if sid >= 0 else []
+        by[(comm_of.get(tid, f":{tid}"), _where(profile, fids)["caller"])] += secs
+    return [{"comm": comm, "caller": caller, "seconds": round(secs, 6)}
+            for (comm, caller), secs in sorted(by.items(), key=lambda kv: -kv[1])[:3]]

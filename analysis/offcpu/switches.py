@@ -14,6 +14,8 @@ from array import array
 OUT, IN = 0, 1
 #: sched_stat_runtime: the thread ran `value` seconds up to `time` (perf sched record)
 RAN = 2
+#: sched_wakeup/sched_waking: `peer` woke the thread, from `stack` (the waker's)
+WAKE = 3
 #: what a thread was doing when it left the CPU (the kernel's task state, as
 #: sched_switch's prev_state gives it; PERF_RECORD_SWITCH only says preempted or not)
 BLOCKED, RUNNABLE, SLEEPING, DISK, OTHER = 0, 1, 2, 3, 4
@@ -55,7 +57,8 @@ def state_of_letters(text: str) -> int:
 class SwitchLog:
     """Append-only columns; `stack` is a profile stack id or -1."""
 
-    COLUMNS = ("time", "tid", "pid", "cpu", "kind", "state", "stack", "source", "value")
+    COLUMNS = ("time", "tid", "pid", "cpu", "kind", "state", "stack", "source", "value",
+               "peer")
 
     def __init__(self) -> None:
         self.time = array("d")  # seconds, on the samples' clock
@@ -67,10 +70,13 @@ class SwitchLog:
         self.stack = array("i")
         self.source = array("b")
         self.value = array("d")
+        self.peer = array("i")  # WAKE: the waker's tid; else -1
 
     def add(self, time: float, tid: int, pid: int, cpu: int, kind: int, state: int = BLOCKED,
-            stack: int = -1, source: int = RECORD, value: float = 0.0) -> None:
+            stack: int = -1, source: int = RECORD, value: float = 0.0,
+            peer: int = -1) -> None:
         self.value.append(value)
+        self.peer.append(peer)
         self.time.append(time)
         self.tid.append(tid)
         self.pid.append(pid)

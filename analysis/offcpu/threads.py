@@ -17,7 +17,8 @@ import math
 from array import array
 from dataclasses import dataclass, field
 
-from .switches import BLOCKED, DISK, IN, OUT, RAN, RECORD, RUNNABLE, SLEEPING, SwitchLog
+from .switches import (BLOCKED, DISK, IN, OUT, RAN, RECORD, RUNNABLE, SLEEPING, WAKE,
+                       SwitchLog)
 
 #: two switch-outs of one thread closer than this with no switch-in between are one
 #: switch seen by both sources
@@ -55,6 +56,9 @@ class OffCpu:
     i_dur: array = field(default_factory=lambda: array("d"))
     i_state: array = field(default_factory=lambda: array("b"))
     i_stack: array = field(default_factory=lambda: array("i"))
+    #: who woke the thread at the end of the interval (sched_wakeup), and from where
+    i_waker: array = field(default_factory=lambda: array("i"))
+    i_wake_stack: array = field(default_factory=lambda: array("i"))
     #: switch-ins were recorded: off-CPU intervals have an end (perf sched record -p
     #: and a lone sched_switch tracepoint give only switch-outs)
     timed: bool = True
@@ -112,6 +116,9 @@ def _merged(log: SwitchLog, rows) -> list[list]:
         if kind == RAN:
             events.append([t, RAN, 0, -1, src, log.value[r]])
             continue
+        if kind == WAKE:
+            events.append([t, WAKE, 0, sk, src, log.peer[r]])
+            continue
         last = events[-1] if events else None
         if last is not None and last[1] == kind and t - last[0] < SAME_SWITCH_S and \
                 last[4] != src:
@@ -135,9 +142,14 @@ def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
     off: list | None = None  # the switch-out waiting for its switch-in
     came_in = False  # a switch-in says when the current on-CPU stretch began
     ran = 0.0  # seconds sched_stat_runtime says the thread ran since its last out
+    woke = (-1, -1)  # (waker tid, its stack) of the wakeup since the last switch-out
     for k, (t, kind, st, sk, _src, *value) in enumerate(events):
         if kind == RAN:
             ran += value[0]
+            continue
+        if kind == WAKE:
+            if off is not None:
+                woke = (int(value[0]), sk)
             continue
         if kind == OUT:
             if not came_in and ran > 0:
@@ -157,23 +169,27 @@ def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
             off = [t, st, sk]
         else:
             if off is not None:
-                _off(out, tt, off[0], t, off[1], off[2])
+                _off(out, tt, off[0], t, off[1], off[2], woke)
             elif k == 0:
                 _off(out, tt, start, t, BLOCKED, -1)  # off when the window began
             off = None
             on_since = t
             came_in = True
             ran = 0.0
+            woke = (-1, -1)
     if off is not None and out.timed:
         _off(out, tt, off[0], end, off[1], off[2])
     elif on_since is not None:
         tt.on_cpu_s += end - on_since
 
 
-def _off(out: OffCpu, tt: ThreadTime, t0: float, t1: float, state: int, stack: int) -> None:
+def _off(out: OffCpu, tt: ThreadTime, t0: float, t1: float, state: int, stack: int,
+         woke: tuple[int, int] = (-1, -1)) -> None:
     d = t1 - t0
     if d <= 0:
         return
+    out.i_waker.append(woke[0])
+    out.i_wake_stack.append(woke[1])
     tt.off_cpu_s += d
     if state == RUNNABLE:
         tt.preempted_s += d

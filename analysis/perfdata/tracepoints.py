@@ -1,5 +1,5 @@
 """Field layouts of the scheduler tracepoints perfweb reads (sched_switch,
-sched_stat_runtime) from their raw records.
+sched_stat_runtime, sched_wakeup/sched_waking) from their raw records.
 
 perf.data carries the kernel's format files for the tracepoints it recorded (the
 HEADER_TRACING_DATA section: "name: sched_switch / ID: N / format: field:... offset:..;
@@ -20,6 +20,8 @@ _FIELD = re.compile(rb"field:[^;]*?(\w+)(?:\[\d*\])?;\s*offset:(\d+);\s*size:(\d
 DEFAULTS = {
     "sched_switch": {"prev_pid": (24, 4), "prev_state": (32, 8), "next_pid": (56, 4)},
     "sched_stat_runtime": {"pid": (24, 4), "runtime": (32, 8)},
+    "sched_wakeup": {"pid": (24, 4)},
+    "sched_waking": {"pid": (24, 4)},
 }
 
 
