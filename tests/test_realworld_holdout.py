@@ -18,10 +18,11 @@ from functools import lru_cache
 import pytest
 import yaml
 
-from analysis.compare import Rate, compare_reports
+from analysis.compare import Rate
 from analysis.importers import load
 from analysis.report import build_report
 from conftest import FIXTURES
+from realworld_pairs import assert_follows_throughput, assert_pairs_on_disk
 
 HERE = FIXTURES / "realworld-holdout"
 PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
@@ -39,10 +40,7 @@ EXPECTED = {
 
 
 def test_every_pair_is_expected_and_on_disk():
-    assert set(EXPECTED) == set(PAIRS)
-    for kind, pair in PAIRS.items():
-        for side in ("bad", "fixed"):
-            assert (HERE / kind / pair[side]).is_file(), (kind, side)
+    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
 
 
 @lru_cache(maxsize=None)
@@ -83,12 +81,7 @@ def test_pbkdf2_malloc_is_not_called_allocator_churn():
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_comparison_follows_the_throughput(kind):
-    p = PAIRS[kind]
-    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
-    rb, rf = Rate(p["rate_bad"], p["unit"]), Rate(p["rate_fixed"], p["unit"])
-    assert compare_reports(bad, fixed, rb, rf)["verdict"] == "improvement"
-    assert compare_reports(fixed, bad, rf, rb)["verdict"] == "regression"
-    assert compare_reports(bad, fixed)["verdict"] in ("improvement", "inconclusive")
+    assert_follows_throughput(PAIRS[kind], _report(kind, "bad"), _report(kind, "fixed"))
 
 
 def test_with_its_rate_each_finding_says_its_cpu_per_request():

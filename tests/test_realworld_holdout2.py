@@ -15,10 +15,10 @@ from functools import lru_cache
 import pytest
 import yaml
 
-from analysis.compare import Rate, compare_reports
 from analysis.importers import load
 from analysis.report import build_report
 from conftest import FIXTURES
+from realworld_pairs import assert_follows_throughput, assert_pairs_on_disk
 
 HERE = FIXTURES / "realworld-holdout2"
 PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
@@ -37,16 +37,16 @@ EXPECTED = {
 
 
 def test_every_pair_is_expected_and_on_disk():
-    assert set(EXPECTED) == set(PAIRS)
-    for kind, pair in PAIRS.items():
-        for side in ("bad", "fixed"):
-            assert (HERE / kind / pair[side]).is_file(), (kind, side)
+    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
 
 
 @lru_cache(maxsize=None)
+def _report(kind: str, side: str) -> dict:
+    return build_report(load(HERE / kind / PAIRS[kind][side]), label="load")
+
+
 def _findings(kind: str, side: str) -> dict:
-    report = build_report(load(HERE / kind / PAIRS[kind][side]), label="load")
-    return {f["rule"]: f for f in report["findings"]}
+    return {f["rule"]: f for f in _report(kind, side)["findings"]}
 
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
@@ -67,10 +67,4 @@ def test_the_fixed_capture_does_not_carry_it(kind):
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_comparison_follows_the_throughput(kind):
-    p = PAIRS[kind]
-    bad = build_report(load(HERE / kind / p["bad"]), label="load")
-    fixed = build_report(load(HERE / kind / p["fixed"]), label="load")
-    rb, rf = Rate(p["rate_bad"], p["unit"]), Rate(p["rate_fixed"], p["unit"])
-    assert compare_reports(bad, fixed, rb, rf)["verdict"] == "improvement"
-    assert compare_reports(fixed, bad, rf, rb)["verdict"] == "regression"
-    assert compare_reports(bad, fixed)["verdict"] in ("improvement", "inconclusive")
+    assert_follows_throughput(PAIRS[kind], _report(kind, "bad"), _report(kind, "fixed"))
