@@ -293,3 +293,13 @@ def test_wakeups_say_who_ended_the_waits(form):
     a = off_cpu(_profile("cpp-server-mutex/1.1-wakeup", "perf.data"))
     b = off_cpu(_profile("cpp-server-mutex/1.1-wakeup", "text"))
     assert sum(1 for w in a.i_waker if w >= 0) == sum(1 for w in b.i_waker if w >= 0)
+
+
+def test_with_a_rate_the_lock_finding_says_the_wait_per_request():
+    r = build_report(_profile("cpp-server-mutex/1.1", "text"), label="load",
+                     rate=Rate(1563.45, "req/s"))
+    f = next(x for x in r["findings"] if x["rule"] == "blocked-time")
+    per = f["evidence"]["wait_per_unit"]
+    assert per["unit"] == "request"
+    assert per["seconds"] == pytest.approx(f["evidence"]["per_second"] / 1563.45)
+    assert f["summary"].endswith("Per request: 651 µs of waiting.")  # 1.018 s/s / 1563.45

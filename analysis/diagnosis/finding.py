@@ -63,6 +63,12 @@ def with_work_rate(findings: list[Finding], rate) -> list[Finding]:
     if rate is None:
         return findings
     for f in findings:
+        waited = f.evidence.get("per_second") if f.rule == "blocked-time" else None
+        if waited:  # blocked seconds per second over requests per second
+            per = waited / rate.value
+            f.evidence["wait_per_unit"] = {"unit": rate.per, "seconds": per}
+            f.summary += f" Per {rate.per}: {seconds_text(per)} of waiting."
+            continue
         if f.cpus is None or f.severity == "info" and f.rule != "cpu-use":
             continue
         per = f.cpus / rate.value
