@@ -91,8 +91,12 @@ def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
         if t == "SHT_NOTE":
             try:
                 for note in sec.iter_notes():
-                    if note["n_type"] == "NT_GNU_BUILD_ID":
-                        build_id = note["n_desc"]
+                    # type 3 is also NT_STAPSDT: a SystemTap probe note (Debian's postgres,
+                    # python3.11) is no build-id; only the GNU owner's is
+                    if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU" \
+                            and not build_id:
+                        desc = note["n_desc"]
+                        build_id = desc.hex() if isinstance(desc, bytes) else desc
             except _BROKEN:
                 pass
         elif t == "SHT_SYMTAB":
