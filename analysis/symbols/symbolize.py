@@ -18,6 +18,7 @@ DSO, how much got named, from which file, and what to upload when it did not.
 from __future__ import annotations
 
 import hashlib
+import re
 import os
 import tempfile
 from collections import defaultdict
@@ -56,6 +57,13 @@ class _DsoPlan:
     mismatch: list[ElfInfo] = field(default_factory=list)
 
 
+#: symbols that end sections rather than start functions: an address "in" one lies past
+#: the kernel's text (kallsyms lists `_etext`, `_end`, `__start_*`/`__stop_*` markers)
+_SECTION_MARKER = re.compile(r"^(_etext|_edata|_end|_sinittext|_einittext|__(start|stop|end)_\w+)$")
+#: share of a kernel mapping's sampled frames at markers that proves another kernel
+KERNEL_MISMATCH_SHARE = 0.02  # the right kallsyms put 0 of 24,645 frames there
+
+
 class Symbolizer:
     def __init__(self, files: list[SymbolFile], notes: list[str]) -> None:
         self.notes = list(notes)
@@ -64,6 +72,10 @@ class Symbolizer:
         self.maps: list[procmaps.MapEntry] = []
         self.perf_maps: list[SymbolIndex] = []
         self.hints: dict[int, SymbolFile] = {}
+        #: kernel mappings whose kallsyms turned out to be another kernel's:
+        #: (addresses past its text, addresses named)
+        self.kernel_mismatch: dict[int, tuple[int, int]] = {}
+        self._weights: dict[int, int] | None = None
         for sf in files:
             try:
                 self._add(sf)
@@ -94,6 +106,7 @@ class Symbolizer:
 
     # ---- the pass ----------------------------------------------------------------------
     def run(self, p: Profile) -> None:
+        kernel_named: dict[int, list] = defaultdict(list)  # mapping -> (loc, old, name)
         for loc in p.locations:
             if any(p.functions[f].resolved for f in loc.functions):
                 continue  # the input already named it
@@ -103,6 +116,8 @@ class Symbolizer:
             name = None
             if mapping.kind == KERNEL:
                 name = self._kernel_name(mapping, loc.address - adjust)
+                if name is not None:
+                    kernel_named[loc.mapping_id].append((loc, loc.functions, name))
             elif mapping.kind == JIT or (mapping.kind == UNKNOWN and loc.address):
                 name = self._jit_name(loc.address - adjust)
             elif mapping.kind in (USER, VDSO) and loc.dso_offset is not None:
@@ -111,6 +126,32 @@ class Symbolizer:
                 fid = p.function(demangle(name), loc.mapping_id, resolved=True,
                                  system_name=name)
                 loc.functions = (fid,)
+        for mapping_id, named in kernel_named.items():
+            self._check_kernel(p, mapping_id, named)
+
+    def _check_kernel(self, p: Profile, mapping_id: int, named: list) -> None:
+        """Kernel symbols of another kernel still name every address (each falls after
+        some symbol) but many fall past the end of its text: at `_etext` and other
+        section markers, which no sampled instruction is in. Then the names are wrong:
+        they are taken back and coverage says so."""
+        weight = self._frame_weights(p)  # a frame in many samples counts for many
+        total = sum(weight.get(loc.id, 0) for loc, _, _ in named)
+        past = sum(weight.get(loc.id, 0) for loc, _, name in named
+                   if _SECTION_MARKER.match(name))
+        if total < 20 or past < KERNEL_MISMATCH_SHARE * total:
+            return
+        for loc, old, _ in named:
+            loc.functions = old
+        self.kernel_mismatch[mapping_id] = (past, total)
+
+    def _frame_weights(self, p: Profile) -> dict[int, int]:
+        if self._weights is None:
+            acc: dict[int, int] = defaultdict(int)
+            for sid, w in stack_weights(p).items():
+                for loc_id in set(p.stacks[sid]):
+                    acc[loc_id] += w
+            self._weights = acc
+        return self._weights
 
     def _place(self, p: Profile, loc) -> None:
         """Give a raw absolute address its DSO and file offset."""
@@ -313,6 +354,15 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
         src = sym._kernel_source(mp)
         if src is not None:
             entry["source"] = src.origin
+        if m in sym.kernel_mismatch:
+            past, total = sym.kernel_mismatch[m]
+            entry.update(status="mismatch", reason=(
+                f"kernel symbols do not match this capture: in {100 * past / total:.0f}% "
+                f"of the kernel frames sampled the address falls past the end of their "
+                f"text (another kernel or build); no names were taken from them"),
+                advice="copy /proc/kallsyms on the recording host, during the boot the "
+                       "capture was taken in (or upload the `perf archive` of the capture)")
+            return
         if fraction >= 0.999:
             entry["status"] = "resolved"
         elif any(k.hidden for k in sym.kernels) and src is None:
