@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -141,7 +142,10 @@ def function_symbols(path: str) -> tuple[SymbolIndex, str]:
             if table is not None:
                 used = ".symtab" if table is symtab else ".dynsym"
                 _read_symbols(elf, mm, table, starts, sizes, binds, names)
+            before = len(names)
             _plt_symbols(elf, mm, starts, sizes, binds, names)
+            if len(names) == before:
+                _plt_sections(elf, starts, sizes, binds, names, os.path.basename(path))
             return build_index(starts, sizes, binds, names), used
         except (*_BROKEN, IndexError) as e:
             raise ElfUnreadable(f"{path}: damaged symbol table ({e})") from e
@@ -189,6 +193,27 @@ def _read_symbols(elf, mm, table, starts, sizes, binds, names) -> None:
         sizes.append(sym_size)
         binds.append(info >> 4)
         names.append(name)
+
+
+#: PLT sections: stubs that jump to a shared library's function
+_PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
+
+
+def _plt_sections(elf, starts, sizes, binds, names, dso: str) -> None:
+    """When the stubs cannot be named (a debug file keeps the section headers but not
+    .rela.plt's contents), their addresses still lie in the PLT, not in the function
+    before it (`_init`): name them "[plt] in DSO"."""
+    base = dso[:-len(".debug")] if dso.endswith(".debug") else dso
+    # a build-id tree's debug file is named by its hash: say only [plt]
+    label = b"[plt]" if re.fullmatch(r"[0-9a-f]{16,}", base) else \
+        b"[plt] in " + base.encode("utf-8", "replace")
+    for sec_name in _PLT_SECTIONS:
+        sec = elf.get_section_by_name(sec_name)
+        if sec is not None and sec["sh_size"] and sec["sh_addr"]:
+            starts.append(sec["sh_addr"])
+            sizes.append(sec["sh_size"])
+            binds.append(STB_GLOBAL)
+            names.append(label)
 
 
 def _plt_symbols(elf, mm, starts, sizes, binds, names) -> None:

@@ -17,7 +17,8 @@ from typing import Callable
 
 from .symindex import SymbolIndex
 
-_VERSION = "v2"  # v1 keys were build-id + table + size: never read again
+#: bump when what an index holds changes: cached indexes of older code are then not read
+_VERSION = "v3"  # v1 keys were build-id + table + size; v3: PLT sections of debug files
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
