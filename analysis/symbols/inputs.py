@@ -150,8 +150,11 @@ def _classify_file(path: str, origin: str, member: str, out: Collected, budget: 
         _extract(path, origin, out, budget, work, depth + 1)
         return
     if kind is None:
-        out.notes.append(f"{origin}: not a symbol file (ELF, kallsyms, System.map, "
-                         f"/proc/PID/maps or perf-PID.map); skipped")
+        # perf archive's build-id cache holds `probes` lists (SDT probes of a binary)
+        # beside the ELF files: not symbols, and nothing the user did wrong
+        if member.replace("\\", "/").rsplit("/", 1)[-1] != "probes":
+            out.notes.append(f"{origin}: not a symbol file (ELF, kallsyms, System.map, "
+                             f"/proc/PID/maps or perf-PID.map); skipped")
         return
     sf = SymbolFile(origin, path, kind, sha256=sha256)
     m = _BUILDID_CACHE.match(member.replace("\\", "/"))

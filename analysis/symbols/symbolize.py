@@ -348,7 +348,7 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
         entry.update(status="resolved" if fraction >= 0.999 else "missing",
                      reason="" if fraction >= 0.999 else "no symbol files were given")
         if fraction < 0.999:
-            entry["advice"] = _advice(mp)
+            entry["advice"] = _advice(mp, p)
         return
     if mp.kind == KERNEL:
         src = sym._kernel_source(mp)
@@ -372,7 +372,7 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
             entry.update(status="missing" if src is None else "partial",
                          reason="no kallsyms or System.map given" if src is None else
                          "some addresses are outside the symbols given",
-                         advice=_advice(mp))
+                         advice=_advice(mp, p))
         return
     if mp.kind == JIT:
         entry.update(status="resolved" if fraction >= 0.999 else "missing",
@@ -388,30 +388,35 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
     if plan.status == "build-id mismatch":
         got = ", ".join(f"{e.name} has build-id {e.build_id}" for e in plan.mismatch)
         reason = f"{got}, but the capture ran {bid}: those symbols belong to another build"
-        entry["advice"] = f"upload the files of the build that ran ({_advice(mp)})"
+        entry["advice"] = f"upload the files of the build that ran ({_advice(mp, p)})"
     elif plan.status == "missing":
         reason = "no file for this DSO among the symbols given"
         if not bid:
             reason += ("; the capture has no build-id for it (perf records build-ids only "
                        "of DSOs where samples landed), so a copy will be matched by name")
-        entry["advice"] = _advice(mp)
+        entry["advice"] = _advice(mp, p)
     elif plan.status == "stripped":
         reason = (reason + "; " if reason else "") + \
             "only exported symbols (.dynsym): static functions stay unnamed"
-        entry["advice"] = f"upload the debug file ({_advice(mp)})"
+        entry["advice"] = f"upload the debug file ({_advice(mp, p)})"
     elif plan.status == "unreadable":
-        entry["advice"] = f"upload an intact copy ({_advice(mp)})"
+        entry["advice"] = f"upload an intact copy ({_advice(mp, p)})"
     elif fraction < 0.999 and plan.status == "resolved":
         entry["status"] = "partial"
         reason = (reason + "; " if reason else "") + "some addresses fall outside symbols"
     entry["reason"] = reason
 
 
-def _advice(mp) -> str:
+def _advice(mp, p: Profile) -> str:
     if mp.kind == KERNEL:
         return ("upload a copy of /proc/kallsyms taken on the recording host during the "
                 "same boot, or the `perf archive` of the capture")
     bid = mp.build_id
+    if not bid and p.meta.format == "perf-data" and mp.kind == USER:
+        # perf.data records every build-id: none means the file has none (many Python
+        # wheels' libraries), and perf archive, which collects by build-id, leaves it out
+        return (f"upload {mp.path} itself (it has no build-id, so `perf archive` cannot "
+                f"collect it), from the host or the package it came from")
     debug = f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug" if bid else \
         "its .debug file"
     what = f"{mp.path}" + (f" (build-id {bid})" if bid else "")
