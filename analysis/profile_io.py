@@ -41,6 +41,8 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         "coverage": profile.coverage,
         "approximate": profile.approximate,
         "truncated_tail": profile.truncated_tail,
+        "switches_recorded": profile.switches.recorded,
+        "switches_watched": profile.switches.watched,
     }
     blob = json.dumps(doc, separators=(",", ":")).encode()
     out.write(MAGIC)
@@ -99,6 +101,8 @@ def load(src: BinaryIO) -> Profile:
     p.coverage = doc["coverage"]
     p.approximate = doc["approximate"]
     p.truncated_tail = doc["truncated_tail"]
+    p.switches.recorded = doc.get("switches_recorded", False)
+    p.switches.watched = doc.get("switches_watched", [])
     for name in _COLUMNS:
         setattr(p, name, _read_column(src))
     if src.read(len(_SWITCHES)) == _SWITCHES:

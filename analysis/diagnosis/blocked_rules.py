@@ -49,6 +49,12 @@ _KIND_TEXT = {
 }
 
 
+def _active(oc) -> int:
+    """Threads that ran at all: shares are of their time (a thread asleep the whole
+    window, a pool's spare worker, would only dilute them)."""
+    return max(1, sum(1 for t in oc.threads.values() if t.on_cpu_s > 0))
+
+
 def _classify(ctx: Context, sid: int, state: int, memo: dict) -> tuple[str, int | None]:
     """(kind of wait, the application frame that made it) of one switch-out stack."""
     key = (sid, state == DISK)
@@ -115,7 +121,7 @@ def _tally(ctx: Context):
             tids[kind].add(oc.i_tid[k])
             if caller is not None:
                 callers[kind][caller] += d
-        return dur, dur * len(oc.threads), secs, waits, callers, tids
+        return dur, dur * _active(oc), secs, waits, callers, tids
     return ctx.memo("blocked_tally", compute)
 
 
@@ -164,7 +170,7 @@ def _blocked(ctx: Context, t: dict) -> list[Finding]:
             "low" if kind == "unnamed" else "high", share, n,
             f"{len(tids[kind])} thread{'s' if len(tids[kind]) != 1 else ''} spent "
             f"{s:.3f} s blocked in {n} waits (mean {seconds_text(s / n)}){under}: "
-            f"{s / dur:.2f} s of waiting per second, {pct(share)} of the {len(oc.threads)} "
+            f"{s / dur:.2f} s of waiting per second, {pct(share)} of the {_active(oc)} "
             f"threads' {thread_time:.2f} s.",
             "A request that waits here is delayed by the whole wait; while threads wait, "
             "added CPUs or threads do not help, which is why throughput can fall while "
@@ -182,7 +188,7 @@ def waiting_for_cpu(ctx: Context, t: dict) -> Finding | None:
     if oc is None or not oc.timed or not oc.threads:
         return None
     dur = oc.window[1] - oc.window[0]
-    thread_time = dur * len(oc.threads)
+    thread_time = dur * _active(oc)
     pre = sum(tt.preempted_s for tt in oc.threads.values())
     if thread_time <= 0 or pre / thread_time < t["min_share"]:
         return None

@@ -668,6 +668,9 @@ class _Reader:
         p.s_time = array("d", [times[i] / 1e9 for i in order])
         p.s_event = array("i", [self.c_event[i] for i in order])
         self._switches(order)
+        p.switches.recorded = any(a.context_switch or self._sched_kind(a) == "sched_switch"
+                                  for a in self.attrs)
+        p.switches.watched = sorted(t for t in self.thread_names if t > 0)
 
     @staticmethod
     def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]):

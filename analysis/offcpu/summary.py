@@ -33,6 +33,7 @@ def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
     threads = oc.threads.values()
     totals = {
         "threads": len(oc.threads),
+        "threads_active": sum(1 for t in threads if t.on_cpu_s > 0),
         "on_cpu_s": round(sum(t.on_cpu_s for t in threads), 6),
         "off_cpu_s": round(sum(t.off_cpu_s for t in threads), 6),
         "blocked_s": round(sum(t.blocked_s for t in threads), 6),

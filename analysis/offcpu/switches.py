@@ -71,6 +71,11 @@ class SwitchLog:
         self.source = array("b")
         self.value = array("d")
         self.peer = array("i")  # WAKE: the waker's tid; else -1
+        #: the capture asked for switches (--switch-events or sched_switch), so a thread
+        #: without any stayed on or off the CPU all along
+        self.recorded = False
+        #: the threads perf watched (-p: its THREAD_MAP), with or without switches
+        self.watched: list[int] = []
 
     def add(self, time: float, tid: int, pid: int, cpu: int, kind: int, state: int = BLOCKED,
             stack: int = -1, source: int = RECORD, value: float = 0.0,

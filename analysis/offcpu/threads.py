@@ -81,14 +81,18 @@ def off_cpu(profile) -> OffCpu | None:
     """The off-CPU intervals and per-thread times of a profile, or None without
     switches. Computed once per profile."""
     log: SwitchLog = profile.switches
-    if not len(log):
+    if not len(log) and not (log.recorded and log.watched):
         return None
     return profile.memo(("off_cpu", len(log)), lambda: _compute(profile, log))
 
 
 def _compute(profile, log: SwitchLog) -> OffCpu:
     start, end = window_of(profile)
-    out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind)
+    if end <= start:  # nothing happened: the window is how long perf watched
+        from ..cpu import duration_s
+        start, end = 0.0, duration_s(profile, None) or 0.0
+    out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind or
+                 (log.recorded and not len(log)))
     times, tids = log.time, log.tid
     rows_of: dict[int, list[int]] = {}
     for i, tid in enumerate(tids):
@@ -102,6 +106,18 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
         if OUT not in (log.kind[r] for r in rows):
             continue  # threads seen only coming in (next_pid of others): not ours
         _thread(out, log.pid[rows[0]], tid, _merged(log, rows), start, end)
+    if log.recorded and out.timed and end > start:
+        sampled = set(profile.s_tid)
+        for tid in log.watched:
+            if tid in out.threads:
+                continue
+            # no switch in the whole window: on a CPU all along if it was sampled, else
+            # asleep since before perf started (an idle pool's threads)
+            tt = out.threads[tid] = ThreadTime(tid, -1)
+            if tid in sampled:
+                tt.on_cpu_s = end - start
+            else:
+                _off(out, tt, start, end, BLOCKED, -1)
     return out
 
 

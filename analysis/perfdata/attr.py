@@ -62,6 +62,11 @@ class Attr:
         return bool(self.flags & (1 << 22))
 
     @property
+    def context_switch(self) -> bool:
+        """perf record --switch-events (perf_event_attr.context_switch, bit 35)."""
+        return bool(self.flags & (1 << 35))
+
+    @property
     def is_dummy(self) -> bool:
         return self.type == 1 and self.config == 9
 
