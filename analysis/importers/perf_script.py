@@ -457,9 +457,12 @@ class _Parser:
         return p
 
 
-_WAKEE = re.compile(r"\bpid=(\d+)")
-_RUNTIME_FIELDS = re.compile(r"\bpid=(\d+)\s+runtime=(\d+)")
-_SWITCH_FIELDS = re.compile(r"prev_pid=(-?\d+).*?prev_state=(\S+).*?next_pid=(-?\d+)")
+# numbers bounded as the event line's are (pid below 10^9, runtime a u64): a longer one
+# makes the line no such event, not an overflow
+_WAKEE = re.compile(r"\bpid=(\d{1,9})\b")
+_RUNTIME_FIELDS = re.compile(r"\bpid=(\d{1,9})\s+runtime=(\d{1,20})\b")
+_SWITCH_FIELDS = re.compile(r"prev_pid=(-?\d{1,9})\b.*?prev_state=(\S{1,16}).*?"
+                            r"next_pid=(-?\d{1,9})\b")
 
 
 def _switch_line(p: Profile, text: str, pid: int, tid: int, cpu: int, time: float) -> None:
