@@ -46,7 +46,9 @@ class Layout:
         fields = sorted((self.fields[n][0], self.fields[n][1], k) for k, n in enumerate(names))
         fmt, pos, order = endian, 0, [0] * len(names)
         for slot, (off, size, k) in enumerate(fields):
-            if size not in (4, 8) or off < pos:
+            # the format comes from the uploaded file: a field past any real record
+            # (tracepoint records are a few hundred bytes) is no layout to read by
+            if size not in (4, 8) or off < pos or off > 4096:
                 reader = (None, None, None)
                 break
             fmt += f"{off - pos}x" if off > pos else ""
