@@ -317,3 +317,18 @@ def test_with_a_rate_the_lock_finding_says_the_wait_per_request():
     assert per["unit"] == "request"
     assert per["seconds"] == pytest.approx(f["evidence"]["per_second"] / 1563.45)
     assert f["summary"].endswith("Per request: 651 µs of waiting.")  # 1.018 s/s / 1563.45
+
+
+@pytest.mark.parametrize("form", ["perf.data", "text"])
+def test_a_system_wide_capture(form):
+    """-a: PERF_RECORD_SWITCH_CPU_WIDE records (402, sys.perf.data.stats.txt) and a
+    THREAD_MAP of one entry (-1 as a u64: all threads); the idle tasks (tid 0 on every
+    CPU) are no threads. Each thread's on + off time is the window."""
+    p = _profile("system-wide/sys", form)
+    assert sum(1 for k in p.switches.kind if k in (0, 1)) >= 402
+    oc = off_cpu(p)
+    assert oc.timed and oc.threads and min(oc.threads) > 0
+    for t in oc.threads.values():
+        assert t.on_cpu_s + t.off_cpu_s == pytest.approx(oc.window[1] - oc.window[0],
+                                                          abs=1e-5)
+    assert build_report(p)["off_cpu"]["totals"]["threads"] == len(oc.threads)

@@ -670,7 +670,8 @@ class _Reader:
         self._switches(order)
         p.switches.recorded = any(a.context_switch or self._sched_kind(a) == "sched_switch"
                                   for a in self.attrs)
-        p.switches.watched = sorted(t for t in self.thread_names if t > 0)
+        # (-a writes one entry, -1 as a u64: all threads, none watched in particular)
+        p.switches.watched = sorted(t for t in self.thread_names if 0 < t < 1 << 31)
 
     @staticmethod
     def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]):

@@ -93,18 +93,21 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
         start, end = 0.0, duration_s(profile, None) or 0.0
     out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind or
                  (log.recorded and not len(log)))
-    times, tids = log.time, log.tid
-    rows_of: dict[int, list[int]] = {}
+    times, tids, kinds = log.time, log.tid, log.kind
+    rows_of: dict[int, array] = {}  # compact: a busy capture has millions of rows
     for i, tid in enumerate(tids):
         rows = rows_of.get(tid)
         if rows is None:
-            rows = rows_of[tid] = []
+            rows = rows_of[tid] = array("i")
         rows.append(i)
     for tid in sorted(rows_of):
-        rows = rows_of[tid]
-        rows.sort(key=times.__getitem__)  # stable: file order among equal times
-        if OUT not in (log.kind[r] for r in rows):
+        rows = rows_of.pop(tid)
+        if tid <= 0:
+            continue  # the idle task (one per CPU, all tid 0) and unknown ones: no thread
+        if OUT not in (kinds[r] for r in rows):
             continue  # threads seen only coming in (next_pid of others): not ours
+        if any(times[a] > times[b] for a, b in zip(rows, rows[1:])):
+            rows = sorted(rows, key=times.__getitem__)  # stable: file order among ties
         _thread(out, log.pid[rows[0]], tid, _merged(log, rows), start, end)
     if log.recorded and out.timed and end > start:
         sampled = set(profile.s_tid)
@@ -121,21 +124,37 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
     return out
 
 
-def _merged(log: SwitchLog, rows) -> list[list]:
-    """One thread's switches in time order, [time, kind, state, stack], the two sources'
-    views of one switch made one: timed by PERF_RECORD_SWITCH, described (state, stack)
-    by the tracepoint."""
-    events: list[list] = []
+def _merged(log: SwitchLog, rows):
+    """One thread's switches in time order, (time, kind, state, stack, source, value),
+    the two sources' views of one switch made one: timed by PERF_RECORD_SWITCH,
+    described (state, stack) by the tracepoint. A generator holding one pending switch:
+    memory does not grow with the number of switches."""
+    last: list | None = None
+    time, kind_, state, stack, source = log.time, log.kind, log.state, log.stack, \
+        log.source
+    # with PERF_RECORD_SWITCH rows the records time every switch; the tracepoint only
+    # describes the switch-out that follows it (system-wide, the two interleave)
+    records = any(source[r] == RECORD for r in rows)
+    told: tuple | None = None  # (time, state, stack) of a tracepoint switch-out
     for r in rows:
-        t, kind, st, sk, src = (log.time[r], log.kind[r], log.state[r], log.stack[r],
-                                log.source[r])
-        if kind == RAN:
-            events.append([t, RAN, 0, -1, src, log.value[r]])
+        t, kind, st, sk, src = time[r], kind_[r], state[r], stack[r], source[r]
+        if records and src != RECORD and kind in (IN, OUT):
+            if kind == OUT:
+                told = (t, st, sk)
             continue
-        if kind == WAKE:
-            events.append([t, WAKE, 0, sk, src, log.peer[r]])
+        if records and kind == OUT and told is not None:
+            if t - told[0] < SAME_SWITCH_S:
+                if st != RUNNABLE:
+                    st = told[1]
+                sk = told[2]
+            told = None
+        if kind == RAN or kind == WAKE:
+            if last is not None:
+                yield last
+                last = None
+            yield (t, kind, 0, sk if kind == WAKE else -1, src,
+                   log.value[r] if kind == RAN else log.peer[r])
             continue
-        last = events[-1] if events else None
         if last is not None and last[1] == kind and t - last[0] < SAME_SWITCH_S and \
                 last[4] != src:
             if src == RECORD:
@@ -147,25 +166,27 @@ def _merged(log: SwitchLog, rows) -> list[list]:
             if last[3] < 0:
                 last[3] = sk
             continue
-        events.append([t, kind, st, sk, src])
-    return events
+        if last is not None:
+            yield last
+        last = [t, kind, st, sk, src, 0.0]
+    if last is not None:
+        yield last
 
 
-def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
-            end: float) -> None:
+def _thread(out: OffCpu, pid: int, tid: int, events, start: float, end: float) -> None:
     tt = out.threads[tid] = ThreadTime(tid, pid)
     on_since: float | None = start  # on-CPU when the window began, until told otherwise
     off: list | None = None  # the switch-out waiting for its switch-in
     came_in = False  # a switch-in says when the current on-CPU stretch began
     ran = 0.0  # seconds sched_stat_runtime says the thread ran since its last out
     woke = (-1, -1)  # (waker tid, its stack) of the wakeup since the last switch-out
-    for k, (t, kind, st, sk, _src, *value) in enumerate(events):
+    for k, (t, kind, st, sk, _src, value) in enumerate(events):
         if kind == RAN:
-            ran += value[0]
+            ran += value
             continue
         if kind == WAKE:
             if off is not None:
-                woke = (int(value[0]), sk)
+                woke = (int(value), sk)
             continue
         if kind == OUT:
             if not came_in and ran > 0:
@@ -184,6 +205,8 @@ def _thread(out: OffCpu, pid: int, tid: int, events: list[list], start: float,
             tt.switches += 1
             off = [t, st, sk]
         else:
+            if off is None and on_since is not None and k > 0:
+                continue  # already on a CPU: a second switch-in (CPU-wide records)
             if off is not None:
                 _off(out, tt, off[0], t, off[1], off[2], woke)
             elif k == 0:
