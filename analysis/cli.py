@@ -11,6 +11,7 @@ import os
 import sys
 
 from .compare import Rate, compare
+from .diagnosis.finding import seconds_text
 from .errors import AnalysisError
 from .export.perf_script_text import write_perf_script
 from .export.speedscope import write_speedscope
@@ -172,7 +173,7 @@ def render_text(r: dict) -> str:
                 f"{w['comm']}" + (f" in {w['caller']}" if w["caller"] else "")
                 for w in b["woken_by"][:2]) if b.get("woken_by") else ""
             lines.append(f"  blocked {b['seconds']:.3f} s in {b['count']} waits "
-                         f"(mean {b['mean_ms']:.3g} ms): {where}{woke}")
+                         f"(mean {seconds_text(b['mean_ms'] / 1e3)}): {where}{woke}")
     if r["findings"]:
         lines.append("")
         lines.append("findings:")
