@@ -242,9 +242,7 @@ def thread_states(profile: Profile, buckets: int = STATE_BUCKETS) -> dict:
         blocked, runnable = off[oc.i_tid[k]]
         spread(runnable if oc.i_state[k] == RUNNABLE else blocked, oc.i_start[k],
                oc.i_start[k] + oc.i_dur[k])
-    comm_of = {}
-    for i in range(len(profile)):
-        comm_of.setdefault(profile.s_tid[i], profile.comm(i))
+    comm_of = profile.first_comms()
     rows = []
     for tid, tt in sorted(oc.threads.items(), key=lambda kv: (-kv[1].on_cpu_s, kv[0])):
         blocked, runnable = off[tid]

@@ -268,6 +268,16 @@ class Profile:
         cid = self.s_comm[row]
         return self.strings[cid] if cid >= 0 else ""
 
+    def first_comms(self) -> dict[int, str]:
+        """tid -> the name its first sample gave it (one pass per profile)."""
+        def compute() -> dict[int, str]:
+            out: dict[int, str] = {}
+            for row, tid in enumerate(self.s_tid):
+                if tid not in out:
+                    out[tid] = self.comm(row)
+            return out
+        return self.memo("first_comms", compute)
+
 
     def default_event(self) -> int | None:
         """The event a view shows unless the user picks another: the first with samples
@@ -278,10 +288,10 @@ class Profile:
                 return i
         # the scheduler's tracepoints are off-CPU data: with a sampling event beside
         # them that took no sample, the capture used no CPU (an idle pool)
-        for i, e in enumerate(self.events):
-            if e.name and not is_tracepoint(e.name) and any(
-                    x.name.startswith("sched:") for x in self.events):
-                return i
+        if any(is_scheduler_event(e.name) for e in self.events):
+            for i, e in enumerate(self.events):
+                if e.name and not is_tracepoint(e.name):
+                    return i
         for i, c in enumerate(counts):
             if c and self.events[i].name:
                 return i

@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from ..aggregate.functions import stack_functions
 from ..offcpu.switches import DISK, RUNNABLE
 from ..offcpu.threads import off_cpu
-from ..profile import KERNEL
 from . import knowledge, software
 from .context import Context
 from .finding import Finding, focus_of, pct, seconds_text
@@ -80,11 +79,9 @@ def _classify(ctx: Context, sid: int, state: int, memo: dict) -> tuple[str, int 
         kind = knowledge.block_kind(names, state == DISK)
     caller = None
     for f in fids:
-        fn = p.functions[f]
-        m = p.mappings[fn.mapping_id]
-        if m.kind == KERNEL or not fn.resolved or knowledge.is_c_library(m.path):
+        if ctx.passes_through(f) or not p.functions[f].resolved:
             continue
-        if ctx.app.get(f, fn.resolved and not knowledge.is_system_dso(m.path)):
+        if ctx.app.get(f, not knowledge.is_system_dso(ctx.dso(f))):
             caller = f
             break
     memo[key] = (kind, caller)

@@ -9,8 +9,7 @@ import re
 from collections import Counter
 
 from ..identity import library_identity
-from ..profile import KERNEL
-from . import knowledge, software
+from . import software
 from .context import Context
 from .finding import Finding, cpus_text, focus_of, pct
 from .recognise import who_runs
@@ -48,15 +47,11 @@ def _library_frame(ctx: Context, sid: int) -> tuple[int, software.Library] | Non
     when the leaf is the C library or the kernel (memcpy, malloc, a system call), the
     library that called them: malloc under EVP_MD_CTX_copy_ex is OpenSSL's cost."""
     for f in ctx.funcs[sid]:
-        fn = ctx.profile.functions[f]
-        dso = ctx.dso(f)
-        lib = software.library_of_code(dso, fn.name if fn.resolved else "")
+        lib = ctx.library(f)
         if lib is not None:
             return f, lib
-        if ctx.profile.mappings[fn.mapping_id].kind == KERNEL or \
-                knowledge.is_c_library(dso):
-            continue
-        return None
+        if not ctx.passes_through(f):
+            return None
     return None
 
 
@@ -146,9 +141,7 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
             (f": {purpose})" if purpose else ")")
     severity = ("high" if concentration >= t["high"] else
                 "medium" if concentration >= t["medium"] else "low")
-    in_lib = (lambda f: software.library_of_code(
-        ctx.dso(f), ctx.name(f) if ctx.profile.functions[f].resolved else "") is lib)
-    callers = ctx.callers_above(stacks, in_lib)
+    callers = ctx.callers_above(stacks, lambda f: ctx.library(f) is lib)
     where = (f" under {', '.join(c['name'] for c in callers[:2])}" if callers else
              f", in {who_runs(ctx, stacks)}")
     return Finding(

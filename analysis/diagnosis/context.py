@@ -162,6 +162,17 @@ class Context:
                 out.append((tid, c))
         return out
 
+    def passes_through(self, fid: int) -> bool:
+        """The kernel or the C runtime (libc, libstdc++, the loader): work done for
+        whoever called it, which rules blame on the frame above."""
+        return self.profile.mappings[self.profile.functions[fid].mapping_id].kind == KERNEL \
+            or knowledge.is_c_library(self.dso(fid))
+
+    def library(self, fid: int) -> software.Library | None:
+        """The well-known library a function belongs to, by its file or its name."""
+        fn = self.profile.functions[fid]
+        return software.library_of_code(self.dso(fid), fn.name if fn.resolved else "")
+
     def kernel_leaf(self, sid: int) -> bool:
         return self.kind_of_leaf(sid) == KERNEL
 

@@ -295,12 +295,10 @@ def _whose(ctx: Context, sid: int, category: str) -> str:
     if start is None:
         return "app"
     for f in fids[start + 1:]:
-        fn = ctx.profile.functions[f]
-        dso = ctx.dso(f)
-        if category in ctx.cats[f] or knowledge.is_c_library(dso) or \
-                ctx.profile.mappings[fn.mapping_id].kind == KERNEL or not fn.resolved:
+        if category in ctx.cats[f] or ctx.passes_through(f) or \
+                not ctx.profile.functions[f].resolved:
             continue
-        lib = software.library_of_code(dso, fn.name)
+        lib = ctx.library(f)
         return "library" if lib is not None and lib.fix and not lib.interpreter else "app"
     return "unknown"
 

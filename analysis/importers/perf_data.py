@@ -180,7 +180,7 @@ class _Reader:
         self.w_peer = array("i")  # a WAKE row's waker
         self.tracing_data: bytes | None = None
         self._layouts = None
-        self._sw_last = None
+        self._trailers: dict[int, tuple] = {}  # id(attr) -> its sample_id trailer layout
 
     # ---- pass 1: walk ----------------------------------------------------------------
     def read(self) -> Profile:
@@ -198,7 +198,7 @@ class _Reader:
         sw_trailer = None  # ident -> trailer layout of switch records (made on first)
         sw_id_off = (self.attrs[0].trailer_id_offset_from_end() or 0) \
             if len(self.attrs) > 1 else 0
-        a_sw = self._switch_fast
+        a_sw = self._switch
         for rtype, misc, b, s, end, fpos in walk:
             seq += 1
             if rtype == 9:  # SAMPLE; the common layouts are decoded right here
@@ -253,9 +253,11 @@ class _Reader:
                 if tr is None or end - tr[0] < s:
                     continue
                 v = tr[1](b, end - tr[0]) + (-1,)
-                a_sw(v[tr[4]], v[tr[3]], v[tr[2]], v[tr[5]],
-                     (RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0, OUT)
-                     if misc & _MISC_SWITCH_OUT else (0, IN))
+                if misc & _MISC_SWITCH_OUT:
+                    a_sw(v[tr[4]], v[tr[3]], v[tr[2]], v[tr[5]], OUT,
+                         RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0, -1, RECORD)
+                else:
+                    a_sw(v[tr[4]], v[tr[3]], v[tr[2]], v[tr[5]], IN, 0, -1, RECORD)
             elif rtype == R.LOST:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES:
@@ -409,9 +411,6 @@ class _Reader:
                 return name
         return None
 
-    def _is_sched_switch(self, attr: Attr) -> bool:
-        return self._sched_kind(attr) is not None
-
     def _layout(self):
         if self._layouts is None:
             data = self.tracing_data
@@ -458,27 +457,6 @@ class _Reader:
                 out[i] = self._trailer(a)
         return out
 
-    def _switch_fast(self, time, tid, pid, cpu, state_kind) -> None:
-        """A PERF_RECORD_SWITCH row (the read loop decoded its trailer)."""
-        state, kind = state_kind
-        if self._sw_last is None:
-            w = self
-            self._sw_last = (w.w_value.append, w.w_time.append, w.w_tid.append,
-                             w.w_pid.append, w.w_cpu.append, w.w_kind.append,
-                             w.w_state.append, w.w_row.append, w.w_src.append,
-                             w.w_peer.append)
-        av, at, ati, ap, ac, ak, ast, ar, asrc, apeer = self._sw_last
-        apeer(-1)
-        av(0.0)
-        at(time)
-        ati(tid)
-        ap(pid)
-        ac(cpu)
-        ak(kind)
-        ast(state)
-        ar(-1)
-        asrc(RECORD)
-
     def _switch(self, time, tid, pid, cpu, kind, state, row, src, value=0.0,
                 peer=-1) -> None:
         self.w_peer.append(peer)
@@ -495,7 +473,7 @@ class _Reader:
     def _trailer(self, a: Attr):
         """(size, unpack, index of pid, tid, time, cpu) of an attr's sample_id trailer,
         made once per attr: a busy capture has a million switch records."""
-        cache = self.__dict__.setdefault("_trailers", {})
+        cache = self._trailers
         t = cache.get(id(a))
         if t is None:
             st, fmt, names = a.sample_type, self.e, []

@@ -54,9 +54,7 @@ def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
         a[3].add(oc.i_tid[k])
         if oc.i_waker[k] >= 0:
             a[4][(oc.i_waker[k], oc.i_wake_stack[k])] += oc.i_dur[k]
-    comm_of = {}
-    for i in range(len(profile)):
-        comm_of.setdefault(profile.s_tid[i], profile.comm(i))
+    comm_of = profile.first_comms()
     rows = []
     for sid, (secs, n, states, tids, wakers) in sorted(acc.items(),
                                                         key=lambda kv: -kv[1][0])[:top]:

@@ -40,9 +40,7 @@ class ThreadTime:
     @property
     def blocked_s(self) -> float:
         """Voluntary switch-out: every off-CPU state but runnable."""
-        return self.sleeping_s + self.disk_s + self.blocked_unknown_s + \
-            max(0.0, self.off_cpu_s - self.preempted_s - self.sleeping_s - self.disk_s -
-                self.blocked_unknown_s)
+        return self.off_cpu_s - self.preempted_s
 
 
 @dataclass

@@ -10,9 +10,9 @@ shows blocked time the way it shows CPU time.
 """
 from __future__ import annotations
 
-from array import array
 
-from ..profile import NO_ID, Profile
+from ..errors import AnalysisError
+from ..profile import Profile
 from .switches import STATE_NAMES
 from .threads import off_cpu
 
@@ -29,14 +29,13 @@ def view(profile: Profile, name: str, event_id: int | None = None) -> Profile:
         return profile
     oc = off_cpu(profile)
     if oc is None or not oc.timed:
-        from ..errors import AnalysisError
         raise AnalysisError(
             f"the {name} view needs context switches with switch-ins: record with "
             f"`perf record -g --switch-events -e cpu-clock/freq=499/ -e sched:sched_switch "
             f"-p PID -- sleep 5`")
     v = _shell(profile)
     ev = v.event("off-cpu µs" if name == OFF_CPU else "wall µs")
-    comm_of = _comms(profile)
+    comm_of = profile.first_comms()
     no_stack = None
     for k in range(len(oc)):
         sid = oc.i_stack[k]
@@ -82,15 +81,6 @@ def _shell(profile: Profile) -> Profile:
     return v
 
 
-def _comms(profile: Profile) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for row in range(len(profile)):
-        tid = profile.s_tid[row]
-        if tid not in out:
-            out[tid] = profile.comm(row)
-    return out
-
-
 def _cpu_event(profile: Profile) -> int | None:
     """The sampling event of the on-CPU view: the default one that is not sched_switch."""
     for i, e in enumerate(profile.events):
@@ -116,4 +106,4 @@ def state_name(code: int) -> str:
     return STATE_NAMES[code] if 0 <= code < len(STATE_NAMES) else "other"
 
 
-__all__ = ["ON_CPU", "OFF_CPU", "WALL", "VIEWS", "view", "NO_ID"]
+__all__ = ["ON_CPU", "OFF_CPU", "WALL", "VIEWS", "view"]

@@ -25,16 +25,18 @@ DEFAULTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class Layout:
     event_id: int | None  # the tracepoint's id (attr.config) when the format says
     fields: dict = field(default_factory=dict)  # name -> (offset, size)
+    #: (endian, field names) -> the reader _reader made for them
+    readers: dict = field(default_factory=dict, repr=False, compare=False)
 
     def read(self, raw: bytes, endian: str, names: tuple[str, ...]) -> tuple | None:
         """The named integer fields of one raw record, or None if it is too short."""
-        reader = self.__dict__.get("_readers", {}).get((endian, names))
+        reader = self.readers.get((endian, names))
         if reader is None:
-            reader = self._reader(endian, names)
+            reader = self.readers[endian, names] = self._reader(endian, names)
         need, unpack, order = reader
         if need is None or len(raw) < need:
             return None
@@ -58,9 +60,6 @@ class Layout:
         else:
             st = struct.Struct(fmt)
             reader = (st.size, lambda raw, u=st.unpack_from: u(raw, 0), order)
-        # frozen dataclass: keep the cache beside the fields
-        object.__setattr__(self, "_readers", {**self.__dict__.get("_readers", {}),
-                                             (endian, names): reader})
         return reader
 
 
