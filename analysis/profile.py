@@ -127,6 +127,9 @@ class Profile:
         self.coverage: list[dict] = []
         #: context switches, when the capture recorded them (analysis.offcpu)
         self.switches = SwitchLog()
+        #: `--call-graph dwarf` samples not unwound yet (analysis.unwind.user_stacks):
+        #: the symbolization pass unwinds them with the uploaded binaries, then drops it
+        self.user_stacks = None
 
         self._mapping_ix: dict[str, int] = {}
         self._function_ix: dict[tuple[str, int, bool], int] = {}

@@ -34,6 +34,7 @@ from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Fea
 from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
 from ..perfdata.tracepoints import layouts
+from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 from ..profile import (KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Profile,
                        unresolved_name)
 from ..textio import GZIP_MAGIC, GzipReader, Source
@@ -171,6 +172,8 @@ class _Reader:
         self.bad = 0  # records that do not decode with their layout
         self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
         self.dwarf = False
+        #: DWARF-mode samples: file-order row -> (regs mask, registers, stack copy)
+        self.snaps: dict[int, tuple[int, tuple, bytes]] = {}
         # context switches (file order): time ns, tid, pid, cpu, kind, state, the sample
         # row whose stack is the switch-out's (-1), source
         self.w_time, self.w_tid, self.w_pid = array("Q"), array("i"), array("i")
@@ -355,6 +358,9 @@ class _Reader:
         if reader.want_raw and reader.raw is not None:
             self._switch_sample(reader.raw, time, pid, tid, cpu, reader.sched)
             reader.raw = None
+        if reader.want_stack and reader.regs is not None:
+            self.snaps[len(self.c_time)] = (reader.regs_mask, reader.regs, reader.stack)
+            reader.regs = reader.stack = None
         self.c_time.append(time)
         self.c_pid.append(pid)
         self.c_tid.append(tid)
@@ -606,6 +612,10 @@ class _Reader:
         c_pid, c_tid, c_chain, procs_of = self.c_pid, self.c_tid, self.c_chain, spaces.procs
         stacks = array("i")
         comm_col = array("i")
+        snaps = self.snaps
+        user_stacks = UserStacks(self.features.arch or "x86_64") if snaps else None
+        frozen: dict[int, int] = {}  # id(a process's map list) -> index in spaces
+        held: list = []  # those lists, alive while their ids are keys
         for row in order:
             if next_side is not None and next_side <= times[row]:
                 t = times[row]
@@ -627,6 +637,17 @@ class _Reader:
                 sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs_of.get(pid),
                                                  spaces, pid, locs, build_ids)
                 keys_of_pid.setdefault(pid, []).append(key)
+            if snaps and row in snaps:
+                maps = procs_of[pid].maps if pid in procs_of else []
+                space = frozen.get(id(maps))
+                if space is None:
+                    space = frozen[id(maps)] = len(user_stacks.spaces)
+                    held.append(maps)
+                    user_stacks.spaces.append(tuple(
+                        (m.start, m.end, m.pgoff, *self._user_dso(m, pid, build_ids))
+                        for m in maps))
+                mask, regs, stack = snaps[row]
+                user_stacks.add(len(stacks), pid, space, mask, regs, stack)
             stacks.append(sid)
             tid = c_tid[row]
             cid = comm_ids.get(tid)
@@ -645,6 +666,8 @@ class _Reader:
         p.s_cpu = array("i", [self.c_cpu[i] for i in order])
         p.s_time = array("d", [times[i] / 1e9 for i in order])
         p.s_event = array("i", [self.c_event[i] for i in order])
+        p.user_stacks = user_stacks
+        self.snaps = {}
         self._switches(order)
         p.switches.recorded = any(a.context_switch or self._sched_kind(a) == "sched_switch"
                                   for a in self.attrs)
@@ -693,12 +716,8 @@ class _Reader:
                 bid = m.build_id or build_ids.get((-1, path)) or \
                     build_ids.get((-1, m.path), "")
             else:
-                path = m.path
-                if path.startswith(_ANON_PREFIXES):
-                    path = f"/tmp/perf-{pid}.map"
+                path, bid = self._user_dso(m, pid, build_ids)
                 offset = addr - m.start + m.pgoff
-                bid = m.build_id or build_ids.get((pid, m.path)) or \
-                    build_ids.get((-1, m.path), "")
             is_return = depth > 0  # callers: return addresses
             key = (path, offset if offset is not None else addr, offset is None, is_return)
             loc = locs.get(key)
@@ -715,6 +734,16 @@ class _Reader:
                                                  is_return=is_return)
             ids.append(loc)
         return p.stack(tuple(ids))
+
+    @staticmethod
+    def _user_dso(m: Map, pid: int, build_ids: dict) -> tuple[str, str]:
+        """(path, build-id) of a user-space mapping: anonymous executable memory is JIT
+        code named by perf-PID.map; the build-id from the record or the header."""
+        path = m.path
+        if path.startswith(_ANON_PREFIXES):
+            path = f"/tmp/perf-{pid}.map"
+        return path, m.build_id or build_ids.get((pid, m.path)) or \
+            build_ids.get((-1, m.path), "")
 
     # ---- metadata -------------------------------------------------------------------------
     def _metadata(self, warnings: list[str], damaged: str | None) -> None:
@@ -745,10 +774,7 @@ class _Reader:
             p.notes.append(f"perf lost {self.lost} samples while recording (its buffers "
                            f"overflowed); shares are of the samples it kept")
         if self.dwarf:
-            p.notes.append("recorded with --call-graph dwarf: kernel frames and the "
-                           "user-space leaf are shown; the user frames above the leaf need "
-                           "DWARF unwinding of the saved stacks, which perfweb does not do "
-                           "yet")
+            p.notes.append(DWARF_NOTE)
         if not len(p):
             p.notes.append(NO_SAMPLES_NOTE)
 

@@ -11,7 +11,7 @@ import struct
 from .attr import (ADDR, BRANCH_CALL_STACK, BRANCH_COUNTERS, BRANCH_HW_INDEX, BRANCH_STACK, CALLCHAIN, CPU,
                    FMT_GROUP, FMT_ID, FMT_LOST, FMT_TOTAL_TIME_ENABLED,
                    FMT_TOTAL_TIME_RUNNING, ID, IDENTIFIER, IP, PERIOD, RAW, READ, REGS_USER,
-                   STREAM_ID, TID, TIME, Attr)
+                   STACK_USER, STREAM_ID, TID, TIME, Attr)
 
 #: Bit of the instruction pointer in sample_regs_user, per architecture
 USER_IP_REG = {"x86_64": 8, "i386": 8, "i686": 8, "aarch64": 32, "arm64": 32, "arm": 15,
@@ -60,6 +60,12 @@ class SampleReader:
         if ip_bit is not None and attr.sample_regs_user >> ip_bit & 1:
             self.user_ip_index = bin(attr.sample_regs_user & ((1 << ip_bit) - 1)).count("1")
         self.want_regs = bool(st & REGS_USER) and attr.exclude_callchain_user
+        # DWARF mode: the user registers and the copied stack, for the unwinder
+        self.want_stack = self.want_regs and bool(st & STACK_USER)
+        self.regs_mask = attr.sample_regs_user
+        self.n_regs = bin(attr.sample_regs_user).count("1")
+        self.regs: tuple | None = None  # of the last sample read, in mask order
+        self.stack: bytes | None = None
         # a tracepoint's fields (sched_switch's prev_state), kept in `raw` by read()
         self.want_raw = want_raw and bool(st & RAW)
         self.raw: bytes | None = None
@@ -115,5 +121,27 @@ class SampleReader:
                 pos += 8
                 if abi and self.user_ip_index is not None:
                     (user_ip,) = struct.unpack_from(e + "Q", buf, pos + 8 * self.user_ip_index)
+                if self.want_stack:
+                    self._regs_and_stack(buf, pos, end, abi)
         return (vals[self.i_ip], vals[self.i_pid], vals[self.i_tid], vals[self.i_time],
                 vals[self.i_cpu], vals[self.i_period], chain, branch_from, user_ip)
+
+    def _regs_and_stack(self, buf, pos: int, end: int, abi: int) -> None:
+        """Keep the user registers and the used part of the stack copy (`dyn_size` of
+        `size` bytes): what the unwinder walks. A layout that does not fit keeps none."""
+        e, n = self.endian, self.n_regs if abi else 0
+        self.regs = self.stack = None
+        if pos + 8 * n > end:
+            return
+        regs = struct.unpack_from(f"{e}{n}Q", buf, pos) if n else ()
+        pos += 8 * n
+        if pos + 8 > end:
+            return
+        (size,) = struct.unpack_from(e + "Q", buf, pos)
+        pos += 8
+        if not size or pos + size + 8 > end:
+            return
+        (dyn,) = struct.unpack_from(e + "Q", buf, pos + size)
+        if regs:
+            self.regs = regs
+            self.stack = bytes(buf[pos:pos + min(dyn, size)])

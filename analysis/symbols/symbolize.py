@@ -33,6 +33,7 @@ from .demangle import demangle
 from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
 from .index_cache import cache_key, cached, file_sha256
 from .inputs import SymbolFile, collect, read_bytes
+from ..unwind.unwind_pass import unwind
 from .symindex import STB_GLOBAL, SymbolIndex, build_index
 
 
@@ -106,6 +107,8 @@ class Symbolizer:
 
     # ---- the pass ----------------------------------------------------------------------
     def run(self, p: Profile) -> None:
+        if p.user_stacks is not None:  # DWARF-mode stacks: callers first, then names
+            unwind(p, lambda mid: self.plan(p, mid), _digest)
         kernel_named: dict[int, list] = defaultdict(list)  # mapping -> (loc, old, name)
         for loc in p.locations:
             if any(p.functions[f].resolved for f in loc.functions):
