@@ -27,8 +27,6 @@ import os
 from array import array
 from pathlib import Path
 
-from ..symbols.index_cache import cache_dir, cache_key
-
 #: bump when what a table holds changes: tables of older code are then not read
 _VERSION = 1
 
@@ -51,7 +49,16 @@ CFA = -1  # the index `.cfa` compiles to
 # compiled expression kinds
 ADD, DEREF, EXPR = 0, 1, 2
 
-_OPS = set("+-*/%@^")
+_OPS = set("+-*/%@^&") | {">="}
+
+#: GNU ld's call frame rule for x86-64 lazy-binding PLT entries, which Breakpad's text
+#: cannot say: `CFA = rsp + 8 + ((rip & 15) >= 11) * 8` (16-byte entries that push their
+#: index at byte 6 of 16). binutils bfd/elf64-x86-64.c, elf_x86_64_eh_frame_lazy_plt
+#: (DW_OP_lit11) and elf_x86_64_eh_frame_lazy_ibt_plt (DW_OP_lit10, IBT entries):
+#: DW_CFA_def_cfa_expression, 11, breg7 8, breg16 0, lit15, and, litN, ge, lit3, shl, plus
+_PLT_EXPRESSIONS = {bytes.fromhex("0f0b770880003f1a3b2a332422"): 11,
+                    bytes.fromhex("0f0b770880003f1a3a2a332422"): 10}
+_PLT0 = 16  # the first entry pushes the GOT and jumps: the FDE's own rows cover it
 
 
 class CfiTable:
@@ -249,6 +256,10 @@ def evaluate(tokens: tuple, regs: list, cfa: int | None, read) -> int | None:
                 if b == 0:
                     return None
                 stack.append(a // b if t == "/" else a % b)
+            elif t == "&":
+                stack.append(a & b)
+            elif t == ">=":
+                stack.append(int(a >= b))
             elif t == "@":
                 if b <= 0:
                     return None
@@ -256,9 +267,37 @@ def evaluate(tokens: tuple, regs: list, cfa: int | None, read) -> int | None:
     return stack[-1] if len(stack) == 1 else None
 
 
+def with_plt_rule(table: CfiTable, start: int, end: int, threshold: int) -> CfiTable:
+    """`table` with the PLT expression in force over [start + 16, end)."""
+    regs = REGISTERS["x86_64"]
+    rsp, rip = regs.index("rsp"), regs.index("rip")
+    rule = ((EXPR, (("r", rsp), 8, "+", ("r", rip), 15, "&", threshold, ">=", 8, "*", "+"),
+             0), (DEREF, CFA, -8), ())
+    rows = [(a, b, table.rules[i]) for a, b, i in zip(table.starts, table.ends, table.rule_ix)
+            if not start + _PLT0 <= a < end]
+    # rows of PLT0 end where the entries begin
+    rows = [(a, min(b, start + _PLT0) if start <= a < start + _PLT0 else b, r)
+            for a, b, r in rows]
+    rows.append((start + _PLT0, end, rule))
+    rows.sort(key=lambda r: r[0])
+    rules: list = []
+    ix: dict = {}
+    starts, ends, rule_ix = array("Q"), array("Q"), array("I")
+    for a, b, r in rows:
+        if r not in ix:
+            ix[r] = len(rules)
+            rules.append(r)
+        starts.append(a)
+        ends.append(b)
+        rule_ix.append(ix[r])
+    return CfiTable(starts, ends, rule_ix, rules)
+
+
 def table_for(path: str, digest: str, arch: str) -> CfiTable | None:
     """The unwind table of the ELF at `path` (SHA-256 `digest`), from the disk cache or
     built now; None when the file has no call frame information symbolic can read."""
+    from ..symbols.index_cache import cache_dir, cache_key  # (analysis.symbols imports us)
+
     arch = ARCH_ALIASES.get(arch, arch)
     if arch not in REGISTERS:
         return None
@@ -273,6 +312,10 @@ def table_for(path: str, digest: str, arch: str) -> CfiTable | None:
     if text is None:
         return None
     table = parse_breakpad(text, arch)
+    if arch == "x86_64":
+        plt = _lazy_plt(path)
+        if plt is not None:
+            table = with_plt_rule(table, *plt)
     try:
         tmp = cache.with_suffix(f".tmp{os.getpid()}")
         tmp.write_bytes(table.dumps())
@@ -280,6 +323,27 @@ def table_for(path: str, digest: str, arch: str) -> CfiTable | None:
     except OSError:
         pass  # a read-only cache only costs time
     return table
+
+
+def _lazy_plt(path: str) -> tuple[int, int, int] | None:
+    """(start, end, threshold) of the `.plt` section when its `.eh_frame` holds GNU ld's
+    PLT expression, else None."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            plt, eh = elf.get_section_by_name(".plt"), elf.get_section_by_name(".eh_frame")
+            if plt is None or eh is None or eh["sh_type"] == "SHT_NOBITS":
+                return None
+            data = eh.data()
+            for pattern, threshold in _PLT_EXPRESSIONS.items():
+                if pattern in data:
+                    return plt["sh_addr"], plt["sh_addr"] + plt["sh_size"], threshold
+    except (ELFError, OSError, ValueError):
+        return None
+    return None
 
 
 def _breakpad_text(path: str) -> str | None:
