@@ -28,7 +28,7 @@ from array import array
 from pathlib import Path
 
 #: bump when what a table holds changes: tables of older code are then not read
-_VERSION = 1
+_VERSION = 2  # 2: PLT expression rows; addresses relative to the image base
 
 #: register names per architecture in the order the walker keeps them. For x86-64 the
 #: order is the DWARF numbering (System V psABI, fig. 3.36); for AArch64 x0-x30, sp, pc
@@ -62,7 +62,8 @@ _PLT0 = 16  # the first entry pushes the GOT and jumps: the FDE's own rows cover
 
 
 class CfiTable:
-    """Rows sorted by address; `lookup(vaddr)` is the rule set in force there or None."""
+    """Rows sorted by address relative to the image base (`image_base`); `lookup(rel)`
+    is the rule set in force there or None."""
 
     __slots__ = ("starts", "ends", "rule_ix", "rules")
 
@@ -325,6 +326,13 @@ def table_for(path: str, digest: str, arch: str) -> CfiTable | None:
     return table
 
 
+def image_base(load_vaddrs) -> int:
+    """What Breakpad's (and so the table's) addresses are relative to: the address of
+    the first PT_LOAD segment (0 for shared libraries and PIE, 0x400000 for a classic
+    executable such as Debian's python3.11)."""
+    return next(iter(load_vaddrs), 0)
+
+
 def _lazy_plt(path: str) -> tuple[int, int, int] | None:
     """(start, end, threshold) of the `.plt` section when its `.eh_frame` holds GNU ld's
     PLT expression, else None."""
@@ -338,9 +346,12 @@ def _lazy_plt(path: str) -> tuple[int, int, int] | None:
             if plt is None or eh is None or eh["sh_type"] == "SHT_NOBITS":
                 return None
             data = eh.data()
+            base = image_base(seg["p_vaddr"] for seg in elf.iter_segments()
+                              if seg["p_type"] == "PT_LOAD")
             for pattern, threshold in _PLT_EXPRESSIONS.items():
                 if pattern in data:
-                    return plt["sh_addr"], plt["sh_addr"] + plt["sh_size"], threshold
+                    start = plt["sh_addr"] - base
+                    return start, start + plt["sh_size"], threshold
     except (ELFError, OSError, ValueError):
         return None
     return None

@@ -10,7 +10,7 @@ copies are then dropped: from here on the stacks are ordinary stacks.
 from __future__ import annotations
 
 from ..profile import Profile, unresolved_name
-from .cfi import ARCH_ALIASES, REGISTERS, CfiTable, table_for
+from .cfi import ARCH_ALIASES, REGISTERS, CfiTable, image_base, table_for
 from .user_stacks import DWARF_NOTE, MapRow
 from .walker import Module, Space, registers, walk
 
@@ -44,7 +44,13 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
         if elf is not None:
             if elf.path not in tables:
                 tables[elf.path] = table_for(elf.path, digest_of(elf), arch)
-            mod = (tables[elf.path], elf.vaddr_of)
+            base = image_base(s.vaddr for s in elf.segments)
+            vaddr_of = elf.vaddr_of
+
+            def relative(file_offset: int, vaddr_of=vaddr_of, base=base) -> int | None:
+                v = vaddr_of(file_offset)
+                return None if v is None else v - base
+            mod = (tables[elf.path], relative)
         if mod is None or mod[0] is None:
             without_binary[row[3]] = 0
         modules[key] = mod

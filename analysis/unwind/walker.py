@@ -28,7 +28,7 @@ PERF_BITS = {
     "aarch64": tuple(range(33)),
 }
 
-#: (unwind table, ELF address of a runtime address) of the binary behind one mapping
+#: (unwind table, file offset -> the table's address) of the binary behind one mapping
 Module = tuple[CfiTable | None, Callable[[int], int | None]]
 
 
@@ -92,9 +92,9 @@ def walk(arch: str, regs: list[int | None], stack: bytes, space: Space,
         row, mod = hit
         rule = None
         if mod is not None and mod[0] is not None:
-            vaddr = mod[1](at - row[0] + row[2])
-            if vaddr is not None:
-                rule = mod[0].lookup(vaddr)
+            rel = mod[1](at - row[0] + row[2])
+            if rel is not None:
+                rule = mod[0].lookup(rel)
         sp = regs[sp_i]
         if rule is None:
             fp = regs[fp_i]
