@@ -95,3 +95,36 @@ def test_cpython_stacks_equal_perfs_frame_for_frame(python_binary):
                                       LIBS / "vdso-e95baaeaec8534edc5df3654182ddf12b19d9b23.so"])
     print(same, len(ours))
     assert same == len(ours)
+
+
+def _findings(capture, files=()):
+    from analysis.diagnosis import diagnose
+
+    p = load(capture)
+    if files:
+        symbolize(p, list(files))
+    return p, {f.rule: f for f in diagnose(p)}
+
+
+def test_the_frame_pointer_capture_is_cut_short_and_says_to_record_dwarf():
+    """The same program recorded with -g. perf script shows 393 of its 443 samples with
+    one or two user frames and 42 ending at an address no file maps; the other 8 end in
+    libc at address 0, which perf script leaves out and we keep: every sample is cut."""
+    p, by = _findings(POOL / "fp.perf.data", POOL_FILES)
+    cut = by["broken-stacks"]
+    assert cut.severity == "low"
+    assert cut.title == "Stacks cut short: code without frame pointers"
+    theirs = perf_stacks(POOL / "fp.perf.data.script-fields-noinline.txt.gz")
+    assert sum(1 for _, f in theirs if 0 < len(f) <= 2) == 393
+    assert sum(1 for _, f in theirs if len(f) > 2 and f[-1][1] == "[unknown]") == 42
+    assert cut.samples == len(p) == 443
+    assert "perf record --call-graph dwarf" in cut.fix
+
+
+def test_the_dwarf_capture_is_whole_with_its_binaries_and_asks_for_them_without():
+    p, by = _findings(POOL / "dwarf8k.perf.data", POOL_FILES)
+    assert "broken-stacks" not in by
+    p, by = _findings(POOL / "dwarf8k.perf.data")
+    cut = by["broken-stacks"]
+    assert cut.title == "Stacks not unwound yet: the binaries that ran are missing"
+    assert "upload the binaries" in cut.fix

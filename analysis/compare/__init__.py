@@ -4,6 +4,7 @@ findings that appeared or went away, and the regression finding (regression.py).
 differential tree (diff_tree.py) is computed apart, only when it is drawn."""
 from __future__ import annotations
 
+from ..diagnosis.stack_rules import RECORDING_RULES
 from ..profile import Profile
 from ..report import build_report
 from .diff_tree import diff_tree
@@ -58,6 +59,8 @@ def _rate_of(report: dict) -> Rate | None:
 
 
 def _notable(report: dict) -> dict:
-    # a stored report may already carry a regression finding: not a finding of the capture
+    # a stored report may already carry a regression finding: not a finding of the
+    # capture; and how a capture was recorded is no change of the program
     return {f["rule"]: f for f in report["findings"]
-            if f["severity"] != "info" and f["rule"] != "regression"}
+            if f["severity"] != "info" and f["rule"] != "regression"
+            and f["rule"] not in RECORDING_RULES}

@@ -315,3 +315,15 @@ def block_kind(names_leaf_first: list[str], disk_state: bool = False) -> str:
         if any(rx.search(n) for n in names_leaf_first):
             return kind
     return "other"
+
+#: Where a whole user-space stack ends: the process and thread entry points of the C
+#: runtimes (glibc sysdeps/x86_64/start.S `_start`, csu/libc-start.c, nptl/pthread_create.c
+#: `start_thread`, sysdeps/unix/sysv/linux/x86_64/clone.S and clone3.S; musl
+#: src/thread/pthread_create.c `start`/`start_c11`, src/env/__libc_start_main.c). A stack
+#: that reaches none of them within its first frames was cut short by the unwinder.
+THREAD_ROOTS = frozenset({
+    "_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
+    "clone", "__clone", "clone3", "__clone3", "__GI___clone3", "__GI___clone",
+    "start_thread", "__start_thread", "start", "start_c11", "__libc_start_main_stage2",
+    "thread_start", "__thread_start", "_dl_start_user",
+})

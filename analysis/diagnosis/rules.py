@@ -6,7 +6,8 @@ from collections import Counter
 
 from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
-from . import blocked_rules, code_rules, io_rules, knowledge, software, wait_rules
+from . import (blocked_rules, code_rules, io_rules, knowledge, software, stack_rules,
+               wait_rules)
 from .context import Context
 from .finding import (SEVERITY_RANK, Finding, Rule, cpus_text, focus_of, pct,
                       severity_of)
@@ -523,5 +524,9 @@ RULES: list[Rule] = [
     Rule("costly-work", "A server's costly operation", code_rules.costly_work,
          _t(min_share=0.20, high=0.50)),
     Rule("missing-symbols", "Missing symbols", missing_symbols, _t(min_share=0.10)),
+    # data quality, not a cost: always low (shares above 1 are never reached), so it
+    # never outranks a cause the stacks still show
+    Rule("broken-stacks", "Stacks cut short", stack_rules.broken_stacks,
+         _t(min_share=0.25, medium=1.01, high=1.01)),
 ]
 

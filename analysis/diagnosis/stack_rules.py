@@ -1,0 +1,87 @@
+"""Whether the stacks themselves can be trusted: code built without frame pointers.
+
+With `perf record -g` the kernel follows frame pointers. Code compiled with
+-fomit-frame-pointer (GCC's and Clang's default at -O2, Debian's libraries, CPython's
+libpython, OpenBLAS, most C++ services) has none, so the chain stops after the sampled
+function, or runs into whatever the register held: a stack of one or two frames that
+reaches no thread entry point, or one that ends at an address no file maps. Hotspot and
+perf's own documentation give the same advice: record those with `--call-graph dwarf`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..profile import KERNEL, UNKNOWN
+from ..unwind.user_stacks import DWARF_NOTE
+from .context import Context
+from .finding import Finding, pct, severity_of
+from .knowledge import THREAD_ROOTS
+
+#: findings about how a capture was recorded, not what the program did: a comparison
+#: does not count them as appeared or gone
+RECORDING_RULES = frozenset({"broken-stacks"})
+
+#: a stack with this many user frames or fewer, not ending at an entry point, is cut
+SHORT = 2
+
+
+def broken_stacks(ctx: Context, t: dict) -> Finding | None:
+    p = ctx.profile
+    broken: dict[int, int] = {}
+    cut_in: Counter = Counter()  # DSO of the outermost frame of broken stacks
+    user_samples = 0
+    deepest = 0
+    for sid, w in ctx.weights.items():
+        user = [f for f in ctx.funcs[sid]
+                if p.mappings[p.functions[f].mapping_id].kind != KERNEL]
+        if not user:
+            continue  # kernel threads and idle: the kernel's own stacks are whole
+        user_samples += w
+        deepest = max(deepest, len(user))
+        outer = p.functions[user[-1]]
+        # an address no file maps: what a frame pointer register held in code that
+        # used it for data (perf prints it as [unknown] or the bare address)
+        garbage = p.mappings[outer.mapping_id].kind == UNKNOWN and not outer.resolved
+        short = len(user) <= SHORT and _base(outer.name) not in THREAD_ROOTS
+        if garbage or short:
+            broken[sid] = w
+            origin = p.mappings[p.functions[user[-2 if garbage and len(user) > 1 else -1]]
+                                .mapping_id]
+            cut_in[origin.path] += w
+    samples = sum(broken.values())
+    share = ctx.share(samples)
+    dwarf = DWARF_NOTE in p.notes  # stack copies not unwound: leaves only, for now
+    if (deepest < 2 and not dwarf) or not user_samples or \
+            samples / user_samples < t["min_share"]:
+        return None  # (no stack has a caller: recorded without call chains at all)
+    dsos = ", ".join(f"{d.rsplit('/', 1)[-1]} ({pct(ctx.share(n))})"
+                     for d, n in cut_in.most_common(3))
+    title = "Stacks cut short: code without frame pointers"
+    if dwarf:
+        title = "Stacks not unwound yet: the binaries that ran are missing"
+        fix = ("The capture holds the stack copies: upload the binaries that ran (or the "
+               "`perf archive` of the capture) and perfweb unwinds them.")
+    else:
+        fix = ("Record again with DWARF unwinding: `perf record --call-graph dwarf -F 99 -p "
+               "PID -- sleep 10` (8 KiB of stack per sample; `--call-graph dwarf,16384` "
+               "for deeper stacks), and upload the binaries with the capture (`perf "
+               "archive`). Or build with -fno-omit-frame-pointer and keep `-g`.")
+    return Finding(
+        "broken-stacks", title,
+        severity_of(share, t), "medium", share, samples,
+        f"{pct(samples / user_samples)} of user-space samples have a stack that stops "
+        f"after one or two frames or runs into an unmapped address, cut in {dsos}.",
+        "perf -g follows frame pointers, and code built without them (the default at -O2) "
+        "breaks the chain: callers are missing, so the flame graph and the other findings "
+        "cannot say which code path the time belongs to.",
+        fix,
+        evidence={"dsos": [{"dso": d, "samples": n, "share": round(ctx.share(n), 4)}
+                           for d, n in cut_in.most_common(5)],
+                  "functions": ctx.top_functions(
+                      broken, lambda f: p.mappings[p.functions[f].mapping_id].kind != KERNEL)},
+        focus={})
+
+
+def _base(name: str) -> str:
+    """`clone3@GLIBC_2.34` and `start_thread (inlined)` -> the function's own name."""
+    return name.split("@", 1)[0].split(" ", 1)[0]
