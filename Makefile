@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu clean
+.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,9 @@ bench-load: $(STAMP)
 
 bench-offcpu: $(STAMP)
 	$(PY) benchmarks/bench_offcpu.py $(BENCH_ARGS)
+
+bench-dwarf: $(STAMP)
+	$(PY) benchmarks/bench_dwarf.py $(BENCH_ARGS)
 
 bench-browser: $(STAMP)
 	$(PY) benchmarks/bench_browser.py $(BENCH_ARGS)
