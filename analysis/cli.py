@@ -36,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     current = args.file if args.command == "report" else args.before
     try:
         if args.command == "compare":
-            before = _load(args.before, args.symbols + args.symbols_before)
+            before = _load(args.before, args.symbols + args.symbols_before, args.inline)
             current = args.after
-            after = _load(args.after, args.symbols + args.symbols_after)
+            after = _load(args.after, args.symbols + args.symbols_after, args.inline)
             return _compare(args, before, after, sys.stdout)
-        profile = _load(args.file, args.symbols)
+        profile = _load(args.file, args.symbols, args.inline)
         out = sys.stdout
         if args.view != ON_CPU and args.format in ("folded", "speedscope", "perf-script"):
             profile = view(profile, args.view)  # rows weighted by µs
@@ -75,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _load(path: str, symbols: list[str]):
+def _load(path: str, symbols: list[str], inline: bool = True):
     profile = load(path)
     if symbols:
-        symbolize(profile, symbols)
+        symbolize(profile, symbols, inline=inline)
     return profile
 
 
@@ -207,6 +207,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="perf script / perf report --stdio / folded text, plain or gzip")
     r.add_argument("--symbols", action="append", default=[], metavar="PATH",
                    help="symbol file, directory or archive (repeatable)")
+    r.add_argument("--no-inline", dest="inline", action="store_false",
+                   help="as perf's --no-inline: no inline frames or source lines from "
+                        "DWARF debug info in the symbol files")
     r.add_argument("--format", choices=("text", "json", "folded", "speedscope", "perf-script"),
                    default="text", help="speedscope JSON and perf-script text are for "
                                         "speedscope and Firefox Profiler")
@@ -240,6 +243,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="symbol input for both captures (repeatable)")
     c.add_argument("--symbols-before", action="append", default=[], metavar="PATH")
     c.add_argument("--symbols-after", action="append", default=[], metavar="PATH")
+    c.add_argument("--no-inline", dest="inline", action="store_false",
+                   help="no inline frames from DWARF debug info (perf's --no-inline)")
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.add_argument("--view", choices=VIEWS, default=ON_CPU,
                    help="what the movers weigh: on-cpu samples, or off-cpu / wall µs")

@@ -71,6 +71,8 @@ class Location:
     #: at address - 1 (the call itself), which may lie in another function when the
     #: call was the last instruction of a noreturn path.
     is_return: bool = False
+    #: (file, line) of each of `functions`, from DWARF line tables; () when unknown
+    lines: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass

@@ -33,7 +33,9 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         "functions": [[f.name, f.system_name, f.mapping_id, f.resolved]
                       for f in profile.functions],
         "locations": [[loc.mapping_id, loc.address, list(loc.functions), loc.dso_offset,
-                       loc.symbol_offset, loc.is_return] for loc in profile.locations],
+                       loc.symbol_offset, loc.is_return] +
+                      ([[list(x) for x in loc.lines]] if loc.lines else [])
+                      for loc in profile.locations],
         "stacks": [list(s) for s in profile.stacks],
         "events": [[e.name, e.frequency, e.period] for e in profile.events],
         "strings": profile.strings,
@@ -87,10 +89,11 @@ def load(src: BinaryIO) -> Profile:
     for i, (name, system_name, mapping_id, resolved) in enumerate(doc["functions"]):
         p.functions.append(Function(i, name, system_name, mapping_id, resolved))
         p._function_ix.setdefault((name, mapping_id, resolved), i)
-    for i, (mid, address, funcs, dso_offset, sym_off, is_return) in enumerate(
+    for i, (mid, address, funcs, dso_offset, sym_off, is_return, *lines) in enumerate(
             doc["locations"]):
         p.locations.append(Location(i, mid, address, tuple(funcs), dso_offset, sym_off,
-                                    is_return))
+                                    is_return, tuple((f, n) for f, n in lines[0])
+                                    if lines else ()))
     for s in doc["stacks"]:
         p.stack(tuple(s))
     for name, freq, period in doc["events"]:

@@ -62,7 +62,7 @@ def test_symbols_name_frames_and_fill_coverage(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     names = {f["name"] for f in doc["functions"]}
-    assert "qualla::ThreadPool::loop()" in names
+    assert "qualla::ThreadPool::loop" in names
     cov = {c["dso"]: c for c in doc["coverage"]}
     assert cov["/opt/qualla-1.0.0/bin/libqualla.so"]["status"] == "resolved"
 

@@ -36,12 +36,14 @@ def test_spinpool_idle_1_0_0_is_a_spinning_thread_pool():
     assert findings[0].title == "Idle, yet 1.97 CPUs busy"
     spin = by["spin-wait"]
     assert spin.severity == "high"
-    # both workers; everything but the 52 samples inside the loop itself is lock traffic
-    assert spin.samples == 923 and round(spin.cpus, 1) == 1.9
-    assert "qualla::ThreadPool::loop()" in spin.title
-    assert spin.evidence["functions"][0]["name"] == "qualla::ThreadPool::loop()"
+    # both workers; everything but the loop's own code is lock traffic. perf's report
+    # (no inline frames) gives the loop 52 samples of its own; the bundle's DWARF shows 10
+    # of them in std::mutex::lock and ::unlock inlined into it: 923 + 10
+    assert spin.samples == 933 and round(spin.cpus, 1) == 1.9
+    assert "qualla::ThreadPool::loop" in spin.title
+    assert spin.evidence["functions"][0]["name"] == "qualla::ThreadPool::loop"
     assert "condition variable" in spin.fix and "wake the workers" in spin.fix
-    assert spin.focus["functions"][0]["name"] == "qualla::ThreadPool::loop()"
+    assert spin.focus["functions"][0]["name"] == "qualla::ThreadPool::loop"
     assert len(spin.focus["threads"]) == 2
     # the two threads fight over one mutex: futex wait/wake in 64% of samples
     assert by["lock-contention"].samples == 624
@@ -163,10 +165,10 @@ def test_cli_prints_and_returns_findings():
             "--symbols", SPINPOOL / "symbols-1.0.0.zip",
             "--symbols", SPINPOOL / "1.0.0-idle.perf.data.tar.bz2", "--label", "idle"]
     text = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert "[high] Threads spin instead of waiting: qualla::ThreadPool::loop()" in text.stdout
+    assert "[high] Threads spin instead of waiting: qualla::ThreadPool::loop" in text.stdout
     doc = json.loads(subprocess.run(args + ["--format", "json"], cwd=ROOT,
                                     capture_output=True, text=True, timeout=120).stdout)
     spin = next(f for f in doc["findings"] if f["rule"] == "spin-wait")
     assert set(spin) >= {"rule", "title", "severity", "share", "functions"}
-    assert spin["functions"][0] == "qualla::ThreadPool::loop()"
-    assert spin["severity"] == "high" and spin["share"] == 0.9467
+    assert spin["functions"][0] == "qualla::ThreadPool::loop"
+    assert spin["severity"] == "high" and spin["share"] == 0.9569  # 933 of 975

@@ -32,8 +32,9 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     user_samples = 0
     deepest = 0
     for sid, w in ctx.weights.items():
-        user = [f for f in ctx.funcs[sid]
-                if p.mappings[p.functions[f].mapping_id].kind != KERNEL]
+        # physical frames: inline frames from debug info are no proof the chain is whole
+        user = [p.locations[loc].functions[-1] for loc in p.stacks[sid]
+                if p.mappings[p.locations[loc].mapping_id].kind != KERNEL]
         if not user:
             continue  # kernel threads and idle: the kernel's own stacks are whole
         user_samples += w

@@ -174,7 +174,9 @@ class _Namer:
             if is_java and func.startswith("L") and "/" in func:
                 func = func[1:]
             if i > 0:
-                if "_[i]" not in func:
+                # inline frames perf printed as `a->b` get stackcollapse's mark; those
+                # from DWARF line tables are frames of their own, as perf prints them
+                if "_[i]" not in func and not loc.lines:
                     func += "_[i]"
             elif o.annotate_kernel and self._is_kernel(module):
                 func += "_[k]"

@@ -28,12 +28,14 @@ from typing import Mapping
 from ..aggregate.selection import stack_weights
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
                        classify_dso, unresolved_name)
+from ..unwind.cfi import image_base
+from ..unwind.unwind_pass import unwind
 from . import kallsyms, perfmap, procmaps
-from .demangle import demangle
+from .demangle import demangle, short_name
 from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
 from .index_cache import cache_key, cached, file_sha256
 from .inputs import SymbolFile, collect, read_bytes
-from ..unwind.unwind_pass import unwind
+from .lines import LineTable, line_table
 from .symindex import STB_GLOBAL, SymbolIndex, build_index
 
 
@@ -56,6 +58,8 @@ class _DsoPlan:
     table: str = ""
     note: str = ""
     mismatch: list[ElfInfo] = field(default_factory=list)
+    lines: "LineTable | bool | None" = None  # made on first use; False: no debug info
+    candidates: list[ElfInfo] = field(default_factory=list)  # files of this DSO
 
 
 #: symbols that end sections rather than start functions: an address "in" one lies past
@@ -66,8 +70,10 @@ KERNEL_MISMATCH_SHARE = 0.02  # the right kallsyms put 0 of 24,645 frames there
 
 
 class Symbolizer:
-    def __init__(self, files: list[SymbolFile], notes: list[str]) -> None:
+    def __init__(self, files: list[SymbolFile], notes: list[str], inline: bool = True
+                 ) -> None:
         self.notes = list(notes)
+        self.inline = inline
         self.elfs: list[ElfInfo] = []
         self.kernels: list[_KernelSource] = []
         self.maps: list[procmaps.MapEntry] = []
@@ -126,9 +132,11 @@ class Symbolizer:
             elif mapping.kind in (USER, VDSO) and loc.dso_offset is not None:
                 name = self._user_name(p, loc.mapping_id, loc.dso_offset, adjust)
             if name is not None:
-                fid = p.function(demangle(name), loc.mapping_id, resolved=True,
-                                 system_name=name)
+                fid = p.function(short_name(demangle(name)), loc.mapping_id,
+                                 resolved=True, system_name=name)
                 loc.functions = (fid,)
+                if mapping.kind == USER and self.inline:
+                    self._inline(p, loc, adjust)
         for mapping_id, named in kernel_named.items():
             self._check_kernel(p, mapping_id, named)
 
@@ -206,12 +214,32 @@ class Symbolizer:
         plan = self.plan(p, mapping_id)
         if plan.index is None:
             return None
-        vaddr = None
-        if plan.runtime is not None:
-            vaddr = plan.runtime.vaddr_of(dso_offset)
-        if vaddr is None:
-            vaddr = dso_offset  # no binary that ran: PIE and .so map offsets 1:1
-        return plan.index.lookup(vaddr - adjust)
+        return plan.index.lookup(_vaddr(plan, dso_offset) - adjust)
+
+    def _inline(self, p: Profile, loc, adjust: int) -> None:
+        """The functions inlined at a named location, and every frame's file and line,
+        when the DSO's symbol file has DWARF debug info. The symbol table's function
+        stays the outermost frame, as perf keeps it."""
+        plan = self.plan(p, loc.mapping_id)
+        if plan.lines is None:  # the first candidate with DWARF: debug files first
+            plan.lines = False
+            for e in sorted(plan.candidates, key=lambda e: not e.debug_only):
+                table = line_table(e.path, _digest(e))
+                if table is not None:
+                    plan.lines = table
+                    break
+        if not plan.lines:
+            return
+        elf = plan.runtime or plan.symbols
+        rel = _vaddr(plan, loc.dso_offset) - adjust - image_base(s.vaddr for s in elf.segments)
+        frames = plan.lines.frames(rel)
+        if not frames:
+            return
+        inlined = tuple(p.function(short_name(demangle(f.symbol)), loc.mapping_id,
+                                   resolved=True, system_name=f.symbol)
+                        for f in frames[:-1] if f.symbol)
+        loc.functions = inlined + loc.functions
+        loc.lines = tuple((f.file, f.line) for f in frames if f.symbol)
 
     # ---- choosing files for a DSO ------------------------------------------------------
     def plan(self, p: Profile, mapping_id: int) -> _DsoPlan:
@@ -262,7 +290,14 @@ class Symbolizer:
         if runtime is None and symbols.debug_only:
             note = (note + "; " if note else "") + \
                 "no copy of the binary that ran: file offsets taken as addresses"
-        return _DsoPlan(status, symbols, runtime, index, table, note, mismatch)
+        return _DsoPlan(status, symbols, runtime, index, table, note, mismatch,
+                        candidates=cands)
+
+
+def _vaddr(plan: _DsoPlan, dso_offset: int) -> int:
+    """A file offset's ELF address, through the segments of the binary that ran."""
+    vaddr = plan.runtime.vaddr_of(dso_offset) if plan.runtime is not None else None
+    return dso_offset if vaddr is None else vaddr  # PIE and .so map offsets 1:1
 
 
 def _names(e: ElfInfo, sf: SymbolFile | None) -> set[str]:
@@ -428,13 +463,14 @@ def _advice(mp, p: Profile) -> str:
 
 # ---- entry point -------------------------------------------------------------------------
 def symbolize(profile: Profile, inputs: list[str | os.PathLike],
-              digests: Mapping[str, str] | None = None) -> list[dict]:
+              digests: Mapping[str, str] | None = None, inline: bool = True) -> list[dict]:
     """Name the profile's frames from `inputs` (files, directories, archives) and store
     the coverage report on the profile. Returns the coverage list. `digests`: recorded
-    SHA-256 of input files, see inputs.collect."""
+    SHA-256 of input files, see inputs.collect. `inline=False` is perf's --no-inline:
+    no inline frames and no source lines from DWARF debug info."""
     with tempfile.TemporaryDirectory(prefix="perfweb-symbols-") as work:
         collected = collect(inputs, work, digests)
-        sym = Symbolizer(collected.files, collected.notes)
+        sym = Symbolizer(collected.files, collected.notes, inline)
         sym.run(profile)
         profile.coverage = coverage(profile, sym)
     profile.notes.extend(sym.notes)

@@ -104,7 +104,8 @@ def _better(a: tuple, b: tuple) -> bool:
         return ua < ub
     if len(na) != len(nb):
         return len(na) > len(nb)
-    return na < nb  # deterministic tie-break
+    return False  # a tie keeps the one first in the table, as perf does (its
+    # arch__choose_best_symbol keeps the symbol inserted first)
 
 
 _TOP = 1 << 64

@@ -54,12 +54,12 @@ def test_explore_the_spinpool_capture(page, worker_factory):
     ink = _canvas_ink(page)  # pixels, not just the DOM
     assert ink["painted"] > 0.3 * ink["pixels"]
 
-    spot = _click_frame(page, "qualla::ThreadPool::loop()")
+    spot = _click_frame(page, "qualla::ThreadPool::loop")
     assert spot["total"] == 52
     page.wait_for_selector("#breadcrumbs .crumb:nth-child(3)")
     assert "root=" in page.url
     assert page.locator("#breadcrumbs .crumb").last.text_content() == \
-        "qualla::ThreadPool::loop()"
+        "qualla::ThreadPool::loop"
 
     page.fill("#flame-search", "futex")
     page.wait_for_selector("#flame-share:has-text('matches')")
@@ -75,7 +75,7 @@ def test_explore_the_spinpool_capture(page, worker_factory):
     assert "search=futex" in page.url
 
     # zoom again, then reload: the same view comes back from the URL
-    _click_frame(page, "qualla::ThreadPool::loop()")
+    _click_frame(page, "qualla::ThreadPool::loop")
     page.wait_for_selector("#breadcrumbs .crumb:nth-child(3)")
     url = page.url
     page.reload()
@@ -84,7 +84,7 @@ def test_explore_the_spinpool_capture(page, worker_factory):
     assert page.url == url
     assert page.input_value("#flame-search") == "futex"
     assert page.locator("#breadcrumbs .crumb").last.text_content() == \
-        "qualla::ThreadPool::loop()"
+        "qualla::ThreadPool::loop"
     assert page.errors == []
 
 
@@ -92,7 +92,7 @@ def test_call_tree_time_range_and_findings(page, worker_factory):
     worker_factory()
     _upload_in_browser(page, SPINPOOL / "1.0.0-idle.perf.data",
                        [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
-    flame_loop = page.evaluate("window.perfweb.frameCenter('qualla::ThreadPool::loop()')")
+    flame_loop = page.evaluate("window.perfweb.frameCenter('qualla::ThreadPool::loop')")
 
     page.click("#view-tabs button[data-view=topdown]")
     page.wait_for_selector("#calltree tbody tr")
@@ -100,7 +100,7 @@ def test_call_tree_time_range_and_findings(page, worker_factory):
     assert rows.first.locator("td").nth(3).text_content() == "975"
     # the root row starts open; open the unsymbolized libstdc++ frame every chain starts in
     page.locator("#calltree tbody tr").nth(1).locator("button.toggle").click()
-    loop_row = page.locator("#calltree tbody tr", has_text="qualla::ThreadPool::loop()")
+    loop_row = page.locator("#calltree tbody tr", has_text="qualla::ThreadPool::loop")
     cells = loop_row.locator("td")
     assert int(cells.nth(3).text_content()) == flame_loop["total"] == 52
     assert int(cells.nth(1).text_content()) == flame_loop["self"]
@@ -127,7 +127,7 @@ def test_call_tree_time_range_and_findings(page, worker_factory):
     page.click("article[data-rule=spin-wait] a.show-flame")
     page.wait_for_selector("#callers-box:not([hidden])")
     assert "focus=" in page.url
-    assert page.text_content("#focus-label") == "qualla::ThreadPool::loop()"
+    assert page.text_content("#focus-label") == "qualla::ThreadPool::loop"
 
 
 def test_symbol_names_are_text_not_html(page, worker_factory, tmp_path):

@@ -84,7 +84,7 @@ def test_regex_matches_come_from_the_server(page, member):
     capture = _spinpool(member)
     page.goto(f"{page.base}/captures/{capture.pk}/")
     page.wait_for_selector("#explorer[data-flame-total]", state="attached")
-    loop = "qualla::ThreadPool::loop()"
+    loop = "qualla::ThreadPool::loop"
     assert _pixel(page, loop) != MATCH_RGB
     page.fill("#flame-search", r"Pool::lo+p\(\)$")  # no frame holds this text as typed
     page.wait_for_selector("#flame-share:has-text('matches 52 samples')")
