@@ -104,6 +104,8 @@ def parse_breakpad(text: str, arch: str) -> CfiTable:
     pointers there) rather than guessing."""
     names = {n: i for i, n in enumerate(REGISTERS[arch])}
     interned: dict[tuple, int] = {}
+    by_text: dict[tuple, int | None] = {}  # the rule set's text -> its index (most repeat)
+    parsed: dict[str, dict[str, str]] = {}
     rules: list = []
     rows: list[tuple[int, int, int]] = []  # (start, end, rule index)
     current: dict[str, str] | None = None
@@ -116,24 +118,36 @@ def parse_breakpad(text: str, arch: str) -> CfiTable:
             if parts[2] == "INIT":
                 start, size = int(parts[3], 16), int(parts[4].split(" ", 1)[0], 16)
                 end = start + size
-                current = _rules(parts[4].split(" ", 1)[1] if " " in parts[4] else "")
+                body = parts[4].split(" ", 1)[1] if " " in parts[4] else ""
+                current = parsed.get(body)
+                if current is None:
+                    current = parsed[body] = _rules(body)
                 at = start
             elif current is not None:
                 at = int(parts[2], 16)
-                current = {**current, **_rules(" ".join(parts[3:]))}
+                body = line.split(" ", 3)[3]
+                delta = parsed.get(body)
+                if delta is None:
+                    delta = parsed[body] = _rules(body)
+                current = {**current, **delta}
             else:
                 continue
         except (IndexError, ValueError):
             current = None
             continue
-        compiled = _compile(current, names)
-        if compiled is None:
-            continue
-        ix = interned.get(compiled)
-        if ix is None:
-            ix = interned[compiled] = len(rules)
-            rules.append(compiled)
-        rows.append((at, end, ix))
+        key = tuple(current.items())
+        ix = by_text.get(key, -1)
+        if ix == -1:
+            compiled = _compile(current, names)
+            ix = None
+            if compiled is not None:
+                ix = interned.get(compiled)
+                if ix is None:
+                    ix = interned[compiled] = len(rules)
+                    rules.append(compiled)
+            by_text[key] = ix
+        if ix is not None:
+            rows.append((at, end, ix))
     rows.sort()
     # a row's range ends where the next row starts (functions do not overlap)
     starts, ends, rule_ix = array("Q"), array("Q"), array("I")
@@ -269,28 +283,24 @@ def evaluate(tokens: tuple, regs: list, cfa: int | None, read) -> int | None:
 
 
 def with_plt_rule(table: CfiTable, start: int, end: int, threshold: int) -> CfiTable:
-    """`table` with the PLT expression in force over [start + 16, end)."""
+    """`table` with the PLT expression in force over [start + 16, end): the rows there
+    are replaced, and those of PLT0 end where the entries begin."""
     regs = REGISTERS["x86_64"]
     rsp, rip = regs.index("rsp"), regs.index("rip")
     rule = ((EXPR, (("r", rsp), 8, "+", ("r", rip), 15, "&", threshold, ">=", 8, "*", "+"),
              0), (DEREF, CFA, -8), ())
-    rows = [(a, b, table.rules[i]) for a, b, i in zip(table.starts, table.ends, table.rule_ix)
-            if not start + _PLT0 <= a < end]
-    # rows of PLT0 end where the entries begin
-    rows = [(a, min(b, start + _PLT0) if start <= a < start + _PLT0 else b, r)
-            for a, b, r in rows]
-    rows.append((start + _PLT0, end, rule))
-    rows.sort(key=lambda r: r[0])
-    rules: list = []
-    ix: dict = {}
-    starts, ends, rule_ix = array("Q"), array("Q"), array("I")
-    for a, b, r in rows:
-        if r not in ix:
-            ix[r] = len(rules)
-            rules.append(r)
-        starts.append(a)
-        ends.append(b)
-        rule_ix.append(ix[r])
+    entries = start + _PLT0
+    i = bisect.bisect_left(table.starts, entries)
+    j = bisect.bisect_left(table.starts, end)
+    rules = list(table.rules)
+    rules.append(rule)
+    ends = table.ends[:i]
+    k = bisect.bisect_left(table.starts, start)
+    for n in range(k, i):  # PLT0's own rows
+        ends[n] = min(ends[n], entries)
+    starts = table.starts[:i] + array("Q", [entries]) + table.starts[j:]
+    ends = ends + array("Q", [end]) + table.ends[j:]
+    rule_ix = table.rule_ix[:i] + array("I", [len(rules) - 1]) + table.rule_ix[j:]
     return CfiTable(starts, ends, rule_ix, rules)
 
 

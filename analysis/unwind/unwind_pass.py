@@ -60,6 +60,7 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
     locs = {(loc.mapping_id, loc.dso_offset, loc.is_return): loc.id
             for loc in p.locations if loc.dso_offset is not None}
     walked: dict[tuple, tuple[int, ...]] = {}
+    at_of: list[dict[int, int]] = [{} for _ in spaces]  # per space: return address -> location
     unwound = deep = 0
     for k in range(len(us)):
         space = us.space[k]
@@ -68,9 +69,14 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
         callers = walked.get(key)
         if callers is None:
             ras = walk(arch, regs, us.stacks[k], spaces[space])
-            callers = walked[key] = tuple(
-                _location(p, spaces[space], ra, locs)
-                for ra in ras)
+            located = at_of[space]
+            found = []
+            for ra in ras:
+                loc = located.get(ra)
+                if loc is None:
+                    loc = located[ra] = _location(p, spaces[space], ra, locs)
+                found.append(loc)
+            callers = walked[key] = tuple(found)
         if not callers:
             continue
         unwound += 1

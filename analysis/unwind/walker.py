@@ -12,6 +12,7 @@ mapping, when the stack pointer does not move up, or at `MAX_FRAMES`.
 from __future__ import annotations
 
 import bisect
+import functools
 import struct
 from typing import Callable
 
@@ -34,27 +35,32 @@ Module = tuple[CfiTable | None, Callable[[int], int | None]]
 
 def registers(arch: str, mask: int, values: tuple) -> list[int | None]:
     """perf's registers (in mask bit order) -> the walker's list (None when absent)."""
+    n = len(values)
+    return [values[j] if j is not None and j < n else None for j in _positions(arch, mask)]
+
+
+@functools.lru_cache(maxsize=64)
+def _positions(arch: str, mask: int) -> tuple[int | None, ...]:
+    """Where each of the walker's registers sits in a sample of this regs mask."""
     pos, i = {}, 0
     for bit in range(64):
         if mask >> bit & 1:
             pos[bit] = i
             i += 1
-    out: list[int | None] = []
-    for bit in PERF_BITS[arch]:
-        j = pos.get(bit)
-        out.append(values[j] if j is not None and j < len(values) else None)
-    return out
+    return tuple(pos.get(bit) for bit in PERF_BITS[arch])
 
 
 class Space:
-    """A process's executable maps, with the module (unwind table + address
-    translation) of each, looked up lazily by `module_of(map row)`."""
+    """A process's executable maps, with the unwind rule at each address looked up once
+    (`rule_at`): the same return addresses recur in nearly every sample, so a walk costs
+    a dict lookup per frame after the first."""
 
     def __init__(self, rows: tuple, module_of: Callable[[tuple], Module | None]) -> None:
         self.rows = rows
         self.starts = [r[0] for r in rows]
         self._module_of = module_of
         self._modules: dict[int, Module | None] = {}
+        self._rules: dict[int, tuple] = {}
 
     def find(self, address: int) -> tuple[tuple, Module | None] | None:
         i = bisect.bisect_right(self.starts, address) - 1
@@ -65,6 +71,29 @@ class Space:
             mod = self._modules[i] = self._module_of(self.rows[i])
         return self.rows[i], mod
 
+    def rule_at(self, address: int) -> tuple | None:
+        """(rule or None) for a mapped address: None when no file maps it, (None,)
+        when its binary has no rule there (frame pointers then)."""
+        got = self._rules.get(address)
+        if got is None:
+            hit = self.find(address)
+            if hit is None:
+                got = ()
+            else:
+                row, mod = hit
+                rule = None
+                if mod is not None and mod[0] is not None:
+                    rel = mod[1](address - row[0] + row[2])
+                    if rel is not None:
+                        rule = mod[0].lookup(rel)
+                got = (rule,)
+            self._rules[address] = got
+        return got or None
+
+
+_U64 = struct.Struct("<Q").unpack_from
+_MASK = 0xFFFFFFFFFFFFFFFF
+
 
 def walk(arch: str, regs: list[int | None], stack: bytes, space: Space,
          max_frames: int = MAX_FRAMES) -> list[int]:
@@ -74,27 +103,23 @@ def walk(arch: str, regs: list[int | None], stack: bytes, space: Space,
     ip = regs[ip_i]
     if base is None or ip is None:
         return []
-    top = base + len(stack) - 8
-    u64 = struct.Struct("<Q").unpack_from
+    limit = len(stack) - 8  # the last offset a u64 can be read at
+    u64 = _U64
 
     def read(addr: int) -> int | None:
-        if base <= addr <= top:
-            return u64(stack, addr - base)[0]
+        off = addr - base
+        if 0 <= off <= limit:
+            return u64(stack, off)[0]
         return None
 
     regs = list(regs)
     out: list[int] = []
+    rule_at = space.rule_at
     for depth in range(max_frames):
-        at = ip - 1 if depth else ip
-        hit = space.find(at)
-        if hit is None:
+        got = rule_at(ip - 1 if depth else ip)
+        if got is None:
             break
-        row, mod = hit
-        rule = None
-        if mod is not None and mod[0] is not None:
-            rel = mod[1](at - row[0] + row[2])
-            if rel is not None:
-                rule = mod[0].lookup(rel)
+        rule = got[0]
         sp = regs[sp_i]
         if rule is None:
             fp = regs[fp_i]
@@ -105,15 +130,36 @@ def walk(arch: str, regs: list[int | None], stack: bytes, space: Space,
                 break
             regs[fp_i] = caller_fp
         else:
-            cfa_rule, ra_rule, saved = rule
-            cfa = _value(cfa_rule, regs, None, read)
-            if cfa is None or ra_rule is None:
-                break  # the outermost frame, or a rule on registers we lack
-            ra = _value(ra_rule, regs, cfa, read)
-            if ra is None:
-                break
-            if saved:
-                new = [(r, _value(e, regs, cfa, read)) for r, e in saved]
+            (kind, reg, off), ra_rule, saved = rule
+            if kind == ADD:  # the common CFA rule: REG + N
+                v = regs[reg]
+                if v is None:
+                    break
+                cfa = (v + off) & _MASK
+            else:
+                cfa = _value(rule[0], regs, None, read)
+                if cfa is None:
+                    break
+            if ra_rule is None:
+                break  # the outermost frame
+            kind, reg, off = ra_rule
+            if kind == DEREF and reg == CFA:  # the common return address rule
+                o = cfa + off - base
+                if not 0 <= o <= limit:
+                    break
+                ra = u64(stack, o)[0]
+            else:
+                ra = _value(ra_rule, regs, cfa, read)
+                if ra is None:
+                    break
+            if saved:  # callee-saved registers, mostly `.cfa N + ^`: read them here
+                new = []
+                for r, e in saved:
+                    if e[0] == DEREF and e[1] == CFA:
+                        o = cfa + e[2] - base
+                        new.append((r, u64(stack, o)[0] if 0 <= o <= limit else None))
+                    else:
+                        new.append((r, _value(e, regs, cfa, read)))
                 for r, v in new:
                     regs[r] = v
         if sp is not None and (cfa < sp or (cfa == sp and depth)):
@@ -134,6 +180,6 @@ def _value(e: tuple, regs: list, cfa: int | None, read) -> int | None:
         v = cfa if reg == CFA else regs[reg]
         if v is None:
             return None
-        v = (v + off) & 0xFFFFFFFFFFFFFFFF
+        v = (v + off) & _MASK
         return read(v) if kind == DEREF else v
     return evaluate(reg, regs, cfa, read)
