@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from .aggregate.functions import stack_functions, top_functions
+from .aggregate.lines import hot_lines, source_files
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
 from .aggregate.tree import DEEPER, MERGED, ROOT, Row, bottom_up, sandwich, top_down
@@ -20,6 +21,7 @@ from .offcpu.threads import off_cpu
 from .offcpu.views import ON_CPU, VIEWS, view
 from .profile import NO_ID, Profile
 from .search import FunctionSearch
+from .symbols.demangle import signature
 
 #: frames narrower than this share of the zoomed frame are merged (~1 px at 2000 px)
 MERGE_BELOW = 1 / 2000
@@ -113,8 +115,12 @@ def _nodes(profile: Profile, rows: list[Row]) -> dict:
             fn = funcs[r.key]
             m = maps[fn.mapping_id]
             kind = m.kind if fn.resolved or m.kind != "user" else "unresolved"
-            nodes.append({"n": fn.name, "d": m.path, "k": kind, "f": r.key, "s": r.self[0],
-                          "t": r.total[0], "p": r.parent})
+            node = {"n": fn.name, "d": m.path, "k": kind, "f": r.key, "s": r.self[0],
+                    "t": r.total[0], "p": r.parent}
+            sig = signature(fn.name, fn.system_name) if fn.resolved else ""
+            if sig:
+                node["g"] = sig  # the full signature, for the tooltip
+            nodes.append(node)
         else:
             name, kind = _SYNTHETIC[r.key]
             nodes.append({"n": name, "d": "", "k": kind, "f": -1, "s": r.self[0],
@@ -145,10 +151,41 @@ def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 2
     weights = stack_weights(profile, sel)
     total = sum(weights.values())
     rows = [f for f in top_functions(profile, weights) if dso is None or f.dso == dso]
-    return {"total": total, "functions": [
-        {"f": f.function_id, "n": f.name, "d": f.dso, "k": f.kind, "s": f.self,
-         "t": f.total} for f in rows[:limit]],
-        "dsos": sorted({m.path for m in profile.mappings})}
+    files = source_files(profile)
+    out = []
+    for f in rows[:limit]:
+        fn = profile.functions[f.function_id]
+        row = {"f": f.function_id, "n": f.name, "d": f.dso, "k": f.kind, "s": f.self,
+               "t": f.total}
+        sig = signature(fn.name, fn.system_name) if fn.resolved else ""
+        if sig:
+            row["g"] = sig
+        if f.function_id in files:
+            row["src"] = files[f.function_id]
+        out.append(row)
+    return {"total": total, "functions": out,
+            "dsos": sorted({m.path for m in profile.mappings})}
+
+
+#: lines a hot-lines table lists at most
+LINES_LIMIT = 100
+
+
+def lines(profile: Profile, q: Query, function_id: int) -> dict:
+    """A function's source lines by samples in the selection (self: executing that
+    line; total: the line on the stack), hottest first; empty without debug info."""
+    if not 0 <= function_id < len(profile.functions):
+        raise AnalysisError("no such function")
+    sel = selection(profile, q)
+    profile = viewed(profile, q)
+    weights = stack_weights(profile, sel)
+    fn = profile.functions[function_id]
+    rows = hot_lines(profile, weights, function_id)
+    return {"total": sum(weights.values()), "f": function_id, "n": fn.name,
+            "g": signature(fn.name, fn.system_name) if fn.resolved else "",
+            "lines": [{"file": r.file, "line": r.line, "s": r.self, "t": r.total}
+                      for r in rows[:LINES_LIMIT]],
+            "more": max(0, len(rows) - LINES_LIMIT)}
 
 
 def threads(profile: Profile, q: Query) -> dict:

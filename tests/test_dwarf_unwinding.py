@@ -128,3 +128,43 @@ def test_the_dwarf_capture_is_whole_with_its_binaries_and_asks_for_them_without(
     cut = by["broken-stacks"]
     assert cut.title == "Stacks not unwound yet: the binaries that ran are missing"
     assert "upload the binaries" in cut.fix
+
+
+def _llvm_chains(path):
+    """(DSO, address) -> [(name, file, line)] innermost first, from llvm-symbolizer."""
+    out = {}
+    for block in path.read_text().strip("\n").split("\n\n"):
+        head, *rest = block.split("\n")
+        dso, addr = head.split()
+        frames = [(rest[i], *rest[i + 1].rsplit(":", 2)[:2]) for i in range(0, len(rest), 2)]
+        if any(f[1] == "??" for f in frames):
+            continue  # no debug info there (the PLT)
+        out[(dso, int(addr, 16))] = [(n, f, int(line)) for n, f, line in frames]
+    return out
+
+
+def test_inline_frames_and_lines_equal_llvm_symbolizers():
+    """Every pool/libwork frame of the capture: its inline chain and each frame's file and
+    line as llvm-symbolizer 14 (`--inlining`) gives them from the same debug files. perf
+    6.1 asks binutils' addr2line, which at 21 of the 441 leaves puts the code of the
+    inlined `mix` in `mix_block` itself (llvm-symbolizer and symbolic agree on `mix`)."""
+    from analysis.symbols.demangle import demangle, short_name
+
+    p = load(POOL / "dwarf8k.perf.data")
+    symbolize(p, POOL_FILES)
+    truth = _llvm_chains(POOL / "dwarf8k.perf.data.llvm-symbolizer.txt")
+    assert len(truth) == 105
+    checked = 0
+    for loc in p.locations:
+        dso = p.mappings[loc.mapping_id].basename
+        if dso not in ("pool", "libwork.so") or loc.dso_offset is None:
+            continue
+        want = truth.get((dso, loc.dso_offset - (1 if loc.is_return else 0)))
+        if want is None:
+            continue
+        names = [p.functions[f].name for f in loc.functions]
+        assert names == [short_name(demangle(n)) for n, _, _ in want]  # (llvm leaves some
+        # names mangled: std::operator==<char>)
+        assert list(loc.lines) == [(f, line) for _, f, line in want]
+        checked += 1
+    assert checked >= 105

@@ -118,3 +118,12 @@ def _qualified_start(text: str) -> int:
             i = start - 2
             continue
         return start
+
+
+def signature(name: str, system_name: str) -> str:
+    """The full demangled signature of a function shown as `name`, when it says more
+    (parameters, qualifiers, clone suffixes); "" otherwise."""
+    if not system_name or system_name == name or system_name.startswith("["):
+        return ""
+    full = demangle(system_name)
+    return full if full != name else ""

@@ -5,7 +5,7 @@ from analysis import explore
 from analysis.errors import AnalysisError
 
 Query = explore.Query
-KINDS = ("flame", "functions", "threads", "timeline", "states")
+KINDS = ("flame", "functions", "threads", "timeline", "states", "lines")
 VIEWS = explore.VIEWS
 
 __all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data"]
@@ -24,4 +24,8 @@ def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
         return explore.timeline(profile)
     if kind == "states":
         return explore.thread_states(profile)
+    if kind == "lines":  # the hot lines of the function `focus` names
+        if q.focus is None:
+            raise AnalysisError("Choose a function (focus=ID) to see its lines.")
+        return explore.lines(profile, q, q.focus)
     raise KeyError(kind)
