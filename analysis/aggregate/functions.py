@@ -26,15 +26,20 @@ def stack_functions(profile: Profile, stack: tuple[int, ...]) -> list[int]:
 
 
 def top_functions(profile: Profile, weights: dict[int, int]) -> list[FunctionCost]:
-    """Self: the sample's leaf function. Total: every function on the stack, counted once
-    per sample even when it recurses. Sorted by self, then total, then name."""
+    """Self: the function that holds the sampled address, as `perf report` counts it (a
+    function inlined there is a frame of the flame graph and a row of the hot lines, not
+    the owner of the sample). Total: every function on the stack, inline frames too,
+    counted once per sample even when it recurses. Sorted by self, total, name."""
     self_w: dict[int, int] = {}
     total_w: dict[int, int] = {}
+    locs = profile.locations
     for sid, w in weights.items():
-        funcs = stack_functions(profile, profile.stacks[sid])
+        stack = profile.stacks[sid]
+        funcs = stack_functions(profile, stack)
         if not funcs:
             continue
-        self_w[funcs[0]] = self_w.get(funcs[0], 0) + w
+        owner = locs[stack[0]].functions[-1]
+        self_w[owner] = self_w.get(owner, 0) + w
         for f in set(funcs):
             total_w[f] = total_w.get(f, 0) + w
     out = []
