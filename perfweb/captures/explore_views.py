@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 from . import access
 from .services.explore import KINDS, VIEWS, AnalysisError, Query, explorer_data
 from .services.profiles import stored_profile
+from .services.sources import with_source
 
 
 def _profile(request, pk: int):
@@ -80,12 +81,15 @@ def _json(data) -> JsonResponse:
 DATA = KINDS
 
 
-def data_response(request, profile, kind: str) -> JsonResponse:
-    """One view of the capture page's explorer, for members and share links alike."""
+def data_response(request, profile, kind: str, capture=None) -> JsonResponse:
+    """One view of the capture page's explorer, for members and share links alike; the
+    hot lines come with their source when the capture's build has a source archive."""
     if kind not in KINDS:
         raise Http404("unknown data")
     try:
         data = explorer_data(profile, kind, query_of(request), dso=request.GET.get("dso") or None)
+        if kind == "lines" and capture is not None:
+            data = with_source(capture, data)
     except (AnalysisError, BadQuery) as e:
         # a focus the profile does not have, a search that cannot run, an unknown view or
         # an off-CPU one of a capture without context switches: said on the page
@@ -96,4 +100,5 @@ def data_response(request, profile, kind: str) -> JsonResponse:
 @login_required
 @require_GET
 def data(request, pk: int, kind: str):
-    return data_response(request, _profile(request, pk), kind)
+    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
+    return data_response(request, load_profile(capture), kind, capture)

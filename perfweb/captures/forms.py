@@ -37,6 +37,11 @@ class UploadForm(forms.Form):
                                 help_text="ELF binaries or debug files, perf archive "
                                           "bundles, kallsyms, /proc/PID/maps, perf-PID.map, "
                                           "or archives of them")
+    sources = MultipleFileField(required=False, validators=[_check_size],
+                                label="Source archive",
+                                help_text="optional: a .tar.gz or .zip of the build's source "
+                                          "tree; a function's hot lines are then shown in "
+                                          "its source")
     symbols_for_build = forms.BooleanField(
         required=False, initial=True,
         label="Use these symbol files for every capture of this build")
@@ -62,4 +67,13 @@ class UploadForm(forms.Form):
 
 
 class SymbolUploadForm(forms.Form):
-    symbols = MultipleFileField(validators=[_check_size])
+    symbols = MultipleFileField(required=False, validators=[_check_size])
+    sources = MultipleFileField(required=False, validators=[_check_size],
+                                label="Source archive",
+                                help_text="a .tar.gz or .zip of the build's source tree")
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("symbols") and not data.get("sources"):
+            raise forms.ValidationError("Choose symbol files or a source archive.")
+        return data

@@ -158,7 +158,9 @@ class Capture(models.Model):
 
 
 class SymbolFile(models.Model):
-    """Attached to a build (every capture of it uses the file) or to one capture."""
+    """Attached to a build (every capture of it uses the file) or to one capture. A
+    source archive (kind "source") is no symbol file: the hot lines are shown in it."""
+    SYMBOLS, SOURCE = "symbols", "source"
     build = models.ForeignKey(Build, null=True, blank=True, on_delete=models.CASCADE,
                               related_name="symbol_files")
     capture = models.ForeignKey(Capture, null=True, blank=True, on_delete=models.CASCADE,
@@ -171,6 +173,8 @@ class SymbolFile(models.Model):
                                     on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     indexed = models.BooleanField(default=False)  # its build-ids are in BuildIdEntry
+    kind = models.CharField(max_length=16, default="symbols",
+                            choices=[("symbols", "symbol file"), ("source", "source archive")])
 
     class Meta:
         constraints = [models.CheckConstraint(

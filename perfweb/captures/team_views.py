@@ -208,7 +208,7 @@ def shared_data(request, token: str, kind: str):
         return JsonResponse({"error": "link no longer valid"}, status=410)
     if kind == "status":
         return JsonResponse(status_payload(link.capture))
-    return data_response(request, load_profile(link.capture), kind)
+    return data_response(request, load_profile(link.capture), kind, link.capture)
 
 
 # ---- API tokens ------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def store_upload(user, team, d) -> tuple[Capture, bool]:
     is created before the quota check passes, and everything in one transaction, so a
     refused or failed upload leaves no team, service, build or file behind."""
     upload = d["capture"]
-    check_quota(user, [upload, *(d.get("symbols") or [])])
+    check_quota(user, [upload, *(d.get("symbols") or []), *(d.get("sources") or [])])
     digest = sha256_of(upload)
     stored: list = []  # (storage, name) of every file written, removed if anything fails
     try:
@@ -96,13 +96,16 @@ def _store_capture(user, build, digest: str, d, stored: list) -> Capture:
     for f in d.get("symbols") or []:
         store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
                      capture=None if d.get("symbols_for_build") else capture, stored=stored)
+    for f in d.get("sources") or []:  # the source tree is the build's
+        store_symbol(f, user, build=build, stored=stored, kind=SymbolFile.SOURCE)
     pipeline.enqueue(capture)
     return capture
 
 
-def store_symbol(f, user, build=None, capture=None, stored: list | None = None) -> SymbolFile:
+def store_symbol(f, user, build=None, capture=None, stored: list | None = None,
+                 kind: str = SymbolFile.SYMBOLS) -> SymbolFile:
     sf = SymbolFile(build=build, capture=capture, original_name=f.name[:255],
-                    sha256=sha256_of(f), size=f.size, uploaded_by=user)
+                    sha256=sha256_of(f), size=f.size, uploaded_by=user, kind=kind)
     mine = [] if stored is None else stored
     try:
         _store_file(sf.file, f, mine)
@@ -115,14 +118,17 @@ def store_symbol(f, user, build=None, capture=None, stored: list | None = None) 
     return sf
 
 
-def store_build_symbols(files, user, build) -> None:
-    """More symbol files for a build: all of them, or none (files and rows)."""
-    check_quota(user, files)
+def store_build_symbols(files, user, build, sources=()) -> None:
+    """More symbol files (and source archives) for a build: all of them, or none (files
+    and rows)."""
+    check_quota(user, [*files, *sources])
     stored: list = []
     try:
         with transaction.atomic():
             for f in files:
                 store_symbol(f, user, build=build, stored=stored)
+            for f in sources:
+                store_symbol(f, user, build=build, stored=stored, kind=SymbolFile.SOURCE)
     except OSError as e:
         _remove(stored)
         raise _storage_error(e) from e

@@ -161,7 +161,8 @@ def build_detail(request, pk: int):
     form = SymbolUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            store_build_symbols(form.cleaned_data["symbols"], request.user, build)
+            store_build_symbols(form.cleaned_data["symbols"] or [], request.user, build,
+                                form.cleaned_data["sources"] or [])
         except (QuotaExceeded, StorageFull) as e:
             form.add_error(None, str(e))
         else:

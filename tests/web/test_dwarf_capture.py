@@ -61,3 +61,54 @@ def test_uploaded_dwarf_capture_is_unwound_named_and_has_hot_lines(client, membe
                for x in lines["lines"])
     r = client.get(reverse("data-lines", args=[capture.pk]))
     assert r.status_code == 400 and "Choose a function" in r.json()["error"]
+
+
+def _source_archive(tmp_path, evil=False):
+    """The cpp-pool sources as a user would pack them (`tar czf src.tar.gz cpp-pool`);
+    `evil` adds what a hostile archive holds: a traversal name, a link, a bigger decoy."""
+    import tarfile
+
+    path = tmp_path / "pool-src.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        for name in ("libwork.cpp", "pool.cpp", "work.h"):
+            t.add(POOL / name, arcname=f"cpp-pool/{name}")
+        if evil:
+            link = tarfile.TarInfo("cpp-pool/other/libwork.cpp")
+            link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+            t.addfile(link)
+            t.add(POOL / "pool.cpp", arcname="../../libwork.cpp")
+    return path
+
+
+@pytest.mark.parametrize("evil", [False, True])
+def test_hot_lines_come_with_their_source_from_the_builds_archive(client, member,
+                                                                    worker_factory,
+                                                                    tmp_path, evil):
+    worker_factory()
+    client.force_login(member)
+    archive = _source_archive(tmp_path, evil)
+    with open(archive, "rb") as src:
+        r = _upload(client, POOL / "dwarf8k.perf.data", FILES, service="pool",
+                    version="1.0", label="load", sources=src)
+    assert r.status_code == 302, r.content[:500]
+    capture = wait_for(lambda: _status(Capture.objects.get().pk))
+    assert capture.status == "done", capture.error
+    # the archive is the build's, and no symbol file: the analysis did not read it
+    assert capture.build.symbol_files.filter(kind="source").count() == 1
+    assert not any("pool-src" in n for n in capture.latest_result().report["notes"])
+
+    funcs = {f["n"]: f for f in _data(client, capture, "functions")["functions"]}
+    lines = _data(client, capture, "lines", focus=funcs["mix"]["f"])
+    src = lines["source"]
+    assert src["file"] == "cpp-pool/libwork.cpp" and src["archive"] == "pool-src.tar.gz"
+    text = (POOL / "libwork.cpp").read_text().splitlines()
+    rows = {r["line"]: r for r in src["rows"]}
+    for r in src["rows"]:
+        assert r["text"] == text[r["line"] - 1]
+    assert sum(r["s"] for r in src["rows"]) == 68  # mix's leaves, line by line
+    assert "h ^= v * 0x9E3779B97F4A7C15ull;" in rows[17]["text"]
+    assert rows[17]["s"] + rows[18]["s"] + rows[19]["s"] == 68
+
+    # a function whose file the archive lacks (libc's) gets no source, and says so
+    libc = next(f for f in funcs.values() if f["d"].endswith("libc.so.6"))
+    assert _data(client, capture, "lines", focus=libc["f"])["source"] is None

@@ -88,8 +88,8 @@ def _run(mine: Claim, capture: Capture) -> None:
         mine.update(format=profile.meta.format)
 
         _stage(mine, Status.SYMBOLIZING, 40)
-        files = SymbolFile.objects.filter(build=capture.build) | \
-            SymbolFile.objects.filter(capture=capture)
+        files = (SymbolFile.objects.filter(build=capture.build) |
+                 SymbolFile.objects.filter(capture=capture)).exclude(kind=SymbolFile.SOURCE)
         ordered = list(files.order_by("created_at"))
         paths = [local_copy(sf.file, work, sf.original_name) for sf in ordered]
         for sf, path in zip(ordered, paths):
