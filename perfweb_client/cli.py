@@ -123,7 +123,7 @@ def _error_text(data) -> str:
 
 
 def upload(args, out=sys.stdout, err=sys.stderr) -> int:
-    for path in [args.file, *args.symbols]:
+    for path in [args.file, *args.symbols, *args.sources]:
         if not os.path.isfile(path):
             err.write(f"perfweb: {path} is not a file (archive a folder first: "
                       f"tar czf symbols.tar.gz FOLDER)\n")
@@ -141,7 +141,8 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
         fields["rate"] = repr(args.rate)
         fields["rate_unit"] = args.rate_unit
     body = MultipartBody(fields, [FilePart("capture", args.file)] +
-                         [FilePart("symbols", s) for s in args.symbols])
+                         [FilePart("symbols", s) for s in args.symbols] +
+                         [FilePart("sources", s) for s in args.sources])
     client = Client(args.url, args.token)
     progress = Progress(len(body), err, enabled=not args.quiet)
     status, data = client.upload(body, progress)
@@ -205,6 +206,9 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--symbols", action="append", default=[], metavar="PATH",
                    help="a symbol file or archive (perf archive output, debug files, "
                         "kallsyms, maps); repeat for several")
+    u.add_argument("--sources", action="append", default=[], metavar="PATH",
+                   help="a .tar.gz or .zip of the build's source tree: hot lines are "
+                        "shown in it")
     u.add_argument("--capture-only-symbols", dest="symbols_for_build",
                    action="store_false", help="attach the symbols to this capture only, "
                                               "not to every capture of the build")

@@ -112,3 +112,29 @@ def test_hot_lines_come_with_their_source_from_the_builds_archive(client, member
     # a function whose file the archive lacks (libc's) gets no source, and says so
     libc = next(f for f in funcs.values() if f["d"].endswith("libc.so.6"))
     assert _data(client, capture, "lines", focus=libc["f"])["source"] is None
+
+
+def test_the_upload_cli_sends_a_source_archive(live_server, member, worker_factory,
+                                               tmp_path):
+    """`perfweb upload --sources`: the archive lands on the build as a source archive."""
+    import os
+    import subprocess
+    import sys
+
+    from perfweb.captures.api_tokens import create_token
+
+    from .conftest import ROOT
+
+    worker_factory()
+    key = create_token(member, "ci")
+    args = [sys.executable, "-m", "perfweb_client", "upload", str(POOL / "dwarf8k.perf.data"),
+            "--service", "pool", "--build", "1.0", "--label", "load",
+            *[a for f in FILES for a in ("--symbols", str(f))],
+            "--sources", str(_source_archive(tmp_path)), "--wait", "--url", live_server.url]
+    r = subprocess.run(args, cwd=ROOT, env=dict(os.environ, PERFWEB_TOKEN=key),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    capture = Capture.objects.get()
+    assert capture.status == "done"
+    assert [sf.original_name for sf in capture.build.symbol_files.filter(kind="source")] \
+        == ["pool-src.tar.gz"]

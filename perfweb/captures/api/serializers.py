@@ -72,6 +72,10 @@ class CaptureUploadSerializer(serializers.Serializer):
     symbols = serializers.ListField(child=serializers.FileField(), required=False,
                                     default=list,
                                     help_text="symbol files or archives (repeat the field)")
+    sources = serializers.ListField(child=serializers.FileField(), required=False,
+                                    default=list,
+                                    help_text="source archives of the build (.tar.gz, .zip): "
+                                              "hot lines are shown in them")
     symbols_for_build = serializers.BooleanField(
         default=True, help_text="use the symbol files for every capture of the build")
     service = serializers.CharField(max_length=100)
@@ -91,5 +95,8 @@ class CaptureUploadSerializer(serializers.Serializer):
         return _sized(f)
 
     def validate_symbols(self, files):
+        return [_sized(f) for f in files]
+
+    def validate_sources(self, files):
         return [_sized(f) for f in files]
 
