@@ -138,3 +138,12 @@ def test_the_upload_cli_sends_a_source_archive(live_server, member, worker_facto
     assert capture.status == "done"
     assert [sf.original_name for sf in capture.build.symbol_files.filter(kind="source")] \
         == ["pool-src.tar.gz"]
+
+
+def test_the_upload_page_says_how_to_record_whole_stacks(client, member):
+    client.force_login(member)
+    page = client.get(reverse("upload")).content.decode()
+    help_ = page[page.index('id="record-dwarf"'):]
+    assert "perf record --call-graph dwarf -F 99 -p PID -- sleep 10" in help_
+    assert "perf archive perf.data" in help_ and "dwarf,16384" in help_
+    assert "Source archive" in page  # the upload form's field
