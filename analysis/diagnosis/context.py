@@ -56,6 +56,7 @@ class Context:
                     # JavaScript or Java methods
                     ctx.app[f] = (fn.resolved and m.kind in (USER, JIT) and not ctx.cats[f]
                                   and not knowledge.is_system_dso(m.path)
+                                  and not knowledge.is_language_runtime(fn.name)
                                   and software.library_of_code("", fn.name) is None)
         per: dict[int, Counter] = {}
         for (sid, tid), w in stack_thread_weights(profile, event_id).items():

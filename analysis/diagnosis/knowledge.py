@@ -218,6 +218,18 @@ def is_c_library(dso: str) -> bool:
     return bool(_c_library.search(dso))
 
 
+#: Functions of the C++ standard library and its thread wrappers: inlined into the
+#: application's own binary (debug info gives these frames: `std::unique_lock<std::mutex>::
+#: lock`, `std::function<void ()>::function`), they are still not the application's code.
+#: Namespaces of libstdc++ (std::, __gnu_cxx::, __cxxabiv1::; gthr-posix.h's __gthread_*)
+#: and of LLVM's libc++ (std::__1::, within std::).
+_CXX_RUNTIME = re.compile(r"^(std::|__gnu_cxx::|__cxxabiv1::|__gthread_)")
+
+
+def is_language_runtime(name: str) -> bool:
+    return bool(_CXX_RUNTIME.match(name))
+
+
 def is_system_dso(dso: str) -> bool:
     """Code that is not the application's own: the C library, the kernel, language
     runtimes and the well-known libraries of software.py (zlib, OpenBLAS, SQLite...),
