@@ -168,3 +168,22 @@ def test_inline_frames_and_lines_equal_llvm_symbolizers():
         assert list(loc.lines) == [(f, line) for _, f, line in want]
         checked += 1
     assert checked >= 105
+
+
+def test_a_missing_binary_stops_the_walk_and_is_named():
+    """Without libc.so.6 the walk stops at its frames rather than follow a register that
+    may hold anything (perf's unwinders stop there too): every stack is perf's cut at
+    its first libc frame, and the note names the file to upload."""
+    files = [f for f in POOL_FILES if not f.name.startswith("libc.so.6")]
+    p = load(POOL / "dwarf8k.perf.data")
+    symbolize(p, files)
+    note = next(n for n in p.notes if "user stacks unwound" in n)
+    assert "stacks stop at libc.so.6" in note and "[vdso]" not in note
+    theirs = perf_stacks(POOL / "dwarf8k.perf.data.script-fields-noinline.txt.gz")
+    cut = 0
+    for (tid, ours), (_, full) in zip(our_stacks(p), theirs):
+        libc = next((i for i, f in enumerate(full) if f[1].endswith("/libc.so.6")), None)
+        want = full if libc is None else full[:libc + 1]
+        assert ours == want
+        cut += libc is not None and libc + 1 < len(full)
+    assert cut == 441  # every stack ends in libc: clone3 or __libc_start_call_main

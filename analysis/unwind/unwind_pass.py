@@ -89,8 +89,8 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
     if without_binary:
         names = ", ".join(sorted(d.rsplit("/", 1)[-1] for d in without_binary)[:5])
         more = len(without_binary) - 5
-        text += (f"; no unwind table for {names}{f' and {more} more' if more > 0 else ''}"
-                 f": their callers were followed by frame pointers only, so upload the "
+        text += (f"; stacks stop at {names}{f' and {more} more' if more > 0 else ''}: "
+                 f"no binary of it with call frame information was given, so upload the "
                  f"binaries that ran (perf archive) for whole stacks")
     p.notes.append(text)
 

@@ -18,6 +18,10 @@ from typing import Callable
 
 from .cfi import ADD, CFA, DEREF, FP, IP, SP, CfiTable, evaluate
 
+#: maps of JIT code (perf-PID.map names them): no binary, often frame pointers (V8, the
+#: JVM with -XX:+PreserveFramePointer)
+JIT_PATHS = ("/tmp/perf-",)
+
 #: perf's default limit (kernel.perf_event_max_stack is 127)
 MAX_FRAMES = 127
 
@@ -72,21 +76,22 @@ class Space:
         return self.rows[i], mod
 
     def rule_at(self, address: int) -> tuple | None:
-        """(rule or None) for a mapped address: None when no file maps it, (None,)
-        when its binary has no rule there (frame pointers then)."""
+        """(rule,) for an address its binary has a rule for; (None,) where the binary
+        has none (hand-written assembly) or for JIT code, which has no binary: frame
+        pointers then, as libunwind falls back to them; None when no file maps the
+        address or the binary that ran was not given, where perf's unwinders stop too
+        rather than follow a register that may hold anything."""
         got = self._rules.get(address)
         if got is None:
             hit = self.find(address)
-            if hit is None:
-                got = ()
-            else:
+            got = ()
+            if hit is not None:
                 row, mod = hit
-                rule = None
                 if mod is not None and mod[0] is not None:
                     rel = mod[1](address - row[0] + row[2])
-                    if rel is not None:
-                        rule = mod[0].lookup(rel)
-                got = (rule,)
+                    got = (mod[0].lookup(rel) if rel is not None else None,)
+                elif row[3].startswith(JIT_PATHS):
+                    got = (None,)
             self._rules[address] = got
         return got or None
 
