@@ -79,6 +79,7 @@ export class CallTree {
       });
       const label = document.createElement("span");
       label.textContent = node.n;
+      if (node.g) label.title = node.g;  // the full signature beside the short name
       name.append(toggle, label);
       if (node.f >= 0) {
         const show = document.createElement("button");

@@ -81,7 +81,9 @@ export class FlameGraph {
     this.describe = describe || ((n) => {
       const pct = (v) => percent(v, this.total);
       const w = (v) => `${this.unit.value(v)}${this.unit.suffix}`;
-      return [n.n, n.d || "",
+      // the full signature (g) when the name is perf's short one; the class marks it
+      const sig = n.g && n.g !== n.n ? [{text: n.g, cls: "signature"}] : [];
+      return [n.n, ...sig, n.d || "",
               `total ${w(n.t)} (${pct(n.t)}%) · self ${w(n.s)} (${pct(n.s)}%)`];
     });
     this.rects = [];
@@ -189,15 +191,30 @@ export class FlameGraph {
     const r = this._hit(event);
     if (!r) return this._hideTip();
     const tip = this.tooltip;
-    tip.replaceChildren(...this.describe(r.node).map((text, i) => {
+    // a line is text, or {text, cls}; text only ever goes in as textContent
+    tip.replaceChildren(...this.describe(r.node).map((line, i) => {
       const el = document.createElement(i ? "div" : "strong");
-      el.textContent = text;
+      const plain = typeof line !== "object" || line === null;
+      el.textContent = plain ? String(line) : String(line.text);
+      if (!plain && line.cls) el.className = line.cls;
       return el;
     }));
+    // fixed to the window, so no box clips it (a short graph, the root row, graphs that
+    // share it): right of and below the pointer, or left of / above it near the edges
     tip.hidden = false;
-    const box = this.canvas.getBoundingClientRect();
-    tip.style.left = `${Math.min(event.clientX - box.left + 12, box.width - 320)}px`;
-    tip.style.top = `${event.clientY - box.top + 14}px`;
+    tip.style.position = "fixed";
+    tip.style.left = "0px";
+    tip.style.top = "0px";
+    const width = tip.offsetWidth;  // long names wrap inside its max-width
+    const height = tip.offsetHeight;
+    const vw = document.documentElement.clientWidth || window.innerWidth;
+    const vh = document.documentElement.clientHeight || window.innerHeight;
+    const x = event.clientX + 12 + width <= vw ? event.clientX + 12 :
+      Math.max(0, Math.min(event.clientX - 12 - width, vw - width));
+    const y = event.clientY + 14 + height <= vh ? event.clientY + 14 :
+      Math.max(0, event.clientY - 8 - height);
+    tip.style.left = `${x}px`;
+    tip.style.top = `${y}px`;
     this.hover = r;
   }
 

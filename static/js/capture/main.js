@@ -10,13 +10,14 @@ import {serverMatcher, textMatcher} from "./search.js";
 import {drawHeatmap, drawTimeline} from "./timeline.js";
 import {drawStates} from "./states.js";
 import {unitOf} from "./units.js";
+import {basename, HotLines} from "./hotlines.js";
 
 const $ = (id) => document.getElementById(id);
 const root = $("explorer");
 const urls = {
   flame: root.dataset.flameUrl, functions: root.dataset.functionsUrl,
   threads: root.dataset.threadsUrl, timeline: root.dataset.timelineUrl,
-  states: root.dataset.statesUrl,
+  states: root.dataset.statesUrl, lines: root.dataset.linesUrl,
 };
 // the off-CPU and wall-clock views need the capture's context switches
 const switches = root.dataset.switches === "1";
@@ -53,6 +54,8 @@ const tree = new CallTree($("calltree"), {
   },
 });
 
+const hot = new HotLines($("hot-lines-box"));
+
 function changed(what) {
   writeState(state);
   if (what.view) showView();
@@ -63,6 +66,7 @@ function changed(what) {
     refreshTree();
     refreshFunctions();
   }
+  refreshLines();  // asks again only when the focus or the selection changed
 }
 
 /** The weights' unit everywhere: samples, or time in ms/s in the off-CPU and wall views. */
@@ -72,7 +76,7 @@ function showTime() {
   }
   const unit = unitOf(state.time);
   fg.unit = callers.unit = unit;
-  tree.format = unit.value;
+  tree.format = hot.format = unit.value;
   $("selection-unit").textContent = unit.label;
   root.dataset.time = state.time;
 }
@@ -209,8 +213,24 @@ async function refreshFunctions() {
     for (const [v, cls] of [[w(f.s)], [pct(f.s)], [w(f.t)], [pct(f.t)], [f.n, "fn"],
                             [f.d, "dso"]]) {
       const td = document.createElement("td");
-      td.textContent = String(v);
       if (cls) td.className = cls;
+      if (cls === "fn") {
+        // the short name, the full signature as its title, the source file under it
+        const name = document.createElement("span");
+        name.className = "name";
+        name.textContent = String(v);
+        td.append(name);
+        if (f.g) td.title = f.g;
+        if (f.src) {
+          const src = document.createElement("small");
+          src.className = "src";
+          src.textContent = basename(f.src);
+          src.title = f.src;
+          td.append(src);
+        }
+      } else {
+        td.textContent = String(v);
+      }
       tr.append(td);
     }
     tr.addEventListener("click", () => {
@@ -219,6 +239,38 @@ async function refreshFunctions() {
       changed({flame: true, view: true});
     });
     body.append(tr);
+  }
+}
+
+// The hot lines card follows the focus: one request per change of the focused function
+// or of the selection it is weighed in (threads, time range, view); answers to an
+// earlier question are dropped.
+let linesKey = null;
+let linesAsked = 0;
+
+async function refreshLines() {
+  if (!urls.lines) return;
+  if (state.focus === null) {
+    linesKey = null;
+    linesAsked++;
+    hot.hide();
+    return;
+  }
+  const params = dataParams(state);
+  if (!switches) params.delete("view");  // refused there; the flame graph drops it too
+  params.set("focus", String(state.focus));
+  const key = params.toString();
+  if (key === linesKey) return;
+  linesKey = key;
+  const asked = ++linesAsked;
+  hot.loading();
+  try {
+    const data = await getJSON(urls.lines, params);
+    if (asked === linesAsked) hot.show(data);
+  } catch (e) {
+    if (asked !== linesAsked) return;
+    linesKey = null;  // asked again at the next change
+    hot.error(e.message);
   }
 }
 
@@ -374,6 +426,7 @@ showTime();
 showView();
 refreshFlame();
 refreshFunctions();
+refreshLines();
 loadThreads();
 loadTimeline().catch(() => { $("timeline").textContent = "The timeline could not be drawn."; });
 loadStates().catch(() => {
