@@ -83,6 +83,8 @@ def _routes(w):
         "data-threads": ("get", reverse("data-threads", args=[a.pk]), None, 200, 404),
         "data-timeline": ("get", reverse("data-timeline", args=[a.pk]), None, 200, 404),
         "data-states": ("get", reverse("data-states", args=[a.pk]), None, 200, 404),
+        # (no function chosen: the member's 400 says so; the outsider's 404 hides it)
+        "data-lines": ("get", reverse("data-lines", args=[a.pk]), None, 400, 404),
         "capture-export": ("get", reverse("capture-export", args=[a.pk, "speedscope"]), None,
                            200, 404),
         "compare-previous": ("get", reverse("compare-previous", args=[b.pk]), None, 302, 404),

@@ -18,7 +18,8 @@ DWARF = Path(__file__).resolve().parents[1] / "fixtures" / "dwarf"
 POOL = DWARF / "cpp-pool"
 FILES = [POOL / "pool", POOL / "pool.debug", POOL / "libwork.so", POOL / "libwork.so.debug",
          DWARF / "system-libs" / "libc.so.6", DWARF / "system-libs" / "libc.so.6.symtab.debug",
-         DWARF / "system-libs" / "libstdc++.so.6.0.30"]
+         DWARF / "system-libs" / "libstdc++.so.6.0.30",
+         DWARF / "system-libs" / "vdso-e95baaeaec8534edc5df3654182ddf12b19d9b23.so"]
 
 
 def _data(client, capture, kind, **params):
