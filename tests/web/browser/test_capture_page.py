@@ -10,11 +10,14 @@ from ..conftest import SPINPOOL
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _upload_in_browser(page, capture, symbols=(), version="1.0.0", label="idle"):
+def _upload_in_browser(page, capture, symbols=(), version="1.0.0", label="idle",
+                       sources=()):
     page.goto(f"{page.base}/upload/")
     page.set_input_files("#id_capture", str(capture))
     if symbols:
         page.set_input_files("#id_symbols", [str(s) for s in symbols])
+    if sources:
+        page.set_input_files("#id_sources", [str(s) for s in sources])
     page.fill("#id_service", "llm-api")
     page.fill("#id_version", version)
     page.fill("#id_label", label)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ..test_dwarf_capture import FILES, POOL
+from ..test_dwarf_capture import FILES, POOL, _source_archive
 from .test_capture_page import _upload_in_browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,9 +40,10 @@ def _hot_rows(page):
     return out
 
 
-def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory):
+def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory, tmp_path):
     worker_factory()
-    _upload_in_browser(page, POOL / "dwarf8k.perf.data", FILES, version="1.0", label="load")
+    _upload_in_browser(page, POOL / "dwarf8k.perf.data", FILES, version="1.0", label="load",
+                       sources=[_source_archive(tmp_path)])
     assert page.text_content("#selection-total") == "441"
     page.wait_for_selector("#functions tbody tr")
     assert page.is_hidden("#hot-lines-box")  # nothing focused yet
@@ -72,15 +73,13 @@ def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory):
     page.wait_for_timeout(300)
     assert len(asked) == 1, asked  # one request for one focus change
 
-    # the answer as the page got it: the source listing only when the engine sent one
+    # the answer as the page got it: the build's source archive gives the listing
     focus = re.search(r"focus=(\d+)", page.url).group(1)
     url = page.get_attribute("#explorer", "data-lines-url")
     data = page.request.get(f"{page.base}{url}?focus={focus}").json()  # not the page's
     assert sum(x["s"] for x in data["lines"]) == 68
-    if data.get("source"):
-        _check_source(page, data["source"])
-    else:
-        assert page.is_hidden("#hot-source")
+    assert data["source"]["file"] == "cpp-pool/libwork.cpp"
+    _check_source(page, data["source"])
 
     # focus record_less from its row: its callee graph's root carries the signature
     _function_row(page, "work::record_less").click()
