@@ -152,3 +152,29 @@ def test_every_tar_compression_gives_the_same_members(tmp_path, kind):
     assert [open(f.path, "rb").read() for f in got.files] == \
         [open(f.path, "rb").read() for f in want.files]
     assert len(got.files) == 4  # kallsyms, libc (elf and debug), libqualla.so
+
+
+def test_a_compressed_file_that_is_no_tar_is_its_one_member(tmp_path):
+    """`gzip kallsyms` or `xz libfoo.debug` upload as one compressed file: its contents
+    are read as the file they are (a gzipped kallsyms was "a damaged archive"), under
+    the same budget: a gzip of 300 MiB of one letter is refused within it."""
+    import gzip as gz
+    import lzma
+
+    from analysis.symbols.inputs import BundleError
+
+    for d in "abc":
+        (tmp_path / d).mkdir()
+    kallsyms = (ROOT / "tests" / "fixtures" / "dwarf" / "common" / "kallsyms.gz")
+    got = collect([kallsyms], tmp_path / "a")
+    assert [(f.kind, f.origin) for f in got.files] == [("kallsyms", "kallsyms.gz")]
+    assert got.notes == []
+    debug = tmp_path / "libwork.so.debug.xz"
+    debug.write_bytes(lzma.compress((ROOT / "tests" / "fixtures" / "dwarf" / "cpp-pool" /
+                                     "libwork.so.debug").read_bytes()))
+    assert [f.kind for f in collect([debug], tmp_path / "b").files] == ["elf"]
+    bomb = tmp_path / "zeros.gz"
+    bomb.write_bytes(gz.compress(b"A" * (300 * MiB), compresslevel=9))
+    seen = _written_by_collect(bomb, tmp_path / "c")
+    assert seen["error"] and seen["error"].startswith(BundleError.__name__)
+    assert seen["wchar"] < 200 * os.path.getsize(bomb) + 2 * MiB

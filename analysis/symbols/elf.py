@@ -249,18 +249,57 @@ def _plt_symbols(elf, mm, starts, sizes, binds, names) -> None:
         rel = struct.Struct(e + ("IIi" if is_rela else "II"))
     data = mm[rela["sh_offset"]:rela["sh_offset"] + rela["sh_size"]]
     d_off = dynsym["sh_offset"]
-    for i, r in enumerate(rel.iter_unpack(data[:len(data) - len(data) % rel.size])):
+    relocs = list(rel.iter_unpack(data[:len(data) - len(data) % rel.size]))
+    slot_of = None
+    if machine == "EM_X86_64":
+        sec = plt_sec if base == (plt_sec["sh_addr"] if plt_sec is not None else None) else plt
+        slot_of = _x86_64_plt_slots(mm, sec, header, entry, {r[0]: i for i, r in
+                                                            enumerate(relocs)})
+    for i, r in enumerate(relocs):
         info = r[1]
         sym_ix = info >> 32 if elf.elfclass == 64 else info >> 8
         if not sym_ix:
-            continue
-        rec = sym.unpack_from(mm, d_off + sym_ix * sym.size)
-        name_off = rec[0]
-        end = strings.find(b"\0", name_off)
-        name = strings[name_off:end if end >= 0 else len(strings)]
+            # an IRELATIVE slot (an ifunc resolved at load: glibc's memcpy and strlen
+            # variants) has no symbol: named by its addend as objdump names it, and as
+            # perf does since its 2023 PLT fixes (perf 6.1 printed a bare "@plt")
+            if not is_rela:
+                continue
+            name = f"*ABS*+0x{r[2] & (1 << 64) - 1:x}".encode()
+        else:
+            rec = sym.unpack_from(mm, d_off + sym_ix * sym.size)
+            name_off = rec[0]
+            end = strings.find(b"\0", name_off)
+            name = strings[name_off:end if end >= 0 else len(strings)]
         if not name:
             continue
-        starts.append(base + header + i * entry)
+        at = base + header + i * entry if slot_of is None else slot_of.get(i)
+        if at is None:
+            continue
+        starts.append(at)
         sizes.append(entry)
         binds.append(STB_GLOBAL)
         names.append(name + b"@plt")
+
+
+def _x86_64_plt_slots(mm, sec, header: int, entry: int, reloc_at: dict[int, int]
+                      ) -> dict[int, int] | None:
+    """relocation index -> its PLT entry's address, from each entry's own `jmp
+    *GOT(%rip)` (ff 25 disp32, after endbr64/bnd in IBT entries), as objdump finds them
+    (bfd's elf_x86_64_get_synthetic_symtab): the .rela.plt order is not the PLT's when
+    the linker puts IRELATIVE slots last (glibc's libc.so.6). None when no entry decodes,
+    and then the relocations are taken in order."""
+    if sec is None or sec["sh_type"] == "SHT_NOBITS":
+        return None
+    addr, off, size = sec["sh_addr"], sec["sh_offset"], sec["sh_size"]
+    out: dict[int, int] = {}
+    for e in range(header, size - entry + 1, entry):
+        code = mm[off + e:off + e + entry]
+        j = code.find(b"\xff\x25")
+        if j < 0 or j + 6 > len(code):
+            continue
+        disp = struct.unpack_from("<i", code, j + 2)[0]
+        got = addr + e + j + 6 + disp
+        ix = reloc_at.get(got)
+        if ix is not None:
+            out[ix] = addr + e
+    return out or None

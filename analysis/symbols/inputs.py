@@ -251,6 +251,26 @@ def _extract_zip(path, origin, out, budget, work, depth) -> None:
 
 
 def _extract_tar(path, head, origin, out, budget, work, depth) -> None:
+    try:
+        _extract_tar_members(path, head, origin, out, budget, work, depth)
+    except tarfile.ReadError:
+        if _decompressed(None, head) is None:
+            raise  # not compressed, and no tar: what it is cannot be told
+        _extract_compressed_file(path, head, origin, out, budget, work, depth)
+
+
+def _extract_compressed_file(path, head, origin, out, budget, work, depth) -> None:
+    """A compressed file that holds no tar (`gzip kallsyms`, `xz libfoo.so.debug`): its
+    contents are one member, named as the file without its compression suffix."""
+    name = re.sub(r"\.(gz|bz2|xz|zst)$", "", origin.rsplit("/", 1)[-1]) or "member"
+    with open(path, "rb") as raw:
+        counted = _Counted(raw)
+        dst = _target(work, budget, name)
+        _copy(_decompressed(counted, head), dst, budget, origin, lambda: counted.consumed)
+    _classify_file(str(dst), origin, name, out, budget, work, depth)
+
+
+def _extract_tar_members(path, head, origin, out, budget, work, depth) -> None:
     with open(path, "rb") as raw:
         counted = _Counted(raw)
         with tarfile.open(fileobj=_decompressed(counted, head), mode="r|",
@@ -296,10 +316,14 @@ class _Counted:
         return True
 
 
-def _decompressed(counted: _Counted, head: bytes):
+def _decompressed(counted: _Counted | None, head: bytes):
     """A reader of the decompressed tar. These readers decompress a bounded piece per
     read; tarfile's own "r|*" decompresses each compressed block whole, and a 1.6 KB
-    tar.bz2 became 2 GiB in memory at once."""
+    tar.bz2 became 2 GiB in memory at once. With `counted` None: None when `head` is no
+    compression format."""
+    if counted is None:
+        return True if head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or \
+            head[:6] == b"\xfd7zXZ\x00" or head[:4] == b"\x28\xb5\x2f\xfd" else None
     if head[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=counted, mode="rb")
     if head[:3] == b"BZh":
