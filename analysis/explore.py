@@ -109,6 +109,7 @@ def _nodes(profile: Profile, rows: list[Row]) -> dict:
     t total, p the parent's index in `nodes` (-1: the root). Flat, so no JSON encoder or
     browser meets a nesting limit however deep the stacks."""
     funcs, maps = profile.functions, profile.mappings
+    files = source_files(profile)
     nodes = []
     for r in rows:
         if r.key >= 0:
@@ -120,6 +121,8 @@ def _nodes(profile: Profile, rows: list[Row]) -> dict:
             sig = signature(fn.name, fn.system_name) if fn.resolved else ""
             if sig:
                 node["g"] = sig  # the full signature, for the tooltip
+            if r.key in files:
+                node["src"] = files[r.key]  # where debug info placed it
             nodes.append(node)
         else:
             name, kind = _SYNTHETIC[r.key]

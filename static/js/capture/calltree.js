@@ -79,7 +79,8 @@ export class CallTree {
       });
       const label = document.createElement("span");
       label.textContent = node.n;
-      if (node.g) label.title = node.g;  // the full signature beside the short name
+      // the full signature beside the short name, and the source file when known
+      if (node.g || node.src) label.title = [node.g, node.src].filter(Boolean).join("\n");
       name.append(toggle, label);
       if (node.f >= 0) {
         const show = document.createElement("button");

@@ -83,7 +83,9 @@ export class FlameGraph {
       const w = (v) => `${this.unit.value(v)}${this.unit.suffix}`;
       // the full signature (g) when the name is perf's short one; the class marks it
       const sig = n.g && n.g !== n.n ? [{text: n.g, cls: "signature"}] : [];
-      return [n.n, ...sig, n.d || "",
+      // the source file debug info placed the function in
+      const src = n.src ? [{text: n.src, cls: "src"}] : [];
+      return [n.n, ...sig, ...src, n.d || "",
               `total ${w(n.t)} (${pct(n.t)}%) · self ${w(n.s)} (${pct(n.s)}%)`];
     });
     this.rects = [];

@@ -99,6 +99,7 @@ def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory, tmp
     page.wait_for_selector("#flame-tooltip:not([hidden])")
     assert page.text_content("#flame-tooltip .signature") == RECORD_LESS
     assert page.text_content("#flame-tooltip strong") == "work::record_less"
+    assert page.text_content("#flame-tooltip .src").endswith("cpp-pool/libwork.cpp")
     # all of it in the window, none of it clipped by the short graph's box
     shown = page.evaluate("""() => {
         const t = document.getElementById("flame-tooltip").getBoundingClientRect();
@@ -117,7 +118,7 @@ def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory, tmp
     # the call tree's rows carry it too
     page.click("#view-tabs button[data-view=topdown]")
     page.fill("#calltree-filter", "record_less")
-    page.wait_for_selector(f"#calltree td.fn span[title='{RECORD_LESS}']")
+    page.wait_for_selector(f"#calltree td.fn span[title^='{RECORD_LESS}']")
 
     # Escape drops the focus, and the card goes
     page.click("#view-tabs button[data-view=flame]")
