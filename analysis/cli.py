@@ -6,10 +6,10 @@ Exit codes: 0 success, 2 the input could not be read (the message says why), 1 u
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
+from . import jsonio
 from .compare import Rate, compare
 from .diagnosis.finding import seconds_text
 from .errors import AnalysisError
@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             report = build_report(profile, event=args.event, top=args.top, label=args.label,
                                   rate=_rate(args.rate, args.rate_unit), view_name=args.view)
             if args.format == "json":
-                json.dump(report, out, indent=1)
-                out.write("\n")
+                jsonio.write(report, out)
             else:
                 out.write(render_text(report))
     except FileNotFoundError as e:
@@ -107,8 +106,7 @@ def _compare(args, before, after, out) -> int:
                   rate_after=_rate(args.rate_after, args.rate_unit))
     cmp["view"] = args.view
     if args.format == "json":
-        json.dump(cmp, out, indent=1)
-        out.write("\n")
+        jsonio.write(cmp, out)
     else:
         out.write(render_comparison(cmp))
     return 0

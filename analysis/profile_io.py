@@ -7,13 +7,13 @@ raw little-endian arrays. No pickle: a stored file is data, never code.
 """
 from __future__ import annotations
 
-import json
 import struct
 import sys
 from array import array
 from dataclasses import asdict
 from typing import BinaryIO
 
+from . import jsonio
 from .errors import AnalysisError
 from .offcpu.switches import SwitchLog
 from .profile import Event, Function, Location, Mapping, Metadata, Profile
@@ -46,7 +46,7 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         "switches_recorded": profile.switches.recorded,
         "switches_watched": profile.switches.watched,
     }
-    blob = json.dumps(doc, separators=(",", ":")).encode()
+    blob = jsonio.dumps(doc)
     out.write(MAGIC)
     out.write(struct.pack("<Q", len(blob)))
     out.write(blob)
@@ -80,7 +80,7 @@ def load(src: BinaryIO) -> Profile:
     if src.read(len(MAGIC)) != MAGIC:
         raise AnalysisError("not a saved perfweb profile")
     (n,) = struct.unpack("<Q", src.read(8))
-    doc = json.loads(src.read(n))
+    doc = jsonio.loads(src.read(n))
     p = Profile(doc["meta"].get("format", ""))
     p.meta = Metadata(**doc["meta"])
     for i, (path, kind, build_id, start, limit, pgoff, deleted) in enumerate(doc["mappings"]):
