@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..profile import Profile, unresolved_name
 from .cfi import ARCH_ALIASES, REGISTERS, CfiTable, image_base, table_for
 from .user_stacks import DWARF_NOTE, MapRow
-from .walker import Module, Space, registers, walk
+from .walker import JIT_PATHS, Module, Space, registers, walk
 
 
 def unwind(p: Profile, plan_of, digest_of) -> None:
@@ -32,7 +32,7 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
         return
     tables: dict[str, CfiTable | None] = {}
     modules: dict[tuple[str, str], Module | None] = {}
-    without_binary: dict[str, int] = {}  # DSO -> frames walked without its CFI
+    without_binary: dict[str, int] = {}  # DSOs a walk reached with no unwind table
 
     def module_of(row: MapRow) -> Module | None:
         key = (row[3], row[4])
@@ -51,8 +51,8 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
                 v = vaddr_of(file_offset)
                 return None if v is None else v - base
             mod = (tables[elf.path], relative)
-        if mod is None or mod[0] is None:
-            without_binary[row[3]] = 0
+        if (mod is None or mod[0] is None) and not row[3].startswith(JIT_PATHS):
+            without_binary[row[3]] = 0  # (JIT code has no binary: frame pointers there)
         modules[key] = mod
         return mod
 
