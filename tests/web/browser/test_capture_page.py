@@ -134,13 +134,21 @@ def test_call_tree_time_range_and_findings(page, worker_factory):
     assert page.text_content("#focus-label") == "qualla::ThreadPool::loop"
 
 
-def test_symbol_names_are_text_not_html(page, worker_factory, tmp_path):
-    evil = "<img src=x onerror=alert(1)>"
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+def upload_evil_capture(page, worker_factory, tmp_path) -> None:
+    """A folded capture with a frame named like markup, uploaded and shown."""
     folded = tmp_path / "evil.folded"
-    folded.write_text(f"app;main;{evil} 30\napp;main;work 10\n")
+    folded.write_text(f"app;main;{EVIL} 30\napp;main;work 10\n")
     worker_factory()
     _upload_in_browser(page, folded, version="6.6.6", label="xss")
     page.wait_for_selector("#functions tbody tr")
+
+
+def test_symbol_names_are_text_not_html(page, worker_factory, tmp_path):
+    evil = EVIL
+    upload_evil_capture(page, worker_factory, tmp_path)
     assert page.locator("#functions td.fn", has_text=evil).count() == 1
     assert page.locator("img[src=x]").count() == 0
     spot = page.evaluate("(n) => window.perfweb.frameCenter(n)", evil)

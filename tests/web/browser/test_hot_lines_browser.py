@@ -8,7 +8,7 @@ import re
 import pytest
 
 from ..test_dwarf_capture import FILES, POOL, _source_archive
-from .test_capture_page import _upload_in_browser
+from .test_capture_page import EVIL, _upload_in_browser, upload_evil_capture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -154,12 +154,8 @@ def test_names_paths_and_source_text_are_text_not_html(page, worker_factory, tmp
     """A capture without debug info says where the lines would come from; names, file
     paths and source text with HTML in them (from uploaded files) stay text: the source
     listing is checked here with an answer that carries one."""
-    evil = "<img src=x onerror=alert(1)>"
-    folded = tmp_path / "evil.folded"
-    folded.write_text(f"app;main;{evil} 30\napp;main;work 10\n")
-    worker_factory()
-    _upload_in_browser(page, folded, version="6.6.6", label="xss")
-    page.wait_for_selector("#functions tbody tr")
+    evil = EVIL
+    upload_evil_capture(page, worker_factory, tmp_path)
     _function_row(page, evil).click()
     page.wait_for_selector("#hot-lines-box[data-state=empty]")
     assert page.text_content("#hot-lines-title") == evil
