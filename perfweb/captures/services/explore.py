@@ -1,14 +1,16 @@
 """The capture page's explorer views, computed by the engine over a stored profile."""
 from __future__ import annotations
 
-from analysis import explore
+from analysis import explore, jsonio
 from analysis.errors import AnalysisError
 
 Query = explore.Query
+to_json = jsonio.dumps  # the explorer's answers, encoded as the engine's JSON is
+
 KINDS = ("flame", "functions", "threads", "timeline", "states", "lines")
 VIEWS = explore.VIEWS
 
-__all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data"]
+__all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data", "to_json"]
 
 
 def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
