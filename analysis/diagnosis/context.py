@@ -2,7 +2,7 @@
 each function, per-thread totals, CPU use, and helpers to gather evidence."""
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .. import cpu
@@ -10,6 +10,10 @@ from ..aggregate.functions import stack_functions
 from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 from . import knowledge, software
+
+
+#: the threads of a stack no sample has (shared, never changed)
+NO_THREADS: Counter = Counter()
 
 
 @dataclass
@@ -28,6 +32,7 @@ class Context:
     comm_of: dict[int, str] = field(default_factory=dict)  # tid -> its thread name
     _stack_cats: dict[int, frozenset[str]] = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)
+    _idle: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, profile: Profile, event_id: int | None = None, label: str = "") -> Context:
@@ -58,10 +63,10 @@ class Context:
                                   and not knowledge.is_system_dso(m.path)
                                   and not knowledge.is_language_runtime(fn.name)
                                   and software.library_of_code("", fn.name) is None)
-        per: dict[int, Counter] = {}
+        per: defaultdict[int, Counter] = defaultdict(Counter)
         for (sid, tid), w in stack_thread_weights(profile, event_id).items():
-            per.setdefault(sid, Counter())[tid] = w
-        ctx.thread_of = per
+            per[sid][tid] = w
+        ctx.thread_of = dict(per)
         ctx.comm_of = _thread_names(profile, event_id)
         return ctx
 
@@ -79,11 +84,15 @@ class Context:
         return self.profile.mappings[self.profile.locations[stack[0]].mapping_id].kind
 
     def has(self, sid: int, category: str) -> bool:
+        return category in self.stack_cats(sid)
+
+    def stack_cats(self, sid: int) -> frozenset[str]:
+        """Every category of the stack's functions (computed once per stack)."""
         cats = self._stack_cats.get(sid)
         if cats is None:
             cats = self._stack_cats[sid] = frozenset().union(
                 *(self.cats[f] for f in self.funcs[sid]))
-        return category in cats
+        return cats
 
     def memo(self, key, compute):
         """`compute()` once per key for this context (several rules ask the same)."""
@@ -102,9 +111,14 @@ class Context:
         return None if self.cpus_busy is None else self.cpus_busy * self.share(samples)
 
     def is_idle_task(self, sid: int) -> bool:
-        """Samples of the idle task (swapper, tid 0) or in the kernel's idle loop."""
-        tids = self.thread_of.get(sid, Counter())
-        return (bool(tids) and set(tids) == {0}) or self.leaf_has(sid, "idle")
+        """Samples of the idle task (swapper, tid 0) or in the kernel's idle loop (once
+        per stack: every rule asks)."""
+        idle = self._idle.get(sid)
+        if idle is None:
+            tids = self.thread_of.get(sid, NO_THREADS)
+            idle = self._idle[sid] = (len(tids) == 1 and 0 in tids) or \
+                self.leaf_has(sid, "idle")
+        return idle
 
     def matching(self, pred) -> dict[int, int]:
         return {sid: w for sid, w in self.weights.items() if pred(sid)}
@@ -224,12 +238,12 @@ class Context:
 
 def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:
     """Each thread's most frequent comm (a thread renamed during the capture keeps one)."""
-    counts: dict[int, Counter] = {}
+    counts: defaultdict[int, Counter] = defaultdict(Counter)
     s_tid, s_comm, s_event = profile.s_tid, profile.s_comm, profile.s_event
     for i in range(len(s_tid)):
         if event_id is not None and s_event[i] != event_id:
             continue
-        counts.setdefault(s_tid[i], Counter())[s_comm[i]] += 1
+        counts[s_tid[i]][s_comm[i]] += 1
     strings = profile.strings
 
     def name(ix: int) -> str:

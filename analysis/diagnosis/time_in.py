@@ -14,9 +14,9 @@ with no application frame is blamed on its thread's busiest application function
 """
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 
-from .context import Context
+from .context import NO_THREADS, Context
 
 #: (class, categories of knowledge.py any frame of the stack may have, categories of the
 #: leaf frame only), in precedence. Waits inside a server's own locks and interpreter
@@ -54,9 +54,10 @@ def time_in(ctx: Context) -> dict:
         busy += w
         if ctx.kernel_leaf(sid):
             kernel += w
+        here = ctx.stack_cats(sid)
+        leaf = ctx.cats[ctx.funcs[sid][0]] if ctx.funcs[sid] else frozenset()
         cls = next((name for name, cats, leaf_cats in CLASSES
-                    if any(ctx.has(sid, c) for c in cats) or
-                    any(ctx.leaf_has(sid, c) for c in leaf_cats)), None)
+                    if not here.isdisjoint(cats) or not leaf.isdisjoint(leaf_cats)), None)
         if cls is None:
             continue
         acc[cls] += w
@@ -64,7 +65,7 @@ def time_in(ctx: Context) -> dict:
         if frame is not None:
             under.setdefault(cls, Counter())[frame] += w
             continue
-        for tid, n in ctx.thread_of.get(sid, Counter()).items():
+        for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
             if thread_app.get(tid) is not None:
                 under.setdefault(cls, Counter())[thread_app[tid]] += n
     total = busy or 1
@@ -81,11 +82,11 @@ def time_in(ctx: Context) -> dict:
 
 def _threads_app_function(ctx: Context) -> dict[int, int]:
     """Each thread's application function on the most samples (any frame)."""
-    per: dict[int, Counter] = {}
+    per: defaultdict[int, Counter] = defaultdict(Counter)
     for sid, tids in ctx.thread_of.items():
         apps = {f for f in ctx.funcs.get(sid, ()) if ctx.app.get(f, False)}
         for tid, n in tids.items():
-            c = per.setdefault(tid, Counter())
+            c = per[tid]
             for f in apps:
                 c[f] += n
     return {tid: c.most_common(1)[0][0] for tid, c in per.items() if c}

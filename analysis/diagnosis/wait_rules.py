@@ -6,12 +6,12 @@ how much CPU the threads used; each says so, and what to record to see the wait 
 """
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..offcpu.threads import off_cpu as off_cpu_of
 from . import knowledge, software
-from .context import Context
+from .context import NO_THREADS, Context
 from .finding import Finding, cpus_text, focus_of, pct, severity_of
 from .recognise import verb, who_runs
 
@@ -151,12 +151,12 @@ def serialized_threads(ctx: Context, t: dict) -> Serialized | None:
 def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
     if ctx.cpus_busy is None or (ctx.cpus_online is not None and ctx.cpus_online < 2):
         return None
-    per_thread: dict[int, Counter] = {}
+    per_thread: defaultdict[int, Counter] = defaultdict(Counter)
     for sid, w in ctx.weights.items():
         f = ctx.leaf(sid)
         lib = software.library_of(ctx.dso(f)) if f is not None else None
-        for tid, n in ctx.thread_of.get(sid, Counter()).items():
-            c = per_thread.setdefault(tid, Counter())
+        for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
+            c = per_thread[tid]
             c[lib.name if lib is not None and lib.interpreter else ""] += n
     by_runtime: dict[str, list[tuple[int, int]]] = {}
     for tid, c in per_thread.items():
