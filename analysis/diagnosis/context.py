@@ -120,6 +120,17 @@ class Context:
                 self.leaf_has(sid, "idle")
         return idle
 
+    def having(self, category: str) -> dict[int, int]:
+        """The stacks with a function of `category`, with their weights: one pass over
+        the stacks indexes every category, instead of a pass per question."""
+        index = self._memo.get("having")
+        if index is None:
+            index = self._memo["having"] = {}
+            for sid, w in self.weights.items():
+                for cat in self.stack_cats(sid):
+                    index.setdefault(cat, {})[sid] = w
+        return index.get(category, {})
+
     def matching(self, pred) -> dict[int, int]:
         return {sid: w for sid, w in self.weights.items() if pred(sid)}
 

@@ -73,7 +73,7 @@ def _file_writes(ctx: Context) -> dict[int, int]:
     thread whose other writes all go to files (its share of the unknown ones)."""
     known = ctx.matching(lambda sid: ctx.has(sid, "sync_io") and
                          not ctx.has(sid, "commit_io"))
-    to_sockets = ctx.matching(lambda sid: ctx.has(sid, "socket_io"))
+    to_sockets = dict(ctx.having("socket_io"))
     file_threads = set(ctx.threads(known)) - set(ctx.threads(to_sockets))
     out = dict(known)
     for sid, w in ctx.weights.items():
@@ -85,7 +85,7 @@ def _file_writes(ctx: Context) -> dict[int, int]:
 
 
 def commit_io(ctx: Context, t: dict) -> Finding | None:
-    hits = ctx.matching(lambda sid: ctx.has(sid, "commit_io"))
+    hits = dict(ctx.having("commit_io"))
     samples = ctx.samples(hits)
     share = ctx.share(samples)
     if share < t["min_share"]:

@@ -328,7 +328,7 @@ def _for_the_application(ctx: Context, hits: dict[int, int], category: str) -> d
 def _category_rule(rule_id: str, category: str, title: str, why: str, fix: str):
     def evaluate(ctx: Context, t: dict) -> Finding | None:
         hits = _for_the_application(
-            ctx, ctx.matching(lambda sid: ctx.has(sid, category)), category)
+            ctx, dict(ctx.having(category)), category)
         samples = ctx.samples(hits)
         share = ctx.share(samples)
         if share < t["min_share"]:
@@ -407,7 +407,7 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
     """The interpreter's frames, or its library's share of the leaves: interpreters are
     usually built without frame pointers, so a capture of a Python service may show
     _PyEval_EvalFrameDefault in a third of the samples and libpython in nine tenths."""
-    hits = ctx.matching(lambda sid: ctx.has(sid, "interpreter"))
+    hits = dict(ctx.having("interpreter"))
     lib_hits: dict[str, dict[int, int]] = {}
     for sid, w in ctx.weights.items():
         f = ctx.leaf(sid)
