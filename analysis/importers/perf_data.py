@@ -172,6 +172,9 @@ class _Reader:
         self.bad = 0  # records that do not decode with their layout
         self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
         self.dwarf = False
+        #: frame -> location while the maps stay the same: per pid, and the kernel's
+        self._user_frames: dict[int, dict[int, int]] = {}
+        self._kernel_frames: dict[int, int] = {}
         #: DWARF-mode samples: file-order row -> (regs mask, registers, stack copy)
         self.snaps: dict[int, tuple[int, tuple, bytes]] = {}
         # context switches (file order): time ns, tid, pid, cpu, kind, state, the sample
@@ -624,9 +627,11 @@ class _Reader:
                     if changed == "kernel":
                         cache.clear()
                         keys_of_pid.clear()
+                        self._kernel_frames.clear()
                     elif changed is not None:
                         for k in keys_of_pid.pop(changed, ()):
                             cache.pop(k, None)
+                        self._user_frames.pop(changed, None)
                     si += 1
                 next_side = side[si][0] if si < n_side else None
                 comm_ids.clear()
@@ -702,8 +707,18 @@ class _Reader:
         p = self.p
         ids = []
         kernel_text = 0
+        user_frames = self._user_frames.get(pid)
+        if user_frames is None:
+            user_frames = self._user_frames[pid] = {}
+        kernel_frames = self._kernel_frames
         for depth, (mode, addr) in enumerate(frames):
             kernel = mode in (MODE_KERNEL, 4) or (mode == 0 and addr >= KERNEL_ADDR)
+            # the same frame recurs in many chains: its location once per address space
+            frame_key = addr << 1 | (depth > 0)
+            known = (kernel_frames if kernel else user_frames).get(frame_key)
+            if known is not None:
+                ids.append(known)
+                continue
             m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
             if m is None and kernel and not spaces.kernel.maps:
                 path, offset, bid = "[kernel.kallsyms]", addr, ""
@@ -732,6 +747,7 @@ class _Reader:
                 fid = p.function(name, mid, resolved=False, system_name="[unknown]")
                 loc = locs[key] = p.add_location(mid, addr, (fid,), dso_offset=offset,
                                                  is_return=is_return)
+            (kernel_frames if kernel else user_frames)[frame_key] = loc
             ids.append(loc)
         return p.stack(tuple(ids))
 
