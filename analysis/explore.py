@@ -148,7 +148,10 @@ def _share(profile: Profile, weights: dict[int, int],
             "share": matched / total if total else 0.0}
 
 
-def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 200) -> dict:
+def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 200,
+              offset: int = 0) -> dict:
+    """The top functions table from `offset`, `limit` rows (the whole table pages: the
+    report lists only the notable functions); `count` is how many there are."""
     sel = selection(profile, q)
     profile = viewed(profile, q)
     weights = stack_weights(profile, sel)
@@ -156,7 +159,7 @@ def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 2
     rows = [f for f in top_functions(profile, weights) if dso is None or f.dso == dso]
     files = source_files(profile)
     out = []
-    for f in rows[:limit]:
+    for f in rows[offset:offset + limit]:
         fn = profile.functions[f.function_id]
         row = {"f": f.function_id, "n": f.name, "d": f.dso, "k": f.kind, "s": f.self,
                "t": f.total}
@@ -166,7 +169,7 @@ def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 2
         if f.function_id in files:
             row["src"] = files[f.function_id]
         out.append(row)
-    return {"total": total, "functions": out,
+    return {"total": total, "functions": out, "count": len(rows), "offset": offset,
             "dsos": sorted({m.path for m in profile.mappings})}
 
 

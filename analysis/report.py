@@ -21,7 +21,15 @@ from .offcpu.views import ON_CPU, view
 from .errors import AnalysisError
 from .profile import Profile
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2  # 2: `functions` lists the notable ones, `functions_rest` the rest
+
+#: the report lists every function on at least this share of the samples' stacks (and
+#: always the first FUNCTIONS_MIN by self): a diverse capture has 65,000 functions, 6 MB
+#: of JSON stored with every result, nearly all on a handful of stacks. The whole table
+#: stays in the saved profile (the explorer's and the API's functions pages). Movers need
+#: 1 percentage point (compare.movers.MOVER_MIN_PP): what is left out moves by less.
+FUNCTIONS_MIN_SHARE = 0.0005
+FUNCTIONS_MIN = 200
 
 
 def build_report(profile: Profile, event: str | None = None, top: int | None = None,
@@ -35,13 +43,27 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
     if view_name != ON_CPU:
         v = view(profile, view_name, _event_id(profile, event))
         w = stack_weights(v, Selection(event_id=0))
-        funcs = top_functions(v, w)
+        funcs, rest = top_functions(v, w), None
+        if top is None:
+            funcs, rest = notable_functions(funcs, sum(w.values()))
         report.update(view=view_name, view_unit="µs", view_total=sum(w.values()),
                       functions=[{"name": f.name, "dso": f.dso, "kind": f.kind,
                                   "self": f.self, "total": f.total}
                                  for f in (funcs if top is None else funcs[:top])],
-                      dsos=top_dsos(v, w))
+                      functions_rest=rest, dsos=top_dsos(v, w))
     return report
+
+
+def notable_functions(funcs: list, total: int) -> tuple[list, dict | None]:
+    """(the functions the report lists, what the rest add up to or None): those on at
+    least FUNCTIONS_MIN_SHARE of the stacks, and the first FUNCTIONS_MIN by self."""
+    floor = FUNCTIONS_MIN_SHARE * total
+    kept = [f for i, f in enumerate(funcs) if i < FUNCTIONS_MIN or f.total >= floor]
+    if len(kept) == len(funcs):
+        return funcs, None
+    left = [f for i, f in enumerate(funcs) if not (i < FUNCTIONS_MIN or f.total >= floor)]
+    return kept, {"functions": len(left), "self": sum(f.self for f in left),
+                  "max_total": max(f.total for f in left)}
 
 
 def _report(profile: Profile, event: str | None, top: int | None, label: str,
@@ -50,8 +72,11 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
     sel = Selection(event_id=event_id)
     weights = stack_weights(profile, sel)
     funcs = top_functions(profile, weights)
+    rest = None
     if top is not None:
         funcs = funcs[:top]
+    else:
+        funcs, rest = notable_functions(funcs, sum(weights.values()))
     samples = profile.sample_count(event_id) if event_id is not None else 0
     busy = cpu.cpus_busy(profile, event_id)
     secs = cpu.cpu_seconds(profile, event_id)
@@ -80,6 +105,7 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
         "metadata": meta,
         "functions": [{"name": f.name, "dso": f.dso, "kind": f.kind,
                        "self": f.self, "total": f.total} for f in funcs],
+        "functions_rest": rest,
         "dsos": top_dsos(profile, weights),
         "threads": _with_times(by_thread(profile, sel), thread_times(profile)),
         "coverage": profile.coverage,

@@ -121,6 +121,8 @@ def _routes(w):
         "api-capture-detail": ("get", f"/api/v1/captures/{a.pk}/", None, 200, 404),
         "api-capture-result": ("get", f"/api/v1/captures/{a.pk}/result/", None, 200, 404),
         "api-capture-findings": ("get", f"/api/v1/captures/{a.pk}/findings/", None, 200, 404),
+        "api-capture-functions": ("get", f"/api/v1/captures/{a.pk}/functions/", None, 200,
+                                  404),
         "api-capture-export": ("get", f"/api/v1/captures/{a.pk}/export/folded/", None, 200,
                                404),
         "api-capture-compare": ("get", f"/api/v1/captures/{b.pk}/compare/", None, 200, 404),

@@ -13,7 +13,9 @@ from rest_framework.response import Response
 
 from .. import access
 from ..exports import EXPORTS, export_response
+from ..services.explore import functions_page
 from ..services.history import comparison, history, previous_capture
+from ..services.profiles import stored_profile
 from ..models import Build, Capture, Service
 from ..upload_limits import STORAGE_FULL, storage_full
 from ..own_teams import team_for_first_upload, teams_for_upload
@@ -154,6 +156,27 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         """The diagnosis findings, most important first, with the regression finding of
         the comparison with the previous build when there is one."""
         return Response(_finished(self.get_object()).findings())
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
+        OpenApiParameter("offset", int, description="the first row (default 0)"),
+        OpenApiParameter("limit", int, description="rows, at most 1000 (default 100)"),
+        OpenApiParameter("dso", str, description="only the functions of this DSO")])
+    @action(detail=True)
+    def functions(self, request, pk=None):
+        """The whole top-functions table (self and total samples), a page at a time:
+        the result lists only the notable functions, `functions_rest` counts the rest."""
+        capture = self.get_object()
+        _finished(capture)
+        try:
+            offset = int(request.query_params.get("offset", 0))
+            limit = int(request.query_params.get("limit", 100))
+        except ValueError:
+            raise ValidationError({"offset": "whole numbers", "limit": "whole numbers"})
+        profile = stored_profile(capture)
+        if profile is None:
+            raise NotReady("the capture has no stored profile; analyze it again")
+        return Response(functions_page(profile, offset, limit,
+                                       request.query_params.get("dso") or None))
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
                    parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH,

@@ -10,7 +10,8 @@ to_json = jsonio.dumps  # the explorer's answers, encoded as the engine's JSON i
 KINDS = ("flame", "functions", "threads", "timeline", "states", "lines")
 VIEWS = explore.VIEWS
 
-__all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data", "to_json"]
+__all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data", "functions_page",
+           "to_json"]
 
 
 def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
@@ -31,3 +32,14 @@ def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
             raise AnalysisError("Choose a function (focus=ID) to see its lines.")
         return explore.lines(profile, q, q.focus)
     raise KeyError(kind)
+
+
+#: rows one page of the API's functions table holds at most
+FUNCTIONS_PAGE_MAX = 1000
+
+
+def functions_page(profile, offset: int, limit: int, dso: str | None = None) -> dict:
+    """The whole top-functions table of a capture, a page at a time (the report lists
+    only the notable ones)."""
+    return explore.functions(profile, Query(), dso=dso, offset=max(0, offset),
+                             limit=max(1, min(limit, FUNCTIONS_PAGE_MAX)))
