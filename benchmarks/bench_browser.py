@@ -32,7 +32,7 @@ import os, sys
 from pathlib import Path
 from django.contrib.auth import get_user_model
 from perfweb.captures.models import Team, Membership, Service, Build, Capture, SymbolFile
-from perfweb.captures import pipeline
+from perfweb.captures.services.analysis_run import run_analysis
 from perfweb.captures.uploads import sha256_of
 from django.core.files import File
 data, *symbols = os.environ["PERFWEB_BENCH_FILES"].split("\n")
@@ -52,7 +52,7 @@ with open(data, "rb") as f:
                 size=os.path.getsize(data), label="system-wide")
     c.file.save("bench.perf.data", File(f), save=False)
     c.save()
-pipeline.process_capture(c.pk)
+run_analysis(c.pk)
 c.refresh_from_db()
 print(c.pk, c.status, c.error)
 """

@@ -7,7 +7,7 @@ import {FlameGraph, pathOf, percent, unflatten} from "./flamegraph.js";
 import {getJSON} from "../http.js";
 import {CallTree} from "./calltree.js";
 import {serverMatcher, textMatcher} from "./search.js";
-import {drawHeatmap, drawTimeline} from "./timeline.js";
+import {drawHeatmap, drawTimeline, loadPlotly} from "./timeline.js";
 import {drawStates} from "./states.js";
 import {unitOf} from "./units.js";
 import {basename, HotLines} from "./hotlines.js";
@@ -311,7 +311,8 @@ function showRange() {
 }
 
 async function loadTimeline() {
-  const data = await getJSON(urls.timeline);
+  const [data] = await Promise.all([
+    getJSON(urls.timeline), loadPlotly(document.getElementById("capture-main").dataset.plotlyUrl)]);
   drawTimeline($("timeline"), data, setRange);
   drawHeatmap($("heatmap"), data, setRange);
 }

@@ -4,6 +4,24 @@
 
 import {plotlyText} from "../plotly-text.js";
 
+let plotly = null;
+
+/** Plotly (4.8 MB) is fetched once the flame graph is drawn, not before: a script tag
+ * in the head held the module that draws the flame graph until it had run. */
+export function loadPlotly(url) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!plotly) {
+    plotly = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = url;
+      s.onload = () => resolve(window.Plotly);
+      s.onerror = () => reject(new Error("Plotly could not be loaded"));
+      document.head.append(s);
+    });
+  }
+  return plotly;
+}
+
 export function drawTimeline(el, data, onRange) {
   if (!window.Plotly || !data.series.length) {
     el.textContent = "No timestamps in this capture.";
