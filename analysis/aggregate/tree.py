@@ -111,6 +111,18 @@ def functions_of(fns: list[tuple[int, ...]], stack: tuple[int, ...], leaf_first:
     return out
 
 
+def _paths(profile: Profile, leaf_first: bool, limit: int) -> list[list[int]]:
+    """Every stack's function ids in tree order, cut at `limit`: kept on the profile for
+    the unzoomed trees (every page load asks for one; a capture of 86,487 stacks spent
+    0.3 s of its 0.5 s flame graph here), made afresh for the deeper limits of zooms."""
+    def compute() -> list[list[int]]:
+        fns = location_functions(profile)
+        return [functions_of(fns, stack, leaf_first, limit) for stack in profile.stacks]
+    if limit == MAX_DEPTH + 1:
+        return profile.memo(("tree-paths", leaf_first), compute)
+    return compute()
+
+
 def _by_samples(key: Hashable, total: list[int]) -> tuple:
     return -total[0], key
 
@@ -133,9 +145,9 @@ def _tree(profile: Profile, weights: dict[int, int], leaf_first: bool,
     n = len(prefix)
     paths, ws = [], []
     path_totals = [0] * n
-    fns = location_functions(profile)
+    of_stack = _paths(profile, leaf_first, n + max_depth + 1)
     for sid, w in weights.items():
-        funcs = functions_of(fns, profile.stacks[sid], leaf_first, n + max_depth + 1)
+        funcs = of_stack[sid]
         same = 0
         while same < n and same < len(funcs) and funcs[same] == prefix[same]:
             path_totals[same] += w
