@@ -181,9 +181,11 @@ class _Reader:
         # row whose stack is the switch-out's (-1), source
         self.w_time, self.w_tid, self.w_pid = array("Q"), array("i"), array("i")
         self.w_cpu, self.w_kind, self.w_state = array("i"), array("b"), array("b")
-        self.w_row, self.w_src = array("i"), array("b")
-        self.w_value = array("d")  # seconds a RAN row says the thread ran
-        self.w_peer = array("i")  # a WAKE row's waker
+        #: the rarer fields, only for rows that have them (a busy capture's million
+        #: PERF_RECORD_SWITCH rows have none), in columns: the switch row, its sample
+        #: row, source, seconds a RAN row says the thread ran, a WAKE row's waker
+        self.x_at, self.x_row, self.x_src = array("i"), array("i"), array("b")
+        self.x_value, self.x_peer = array("d"), array("i")
         self.tracing_data: bytes | None = None
         self._layouts = None
         self._trailers: dict[int, tuple] = {}  # id(attr) -> its sample_id trailer layout
@@ -204,7 +206,8 @@ class _Reader:
         sw_trailer = None  # ident -> trailer layout of switch records (made on first)
         sw_id_off = (self.attrs[0].trailer_id_offset_from_end() or 0) \
             if len(self.attrs) > 1 else 0
-        a_sw = self._switch
+        w_time, w_tid, w_pid = self.w_time.append, self.w_tid.append, self.w_pid.append
+        w_cpu, w_kind, w_state = self.w_cpu.append, self.w_kind.append, self.w_state.append
         for rtype, misc, b, s, end, fpos in walk:
             seq += 1
             if rtype == 9:  # SAMPLE; the common layouts are decoded right here
@@ -259,11 +262,17 @@ class _Reader:
                 if tr is None or end - tr[0] < s:
                     continue
                 v = tr[1](b, end - tr[0]) + (-1,)
+                # a record row: no sample row, source RECORD (see _switch)
+                w_time(v[tr[4]])
+                w_tid(v[tr[3]])
+                w_pid(v[tr[2]])
+                w_cpu(v[tr[5]])
                 if misc & _MISC_SWITCH_OUT:
-                    a_sw(v[tr[4]], v[tr[3]], v[tr[2]], v[tr[5]], OUT,
-                         RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0, -1, RECORD)
+                    w_kind(OUT)
+                    w_state(RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0)
                 else:
-                    a_sw(v[tr[4]], v[tr[3]], v[tr[2]], v[tr[5]], IN, 0, -1, RECORD)
+                    w_kind(IN)
+                    w_state(0)
             elif rtype == R.LOST:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES:
@@ -468,16 +477,18 @@ class _Reader:
 
     def _switch(self, time, tid, pid, cpu, kind, state, row, src, value=0.0,
                 peer=-1) -> None:
-        self.w_peer.append(peer)
-        self.w_value.append(value)
+        if row != -1 or src != RECORD or value or peer != -1:
+            self.x_at.append(len(self.w_time))
+            self.x_row.append(row)
+            self.x_src.append(src)
+            self.x_value.append(value)
+            self.x_peer.append(peer)
         self.w_time.append(time)
         self.w_tid.append(tid)
         self.w_pid.append(pid)
         self.w_cpu.append(cpu)
         self.w_kind.append(kind)
         self.w_state.append(state)
-        self.w_row.append(row)
-        self.w_src.append(src)
 
     def _trailer(self, a: Attr):
         """(size, unpack, index of pid, tid, time, cpu) of an attr's sample_id trailer,
@@ -509,12 +520,21 @@ class _Reader:
         for i, row in enumerate(order):
             stack_of[row] = s_stack[i]
         log = self.p.switches
+        rows = len(self.w_time)
         log.time = array("d", [t / 1e9 for t in self.w_time])
         log.tid, log.pid, log.cpu = self.w_tid, self.w_pid, self.w_cpu
-        log.kind, log.state, log.source, log.value = (self.w_kind, self.w_state,
-                                                      self.w_src, self.w_value)
-        log.peer = self.w_peer
-        log.stack = array("i", [stack_of[r] if 0 <= r < n else -1 for r in self.w_row])
+        log.kind, log.state = self.w_kind, self.w_state
+        # the record rows' defaults, then the rows that say more
+        log.source = array("b", [RECORD]) * rows
+        log.value = array("d", [0.0]) * rows
+        log.peer = array("i", [-1]) * rows
+        log.stack = array("i", [-1]) * rows
+        for k, i in enumerate(self.x_at):
+            log.source[i], log.value[i], log.peer[i] = \
+                self.x_src[k], self.x_value[k], self.x_peer[k]
+            row = self.x_row[k]
+            if 0 <= row < n:
+                log.stack[i] = stack_of[row]
 
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \
