@@ -25,13 +25,12 @@ _C_CLONE = re.compile(
     r"(?:\.[0-9a-f]+)*)+$")
 _CXX_CLONE = re.compile(r"(?:\s*\[clone [^\]]*\])+$")
 _SYMBOL_VERSION = re.compile(r"@@?[A-Za-z_][\w.]*$")  # pthread_mutex_lock@@GLIBC_2.2.5
-_QUALIFIERS = re.compile(r"(?:\s+(?:const|volatile|&&|&|noexcept))+$")
 _ABI_TAG = re.compile(r"\[abi:[^\]]*\]")  # Widget::name[abi:cxx11](): mangling, not identity
-#: operators whose spelling holds brackets the parser must not count
-_OPERATORS = ("operator<<=", "operator>>=", "operator<=>", "operator<<", "operator>>",
-              "operator<=", "operator>=", "operator->*", "operator->", "operator()",
-              "operator[]", "operator<", "operator>")
-_OPEN, _CLOSE = "(<[{", ")>]}"
+# without_signature's reading of a demangled name
+_QUALIFIERS = (" const", " volatile", " &&", " &", " noexcept", " transaction_safe")
+_IDENT = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_~$.")
+_OPERATOR_CHARS = set("+-*/%^&|~!=<>,[]()")
+_OPEN_OF = {">": "<", ")": "(", "]": "[", "}": "{"}
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -46,45 +45,83 @@ def function_identity(name: str) -> str:
     base = _SYMBOL_VERSION.sub("", base)
     base = _CXX_CLONE.sub("", base)
     base = _C_CLONE.sub("", base)
-    base = _without_signature(_ABI_TAG.sub("", base))
+    base = without_signature(_ABI_TAG.sub("", base))
     return base + "@plt" if plt else base
 
 
-def _without_signature(name: str) -> str:
-    """The qualified name alone: no trailing parameter list (and its qualifiers), no
-    leading return type. Brackets are matched, so parameter lists inside template
-    arguments (`std::function<void ()>`) and lambdas (`{lambda()#1}`) stay."""
-    if "(" not in name and " " not in name:
+def without_signature(name: str) -> str:
+    """A demangled C++ function without its parameter list, method qualifiers and the
+    return type of a function template, as libiberty prints it without DMGL_PARAMS (what
+    perf shows; `c++filt -p -i` prints the same: tests/test_short_names.py checks 58,521
+    real symbols): `std::vector<int, std::allocator<int> >::_M_realloc_insert<int>` for
+    `void std::vector<...>::_M_realloc_insert<int>(...)`. Brackets are matched, so
+    parameter lists inside template arguments (`std::function<void ()>`) and lambdas
+    (`{lambda()#1}`) stay. A name that is no function signature comes back as it is."""
+    s = name
+    stripped = True
+    while stripped:
+        stripped = False
+        for q in _QUALIFIERS:
+            if s.endswith(q) and s[:-len(q)].endswith((")", " const", " volatile", "&")):
+                s = s[:-len(q)]
+                stripped = True
+    if not s.endswith(")"):
         return name
-    masked = name
-    for i, op in enumerate(_OPERATORS):
-        masked = masked.replace(op, f"operator\x01{i}\x02")
-    masked = _QUALIFIERS.sub("", masked)
-    if masked.endswith(")"):
-        depth = 0
-        for i in range(len(masked) - 1, -1, -1):
-            c = masked[i]
-            if c in _CLOSE:
-                depth += 1
-            elif c in _OPEN:
-                depth -= 1
-                if depth == 0:
-                    if c == "(" and i > 0:
-                        masked = masked[:i]
-                    break
+    i = _open_of(s, len(s) - 1)
+    head = s[:i] if i > 0 else ""
+    if not head or head.endswith("::"):
+        return name
+    if head.endswith(">"):
+        head = head[_qualified_start(head):]
+    return head
+
+
+def _open_of(text: str, close: int) -> int:
+    """Index of the bracket that `text[close]` closes (-1 when none), counting only
+    that kind of bracket."""
+    c, o = text[close], _OPEN_OF[text[close]]
     depth = 0
-    start = 0
-    for i, c in enumerate(masked):  # the return type ends at the last top-level space
-        if c in _OPEN:
+    for i in range(close, -1, -1):
+        if text[i] == c:
             depth += 1
-        elif c in _CLOSE:
-            depth = max(0, depth - 1)
-        elif c == " " and depth == 0 and not masked[:i].endswith(("operator", "\x02")):
-            start = i + 1
-    masked = masked[start:]
-    for i, op in enumerate(_OPERATORS):
-        masked = masked.replace(f"operator\x01{i}\x02", op)
-    return masked.strip() or name
+        elif text[i] == o:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _qualified_start(text: str) -> int:
+    """Where the qualified name that ends `text` begins: what is before it (and a space)
+    is a function template's return type."""
+    i = len(text)
+    while True:
+        # one component, from its end: template arguments, then the plain name
+        j = i - 1
+        if j >= 0 and text[j] == ">":
+            j = _open_of(text, j)
+            if j < 0:
+                return 0
+            if j > 0 and text[j - 1] == " ":  # `operator< <char>`
+                j -= 1
+            j -= 1
+        k = j
+        while k >= 0 and text[k] in _OPERATOR_CHARS:
+            k -= 1
+        if k < j and text[max(0, k - 7):k + 1] == "operator":
+            j = k - 8  # an operator's symbols: `operator>>`, `operator+`
+        elif j >= 0 and text[j] in ")}]":
+            j = _open_of(text, j) - 1  # `(anonymous namespace)`, `{lambda()#1}`
+        else:
+            while j >= 0 and text[j] in _IDENT:
+                j -= 1
+            if text[max(0, j - 8):j + 1] == "operator ":
+                j -= 9  # `operator new`, `operator delete`
+        start = j + 1
+        if start >= 2 and text[start - 2:start] == "::":
+            i = start - 2
+            continue
+        return start
 
 
 _SO_VERSION = re.compile(r"\.so(?:\.\d+)+$")
