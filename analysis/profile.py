@@ -187,6 +187,15 @@ class Profile:
                                        symbol_offset, is_return))
         return ix
 
+    def add_unnamed_location(self, mapping_id: int, address: int, dso_offset: int | None,
+                             is_return: bool = False) -> int:
+        """A location no symbol names yet, under the name unresolved_name gives it (what
+        the symbolization pass will look up)."""
+        fid = self.function(unresolved_name(self, mapping_id, address, dso_offset),
+                            mapping_id, resolved=False, system_name="[unknown]")
+        return self.add_location(mapping_id, address, (fid,), dso_offset=dso_offset,
+                                 is_return=is_return)
+
     def stack(self, location_ids: tuple[int, ...]) -> int:
         ix = self._stack_ix.get(location_ids)
         if ix is None:

@@ -34,10 +34,9 @@ from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Fea
 from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
 from ..perfdata.tracepoints import layouts
-from ..unwind.user_stacks import DWARF_NOTE, UserStacks
-from ..profile import (KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Profile,
-                       unresolved_name)
+from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, Profile
 from ..textio import GZIP_MAGIC, GzipReader, Source
+from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 
 NAME = "perf-data"
 
@@ -761,12 +760,7 @@ class _Reader:
                                 build_id=bid)
                 if kernel_text and path == "[kernel.kallsyms]":
                     p.mappings[mid].pgoff = kernel_text
-                mapping = p.mappings[mid]
-                name = unresolved_name(p, mid, addr, offset if mapping.kind != UNKNOWN
-                                       else None)
-                fid = p.function(name, mid, resolved=False, system_name="[unknown]")
-                loc = locs[key] = p.add_location(mid, addr, (fid,), dso_offset=offset,
-                                                 is_return=is_return)
+                loc = locs[key] = p.add_unnamed_location(mid, addr, offset, is_return)
             (kernel_frames if kernel else user_frames)[frame_key] = loc
             ids.append(loc)
         return p.stack(tuple(ids))

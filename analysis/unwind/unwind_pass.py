@@ -9,7 +9,7 @@ copies are then dropped: from here on the stacks are ordinary stacks.
 """
 from __future__ import annotations
 
-from ..profile import Profile, unresolved_name
+from ..profile import Profile
 from .cfi import ARCH_ALIASES, REGISTERS, CfiTable, image_base, table_for
 from .user_stacks import DWARF_NOTE, MapRow
 from .walker import JIT_PATHS, Module, Space, registers, walk
@@ -110,8 +110,5 @@ def _location(p: Profile, space: Space, ra: int, locs: dict) -> int:
         key = (mid, offset, True)
     loc = locs.get(key)
     if loc is None:
-        name = unresolved_name(p, mid, ra, offset)
-        fid = p.function(name, mid, resolved=False, system_name="[unknown]")
-        loc = locs[key] = p.add_location(mid, ra, (fid,), dso_offset=offset,
-                                         is_return=True)
+        loc = locs[key] = p.add_unnamed_location(mid, ra, offset, is_return=True)
     return loc
