@@ -172,9 +172,7 @@ def _classify_file(path: str, origin: str, member: str, out: Collected, budget: 
 def _kind(head: bytes) -> str | None:
     if is_elf(head):
         return "elf"
-    if head[:4] == b"PK\x03\x04" or head[:3] == b"BZh" or head[:2] == b"\x1f\x8b" or \
-            head[:6] == b"\xfd7zXZ\x00" or head[:4] == b"\x28\xb5\x2f\xfd" or \
-            head[257:262] == b"ustar":
+    if head[:4] == b"PK\x03\x04" or _compressed(head) or head[257:262] == b"ustar":
         return "archive"
     if b"\0" in head[:4096]:
         return None
@@ -254,7 +252,7 @@ def _extract_tar(path, head, origin, out, budget, work, depth) -> None:
     try:
         _extract_tar_members(path, head, origin, out, budget, work, depth)
     except tarfile.ReadError:
-        if _decompressed(None, head) is None:
+        if not _compressed(head):
             raise  # not compressed, and no tar: what it is cannot be told
         _extract_compressed_file(path, head, origin, out, budget, work, depth)
 
@@ -316,14 +314,16 @@ class _Counted:
         return True
 
 
-def _decompressed(counted: _Counted | None, head: bytes):
+def _compressed(head: bytes) -> bool:
+    """gzip, bzip2, xz or zstd: the compressions _decompressed reads."""
+    return head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00" \
+        or head[:4] == b"\x28\xb5\x2f\xfd"
+
+
+def _decompressed(counted: _Counted, head: bytes):
     """A reader of the decompressed tar. These readers decompress a bounded piece per
     read; tarfile's own "r|*" decompresses each compressed block whole, and a 1.6 KB
-    tar.bz2 became 2 GiB in memory at once. With `counted` None: None when `head` is no
-    compression format."""
-    if counted is None:
-        return True if head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or \
-            head[:6] == b"\xfd7zXZ\x00" or head[:4] == b"\x28\xb5\x2f\xfd" else None
+    tar.bz2 became 2 GiB in memory at once."""
     if head[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=counted, mode="rb")
     if head[:3] == b"BZh":
