@@ -58,10 +58,11 @@ def notable_functions(funcs: list, total: int) -> tuple[list, dict | None]:
     """(the functions the report lists, what the rest add up to or None): those on at
     least FUNCTIONS_MIN_SHARE of the stacks, and the first FUNCTIONS_MIN by self."""
     floor = FUNCTIONS_MIN_SHARE * total
-    kept = [f for i, f in enumerate(funcs) if i < FUNCTIONS_MIN or f.total >= floor]
-    if len(kept) == len(funcs):
+    kept, left = [], []
+    for i, f in enumerate(funcs):
+        (kept if i < FUNCTIONS_MIN or f.total >= floor else left).append(f)
+    if not left:
         return funcs, None
-    left = [f for i, f in enumerate(funcs) if not (i < FUNCTIONS_MIN or f.total >= floor)]
     return kept, {"functions": len(left), "self": sum(f.self for f in left),
                   "max_total": max(f.total for f in left)}
 

@@ -30,21 +30,19 @@ def hot_lines(profile: Profile, weights: dict[int, int], function_id: int
     total_w: Counter = Counter()
     locs = profile.locations
     for sid, w in weights.items():
-        seen = set()
-        first = True
-        for lid in profile.stacks[sid]:
+        stack = profile.stacks[sid]
+        if not stack:
+            continue
+        leaf = locs[stack[0]]  # the sample's own frame: its innermost line is self
+        if leaf.lines and leaf.functions[0] == function_id:
+            self_w[leaf.lines[0]] += w
+        seen = set()  # each line once per sample, however often the stack passes it
+        for lid in stack:
             loc = locs[lid]
-            if loc.lines and function_id in loc.functions:
-                for i, fid in enumerate(loc.functions):
-                    if fid != function_id or i >= len(loc.lines):
-                        continue
-                    at = loc.lines[i]
-                    if first and i == 0:
-                        self_w[at] += w
-                    if at not in seen:
-                        seen.add(at)
-                        total_w[at] += w
-            first = False
+            for fid, at in zip(loc.functions, loc.lines):
+                if fid == function_id and at not in seen:
+                    seen.add(at)
+                    total_w[at] += w
     rows = [LineCost(f, n, self_w[(f, n)], t) for (f, n), t in total_w.items()]
     rows.sort(key=lambda r: (-r.self, -r.total, r.file, r.line))
     return rows

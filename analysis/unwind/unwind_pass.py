@@ -32,7 +32,7 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
         return
     tables: dict[str, CfiTable | None] = {}
     modules: dict[tuple[str, str], Module | None] = {}
-    without_binary: dict[str, int] = {}  # DSOs a walk reached with no unwind table
+    without_binary: set[str] = set()  # DSOs a walk reached with no unwind table
 
     def module_of(row: MapRow) -> Module | None:
         key = (row[3], row[4])
@@ -52,7 +52,7 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
                 return None if v is None else v - base
             mod = (tables[elf.path], relative)
         if (mod is None or mod[0] is None) and not row[3].startswith(JIT_PATHS):
-            without_binary[row[3]] = 0  # (JIT code has no binary: frame pointers there)
+            without_binary.add(row[3])  # (JIT code has no binary: frame pointers there)
         modules[key] = mod
         return mod
 
