@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..identity import function_identity
 from ..profile import KERNEL, UNKNOWN
 from ..unwind.user_stacks import DWARF_NOTE
 from .context import Context
@@ -43,7 +44,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
         # an address no file maps: what a frame pointer register held in code that
         # used it for data (perf prints it as [unknown] or the bare address)
         garbage = p.mappings[outer.mapping_id].kind == UNKNOWN and not outer.resolved
-        short = len(user) <= SHORT and _base(outer.name) not in THREAD_ROOTS
+        short = len(user) <= SHORT and function_identity(outer.name) not in THREAD_ROOTS
         if garbage or short:
             broken[sid] = w
             origin = p.mappings[p.functions[user[-2 if garbage and len(user) > 1 else -1]]
@@ -82,7 +83,3 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
                       broken, lambda f: p.mappings[p.functions[f].mapping_id].kind != KERNEL)},
         focus={})
 
-
-def _base(name: str) -> str:
-    """`clone3@GLIBC_2.34` and `start_thread (inlined)` -> the function's own name."""
-    return name.split("@", 1)[0].split(" ", 1)[0]
