@@ -8,7 +8,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
 
-$(STAMP): pyproject.toml
+# the perf.data reader's compiled loop (analysis/perfdata/_scan.c) needs a C compiler and
+# the Python headers; on a fresh Debian machine they are installed first
+$(STAMP): pyproject.toml analysis/perfdata/_scan.c
+	@command -v gcc > /dev/null || { echo "installing gcc"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; }
+	@$(PYTHON) -c "import os, sys, sysconfig; \
+	  sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+	  || { echo "installing python3-dev"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'

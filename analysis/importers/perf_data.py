@@ -26,6 +26,7 @@ from array import array
 from ..errors import ParseError
 from ..perfdata import records as R
 from ..offcpu.switches import IN, OUT, RAN, RECORD, RUNNABLE, TRACEPOINT, WAKE, state_of_bits
+from ..perfdata import _scan
 from ..perfdata.attr import CPU, ID, IDENTIFIER, REGS_USER, STACK_USER, STREAM_ID, TID, TIME, \
     Attr, parse_attr
 from ..perfdata.damage import judge
@@ -54,13 +55,10 @@ _PROT_EXEC = 4
 _ANON_PREFIXES = ("//anon", "/dev/zero", "/anon_hugepage", "[anon:", "/memfd:")
 
 _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
-# PERF_RECORD_SWITCH (14) and PERF_RECORD_SWITCH_CPU_WIDE (15); misc bits of
-# include/uapi/linux/perf_event.h
-_SWITCH, _SWITCH_CPU_WIDE = 14, 15
-_MISC_SWITCH_OUT = 1 << 13
-_MISC_SWITCH_OUT_PREEMPT = 1 << 14
 #: the HEADER_TRACING_DATA feature: the kernel's tracepoint format files
 _F_TRACING_DATA = 1
+#: what the compiled loop reads of sched_switch's raw record
+_SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
 
 
@@ -185,6 +183,16 @@ class _Reader:
         #: row, source, seconds a RAN row says the thread ran, a WAKE row's waker
         self.x_at, self.x_row, self.x_src = array("i"), array("i"), array("b")
         self.x_value, self.x_peer = array("d"), array("i")
+        #: the order of _scan.c's output columns
+        self.scan_columns = (self.c_time, self.c_pid, self.c_tid, self.c_cpu, self.c_period,
+                             self.c_event, self.c_chain, self.w_time, self.w_tid, self.w_pid,
+                             self.w_cpu, self.w_kind, self.w_state, self.x_at, self.x_row,
+                             self.x_src, self.x_value, self.x_peer)
+        #: sample id -> the layout _scan.c decodes it by (None: `_sample` does); an id
+        #: not here yet goes to `_target` first
+        self.sample_specs: dict[int, bytes | None] = {}
+        #: sample id -> (trailer size, offsets of pid, tid, time, cpu) of switch records
+        self.switch_specs: dict[int, bytes] | None = None
         self.tracing_data: bytes | None = None
         self._layouts = None
         self._trailers: dict[int, tuple] = {}  # id(attr) -> its sample_id trailer layout
@@ -194,84 +202,27 @@ class _Reader:
         self._index_attrs()
         walk = R.Walk(self.buf, self.h.data_offset, self.h.data_offset + self.h.data_size,
                       self.e)
-        last_time = 0
+        walk.scan = self._scan
         seq = 0
         e = self.e
-        targets_get, unpack_u64 = self.targets.get, self.unpack_u64
-        chain_get = self.chain_ix.get
-        a_time, a_pid, a_tid = self.c_time.append, self.c_pid.append, self.c_tid.append
-        a_cpu, a_period = self.c_cpu.append, self.c_period.append
-        a_event, a_chain = self.c_event.append, self.c_chain.append
-        sw_trailer = None  # ident -> trailer layout of switch records (made on first)
-        sw_id_off = (self.attrs[0].trailer_id_offset_from_end() or 0) \
-            if len(self.attrs) > 1 else 0
-        w_time, w_tid, w_pid = self.w_time.append, self.w_tid.append, self.w_pid.append
-        w_cpu, w_kind, w_state = self.w_cpu.append, self.w_kind.append, self.w_state.append
         for rtype, misc, b, s, end, fpos in walk:
             seq += 1
-            if rtype == 9:  # SAMPLE; the common layouts are decoded right here
+            if rtype == 9:  # SAMPLE of a layout the compiled loop leaves to `_sample`
                 if not self.attrs:  # no event described (yet): nothing to decode it by
                     self._bad(fpos, "SAMPLE")
                     continue
                 off = self.id_offset
-                ident = unpack_u64(b, s + off)[0] if self.multi and off is not None else 0
-                target = targets_get(ident) or self._target(ident)
-                fast = target[2]
-                if fast is None or s + fast[1] > end:
-                    t = self._sample(misc, b, s, end, target[0], target[1])
-                    if t is None:
-                        self._bad(fpos, "SAMPLE")
-                    else:
-                        last_time = t
-                    continue
-                unpack, size, i_ip, i_pid, i_tid, i_time, i_cpu, i_period, chained = fast
-                v = unpack(b, s) + (0, -1)
-                if chained:
-                    nr = unpack_u64(b, s + size)[0]
-                    cstart = s + size + 8
-                    if cstart + 8 * nr > end:
-                        self._bad(fpos, "SAMPLE")
-                        continue
-                    ckey = (misc & 7, b[cstart:cstart + 8 * nr]) if nr else (misc & 7, v[i_ip])
-                else:
-                    ckey = (misc & 7, v[i_ip])
-                cid = chain_get(ckey)
-                if cid is None:
-                    cid = self._intern_chain(ckey, misc & 7, v[i_ip],
-                                             ckey[1] if chained and nr else None)
-                last_time = v[i_time]
-                a_time(last_time)
-                a_pid(v[i_pid])
-                a_tid(v[i_tid])
-                a_cpu(v[i_cpu])
-                a_period(v[i_period])
-                a_event(target[1])
-                a_chain(cid)
+                ident = self.unpack_u64(b, s + off)[0] if self.multi and off is not None \
+                    else 0
+                target = self.targets.get(ident) or self._target(ident)
+                if not self._sample(misc, b, s, end, target[0], target[1]):
+                    self._bad(fpos, "SAMPLE")
             elif rtype in (R.MMAP, R.MMAP2, R.COMM, R.FORK):
                 t = self._record_time(b, s, end) or 0
                 if t == 0 and not self._has_sideband_time():
-                    t = last_time
+                    # untimed sideband goes where it is in the file: after the last sample
+                    t = self.c_time[-1] if len(self.c_time) else 0
                 self._sideband(rtype, misc, b, s, end, t, seq, fpos)
-            elif rtype == _SWITCH or rtype == _SWITCH_CPU_WIDE:
-                # inline: a busy capture has a million of these
-                if sw_trailer is None:
-                    sw_trailer = self._switch_trailers()
-                ident = unpack_u64(b, end - sw_id_off)[0] if sw_id_off else 0
-                tr = sw_trailer.get(ident) or sw_trailer.get(0)
-                if tr is None or end - tr[0] < s:
-                    continue
-                v = tr[1](b, end - tr[0]) + (-1,)
-                # a record row: no sample row, source RECORD (see _switch)
-                w_time(v[tr[4]])
-                w_tid(v[tr[3]])
-                w_pid(v[tr[2]])
-                w_cpu(v[tr[5]])
-                if misc & _MISC_SWITCH_OUT:
-                    w_kind(OUT)
-                    w_state(RUNNABLE if misc & _MISC_SWITCH_OUT_PREEMPT else 0)
-                else:
-                    w_kind(IN)
-                    w_state(0)
             elif rtype == R.LOST:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES:
@@ -319,6 +270,8 @@ class _Reader:
             for i in a.ids:
                 self.by_id[i] = a
         self.targets.clear()
+        self.sample_specs.clear()
+        self.switch_specs = None
         self.multi = len(self.attrs) > 1
         if self.attrs:
             self.id_offset = self.attrs[0].sample_id_offset()
@@ -342,20 +295,45 @@ class _Reader:
                 reader.sched = sched
                 if attr.sample_type & (REGS_USER | STACK_USER) and attr.exclude_callchain_user:
                     self.dwarf = True
-                target = self.by_attr[key] = (
-                    reader, self.p.event(attr.name or attr.default_name()),
-                    None if switch else reader.fast())
+                ev = self.p.event(attr.name or attr.default_name())
+                fields = self._layout()[sched].offsets(_SWITCH_FIELDS) \
+                    if sched == "sched_switch" else None
+                spec = None if switch and fields is None else reader.spec(ev, fields)
+                target = self.by_attr[key] = (reader, ev, spec)
             self.targets[ident] = target
+            self.sample_specs[ident] = target[2]
         return target
 
+    # ---- the compiled record loop ------------------------------------------------------
+    def _scan(self, buf, pos: int, end: int) -> int:
+        """Walk.scan: hand the records from `pos` to _scan.c while it takes them, and
+        append what it decoded to the columns; returns where it stopped."""
+        if not self.attrs:
+            return pos
+        if self.switch_specs is None:
+            self.switch_specs = {k: struct.pack("<5q", *t)
+                                 for k, t in self._switch_trailers().items()}
+        sid_off = self.id_offset if self.multi and self.id_offset is not None else -1
+        wid_off = (self.attrs[0].trailer_id_offset_from_end() or 0) if self.multi else 0
+        pos, cols = _scan.scan(buf, pos, end, self.e == ">", sid_off, self.sample_specs,
+                               wid_off, self.switch_specs, self.chain_ix,
+                               self._intern_chain, len(self.c_time), len(self.w_time))
+        if cols is not None:
+            for column, data in zip(self.scan_columns, cols):
+                if data:
+                    column.frombytes(data)
+        return pos
+
     def _sample(self, misc: int, b, s: int, end: int, reader: SampleReader,
-                ev: int) -> int | None:
-        """A sample the fast path does not decode (READ, DWARF, LBR layouts)."""
+                ev: int) -> bool:
+        """A sample the compiled loop does not decode (READ, DWARF, LBR layouts, other
+        scheduler tracepoints, the first of each event, damaged ones); False when it
+        does not decode with its layout."""
         try:
             ip, pid, tid, time, cpu, period, chain, branch_from, user_ip = \
                 reader.read(b, s, end)
         except struct.error:
-            return None
+            return False
         mode = misc & 7
         if branch_from is not None or user_ip is not None:
             ckey = (mode, chain, branch_from, user_ip, ip)
@@ -379,7 +357,7 @@ class _Reader:
         self.c_period.append(period)
         self.c_event.append(ev)
         self.c_chain.append(cid)
-        return time
+        return True
 
     def _intern_chain(self, ckey: tuple, mode: int, ip: int, chain: bytes | None,
                       branch_from=None, user_ip=None) -> int:
@@ -466,8 +444,8 @@ class _Reader:
             self._switch(time, next_pid, -1, cpu, IN, 0, -1, TRACEPOINT)
 
     def _switch_trailers(self) -> dict:
-        """ident -> (size, unpack, i_pid, i_tid, i_time, i_cpu) for switch records; 0
-        for a single attr (or an ident not seen)."""
+        """ident -> (size, offsets of pid, tid, time, cpu) of the sample_id trailer of
+        switch records; 0 for a single attr (or an ident not seen)."""
         out = {0: self._trailer(self.attrs[0])} if self.attrs else {}
         for a in self.attrs:
             for i in a.ids:
@@ -489,24 +467,23 @@ class _Reader:
         self.w_kind.append(kind)
         self.w_state.append(state)
 
-    def _trailer(self, a: Attr):
-        """(size, unpack, index of pid, tid, time, cpu) of an attr's sample_id trailer,
-        made once per attr: a busy capture has a million switch records."""
+    def _trailer(self, a: Attr) -> tuple[int, int, int, int, int]:
+        """(size, byte offset of pid, tid, time, cpu; -1 absent) of an attr's sample_id
+        trailer; size 0 when it has no time (such records cannot be placed)."""
         cache = self._trailers
         t = cache.get(id(a))
         if t is None:
-            st, fmt, names = a.sample_type, self.e, []
-            for bit, code, name in ((TID, "ii", "pid tid"), (TIME, "Q", "time"),
-                                    (ID, "Q", "id"), (STREAM_ID, "Q", "stream"),
-                                    (CPU, "ii", "cpu res"), (IDENTIFIER, "Q", "ident")):
+            st, size, at = a.sample_type, 0, {}
+            for bit, width, name in ((TID, 4, "pid"), (TID, 4, "tid"), (TIME, 8, "time"),
+                                     (ID, 8, "id"), (STREAM_ID, 8, "stream"),
+                                     (CPU, 4, "cpu"), (CPU, 4, "res"),
+                                     (IDENTIFIER, 8, "ident")):
                 if st & bit:
-                    fmt += code
-                    names += name.split()
-            unpack = struct.Struct(fmt)
-            ix = {n: i for i, n in enumerate(names)}
+                    at[name] = size
+                    size += width
             t = cache[id(a)] = (a.trailer_size() if a.sample_id_all and st & TIME else 0,
-                                unpack.unpack_from, ix.get("pid", -1), ix.get("tid", -1),
-                                ix.get("time", -1), ix.get("cpu", -1))
+                                at.get("pid", -1), at.get("tid", -1), at.get("time", -1),
+                                at.get("cpu", -1))
         return t
 
     def _switches(self, order) -> None:

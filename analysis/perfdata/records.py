@@ -55,13 +55,21 @@ class Walk:
         self.stop: Stop | None = None
         self._zstd = None
         self._decompressed = 0
+        #: (buffer, pos, end) -> pos: consumes a run of records in bulk and returns where
+        #: the first one it left begins (the importer's compiled loop); those records
+        #: are not yielded
+        self.scan = None
 
     def __iter__(self) -> Iterator[tuple[int, int, object, int, int, int]]:
-        buf, end, unpack = self.buf, self.end, self.hdr.unpack_from
+        buf, end, unpack, scan = self.buf, self.end, self.hdr.unpack_from, self.scan
         pos = self.start
         pending = b""  # decompressed bytes not yet forming a whole record
         pending_from = pos  # the COMPRESSED record where they began
         while pos + 8 <= end:
+            if scan is not None:
+                pos = scan(buf, pos, end)
+                if pos + 8 > end:
+                    break
             rtype, misc, size = unpack(buf, pos)
             if size < 8:
                 self.stop = Stop(pos, f"has size {size}, and a record is at least 8 bytes",
@@ -92,6 +100,10 @@ class Walk:
                 pending += out
                 p, n = 0, len(pending)
                 while p + 8 <= n:
+                    if scan is not None:
+                        p = scan(pending, p, n)
+                        if p + 8 > n:
+                            break
                     itype, imisc, isize = unpack(pending, p)
                     if isize < 8:
                         self.stop = Stop(pos, f"holds a compressed record of size {isize}, "

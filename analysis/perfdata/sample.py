@@ -24,13 +24,17 @@ class SampleReader:
         st = attr.sample_type
         self.endian = endian
         fmt, fields = endian, []
+        #: byte offset of each prefix field in the record body (each is 8 or 4 bytes)
+        self.offsets: dict[str, int] = {}
         for bit, code, name in ((IDENTIFIER, "Q", "identifier"), (IP, "Q", "ip"),
                                 (TID, "ii", "pid tid"), (TIME, "Q", "time"),
                                 (ADDR, "Q", "addr"), (ID, "Q", "id"),
                                 (STREAM_ID, "Q", "stream_id"), (CPU, "ii", "cpu res"),
                                 (PERIOD, "Q", "period")):
             if st & bit:
-                fmt += code
+                for c, n in zip(code, name.split()):
+                    self.offsets[n] = struct.calcsize(fmt)
+                    fmt += c
                 fields += name.split()
         self.prefix = struct.Struct(fmt)
         index = {name: i for i, name in enumerate(fields)}
@@ -72,13 +76,25 @@ class SampleReader:
         self.sched: str | None = None  # which scheduler tracepoint (the importer sets it)
         self.needs_tail = self.want_branches or self.want_regs or self.want_raw
 
-    def fast(self) -> tuple | None:
-        """What the importer's inline decoder needs, for layouts without variable-size
-        fields before the call chain and nothing wanted after it; else None."""
-        if self.st & READ or self.needs_tail:
+    def spec(self, event: int, switch_fields: tuple | None = None) -> bytes | None:
+        """The layout as the compiled record loop (_scan.c, its S_* order) reads it: for
+        layouts without variable-size fields before the call chain and nothing wanted
+        after it but sched_switch's fields (`switch_fields`: ((offset, size) of prev_pid,
+        prev_state, next_pid), bytes needed); else None, and `read` decodes them."""
+        if self.st & READ or self.want_branches or self.want_regs or \
+                (self.want_raw and switch_fields is None) or \
+                (switch_fields is not None and not self.want_raw):
             return None
-        return (self.prefix.unpack_from, self.prefix.size, self.i_ip, self.i_pid, self.i_tid,
-                self.i_time, self.i_cpu, self.i_period, bool(self.st & CALLCHAIN))
+        o = self.offsets
+        vals = [event, self.prefix.size] + \
+            [o.get(n, -1) for n in ("ip", "pid", "tid", "time", "cpu", "period")] + \
+            [1 if self.st & CALLCHAIN else 0]
+        if switch_fields is None:
+            vals += [-1] * 7
+        else:
+            (pp, ps, np_), need = switch_fields
+            vals += [*pp, *ps, *np_, need]
+        return struct.pack(f"<{len(vals)}q", *vals)
 
     def read(self, buf, start: int, end: int) -> tuple:
         """(ip, pid, tid, time, cpu, period, chain, branch_from, user_ip)"""

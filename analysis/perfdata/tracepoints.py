@@ -43,24 +43,32 @@ class Layout:
         v = unpack(raw)
         return tuple(v[i] for i in order)
 
+    def offsets(self, names: tuple[str, ...]) -> tuple[list[tuple[int, int]], int] | None:
+        """((offset, size) of each named field, bytes a record needs), or None when the
+        fields are no layout to read by: the format comes from the uploaded file, and a
+        field past any real record (tracepoint records are a few hundred bytes), of an
+        odd size or overlapping another is refused."""
+        fields = sorted((self.fields[n][0], self.fields[n][1]) for n in names)
+        pos = 0
+        for off, size in fields:
+            if size not in (4, 8) or off < pos or off > 4096:
+                return None
+            pos = off + size
+        return [self.fields[n] for n in names], pos
+
     def _reader(self, endian: str, names: tuple[str, ...]):
         """One struct for the fields, in offset order with pad bytes between."""
+        if self.offsets(names) is None:
+            return (None, None, None)
         fields = sorted((self.fields[n][0], self.fields[n][1], k) for k, n in enumerate(names))
         fmt, pos, order = endian, 0, [0] * len(names)
         for slot, (off, size, k) in enumerate(fields):
-            # the format comes from the uploaded file: a field past any real record
-            # (tracepoint records are a few hundred bytes) is no layout to read by
-            if size not in (4, 8) or off < pos or off > 4096:
-                reader = (None, None, None)
-                break
             fmt += f"{off - pos}x" if off > pos else ""
             fmt += "i" if size == 4 else "q"
             pos = off + size
             order[k] = slot
-        else:
-            st = struct.Struct(fmt)
-            reader = (st.size, lambda raw, u=st.unpack_from: u(raw, 0), order)
-        return reader
+        st = struct.Struct(fmt)
+        return (st.size, lambda raw, u=st.unpack_from: u(raw, 0), order)
 
 
 def layouts(tracing_data: bytes | None) -> dict[str, Layout]:
