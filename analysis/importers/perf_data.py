@@ -57,6 +57,7 @@ _ANON_PREFIXES = ("//anon", "/dev/zero", "/anon_hugepage", "[anon:", "/memfd:")
 _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
 #: the HEADER_TRACING_DATA feature: the kernel's tracepoint format files
 _F_TRACING_DATA = 1
+_NO_STACK = array("i", [-1]).tobytes()
 #: what the compiled loop reads of sched_switch's raw record
 _SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
@@ -490,14 +491,11 @@ class _Reader:
         """The switch log in the profile, its stacks those of the sched_switch samples."""
         if not len(self.w_time):
             return
-        n = len(order)
-        stack_of = array("i", [-1]) * n
-        s_stack = self.p.s_stack
-        for i, row in enumerate(order):
-            stack_of[row] = s_stack[i]
+        stack_of = array("i", [-1]) * len(order)  # file-order sample row -> its stack
+        _scan.scatter(stack_of, order, self.p.s_stack)
         log = self.p.switches
         rows = len(self.w_time)
-        log.time = array("d", [t / 1e9 for t in self.w_time])
+        log.time = array("d", _scan.seconds(self.w_time))
         log.tid, log.pid, log.cpu = self.w_tid, self.w_pid, self.w_cpu
         log.kind, log.state = self.w_kind, self.w_state
         # the record rows' defaults, then the rows that say more
@@ -505,12 +503,13 @@ class _Reader:
         log.value = array("d", [0.0]) * rows
         log.peer = array("i", [-1]) * rows
         log.stack = array("i", [-1]) * rows
-        for k, i in enumerate(self.x_at):
-            log.source[i], log.value[i], log.peer[i] = \
-                self.x_src[k], self.x_value[k], self.x_peer[k]
-            row = self.x_row[k]
-            if 0 <= row < n:
-                log.stack[i] = stack_of[row]
+        x_at = self.x_at
+        _scan.scatter(log.source, x_at, self.x_src)
+        _scan.scatter(log.value, x_at, self.x_value)
+        _scan.scatter(log.peer, x_at, self.x_peer)
+        # (a row of -1: the switch has no sample; its stack stays -1)
+        _scan.scatter(log.stack, x_at,
+                      array("i", _scan.take(stack_of, self.x_row, _NO_STACK)))
 
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \
@@ -598,7 +597,7 @@ class _Reader:
         comms: dict[int, str] = dict(self.thread_names)
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
         times = self.c_time
-        order = sorted(range(len(times)), key=times.__getitem__)
+        order = array("i", _scan.argsort(times))
         # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
         # the same; a map change drops the entries of the process it touched
         cache: dict[int, int] = {}
@@ -661,12 +660,12 @@ class _Reader:
         p.s_stack = stacks
         p.s_comm = comm_col
         p.s_count = array("q", [1]) * n
-        p.s_period = array("Q", [self.c_period[i] for i in order])
-        p.s_pid = array("i", [c_pid[i] for i in order])
-        p.s_tid = array("i", [c_tid[i] for i in order])
-        p.s_cpu = array("i", [self.c_cpu[i] for i in order])
-        p.s_time = array("d", [times[i] / 1e9 for i in order])
-        p.s_event = array("i", [self.c_event[i] for i in order])
+        p.s_period = array("Q", _scan.take(self.c_period, order))
+        p.s_pid = array("i", _scan.take(c_pid, order))
+        p.s_tid = array("i", _scan.take(c_tid, order))
+        p.s_cpu = array("i", _scan.take(self.c_cpu, order))
+        p.s_time = array("d", _scan.seconds(times, order))
+        p.s_event = array("i", _scan.take(self.c_event, order))
         p.user_stacks = user_stacks
         self.snaps = {}
         self._switches(order)

@@ -17,6 +17,7 @@ import math
 from array import array
 from dataclasses import dataclass, field
 
+from . import _intervals
 from .switches import (BLOCKED, DISK, IN, OUT, RAN, RECORD, RUNNABLE, SLEEPING, WAKE,
                        SwitchLog)
 
@@ -91,22 +92,17 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
         start, end = 0.0, duration_s(profile, None) or 0.0
     out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind or
                  (log.recorded and not len(log)))
-    times, tids, kinds = log.time, log.tid, log.kind
-    rows_of: dict[int, array] = {}  # compact: a busy capture has millions of rows
-    for i, tid in enumerate(tids):
-        rows = rows_of.get(tid)
-        if rows is None:
-            rows = rows_of[tid] = array("i")
-        rows.append(i)
-    for tid in sorted(rows_of):
-        rows = rows_of.pop(tid)
-        if tid <= 0:
-            continue  # the idle task (one per CPU, all tid 0) and unknown ones: no thread
-        if OUT not in (kinds[r] for r in rows):
-            continue  # threads seen only coming in (next_pid of others): not ours
-        if any(times[a] > times[b] for a, b in zip(rows, rows[1:])):
-            rows = sorted(rows, key=times.__getitem__)  # stable: file order among ties
-        _thread(out, log.pid[rows[0]], tid, _merged(log, rows), start, end)
+    # every thread's intervals, compiled: _intervals.c is this module's _merged and
+    # _thread, statement for statement, over the threads in tid order
+    threads, cols = _intervals.intervals(
+        len(log), log.time, log.tid, log.pid, log.kind, log.state, log.stack, log.source,
+        log.value, log.peer, start, end, out.timed, SAME_SWITCH_S)
+    for tid, pid, on, off, pre, sleeping, disk, unknown, switches in threads:
+        out.threads[tid] = ThreadTime(tid, pid, on, off, pre, sleeping, disk, unknown,
+                                      switches)
+    for column, data in zip((out.i_tid, out.i_start, out.i_dur, out.i_state, out.i_stack,
+                             out.i_waker, out.i_wake_stack), cols):
+        column.frombytes(data)
     if log.recorded and out.timed and end > start:
         sampled = set(profile.s_tid)
         for tid in log.watched:

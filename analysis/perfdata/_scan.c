@@ -352,8 +352,188 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- column helpers of the replay (time order) and the switch log ------------------ */
+
+static int index_view(PyObject *obj, Py_buffer *v) {
+    if (PyObject_GetBuffer(obj, v, PyBUF_FORMAT) < 0) return -1;
+    if (v->itemsize != 4 || !v->format || (strcmp(v->format, "i") && strcmp(v->format, "l"))) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "an index column is array('i')");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(argsort_doc,
+"argsort(times) -> bytes\n\n"
+"The rows of an array('Q') in ascending order, file order among equal values (as\n"
+"sorted(range(n), key=times.__getitem__)), as int32.");
+
+static PyObject *argsort(PyObject *self, PyObject *arg) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_FORMAT) < 0) return NULL;
+    if (v.itemsize != 8 || !v.format || (strcmp(v.format, "Q") && strcmp(v.format, "L"))) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_TypeError, "argsort sorts an array('Q')");
+        return NULL;
+    }
+    Py_ssize_t n = v.len / 8;
+    const uint64_t *t = v.buf;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 4);
+    int32_t *b = PyMem_Malloc(n * 4 + 1);
+    if (!out || !b) {
+        Py_XDECREF(out);
+        PyMem_Free(b);
+        PyBuffer_Release(&v);
+        return PyErr_NoMemory();
+    }
+    int32_t *a = (int32_t *)PyBytes_AS_STRING(out), *src = a, *dst = b;
+    for (Py_ssize_t i = 0; i < n; i++) a[i] = (int32_t)i;
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < n && sorted; i++) sorted = t[i - 1] <= t[i];
+    /* a stable LSD radix sort, 16 bits a pass, skipping passes where all agree */
+    for (int shift = 0; shift < 64 && !sorted; shift += 16) {
+        static Py_ssize_t count[65537];
+        memset(count, 0, sizeof count);
+        for (Py_ssize_t i = 0; i < n; i++) count[((t[src[i]] >> shift) & 0xffff) + 1]++;
+        if (count[((t[0] >> shift) & 0xffff) + 1] == n) continue;
+        for (int k = 0; k < 65536; k++) count[k + 1] += count[k];
+        for (Py_ssize_t i = 0; i < n; i++) dst[count[(t[src[i]] >> shift) & 0xffff]++] = src[i];
+        int32_t *x = src; src = dst; dst = x;
+    }
+    if (src != a) memcpy(a, src, n * 4);
+    PyMem_Free(b);
+    PyBuffer_Release(&v);
+    return out;
+}
+
+PyDoc_STRVAR(take_doc,
+"take(values, index, default=None) -> bytes\n\n"
+"values[index[k]] for each k, in values' item size; a negative index gives `default`\n"
+"(bytes of one item), or is an error without one.");
+
+static PyObject *take(PyObject *self, PyObject *args) {
+    PyObject *vo, *io, *dflt = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &vo, &io, &dflt)) return NULL;
+    Py_buffer v, ix;
+    if (PyObject_GetBuffer(vo, &v, PyBUF_FORMAT) < 0) return NULL;
+    if (index_view(io, &ix) < 0) { PyBuffer_Release(&v); return NULL; }
+    Py_ssize_t k = v.itemsize, n = ix.len / 4, rows = v.len / k;
+    const char *d = NULL;
+    PyObject *out = NULL;
+    if (dflt != Py_None) {
+        if (!PyBytes_Check(dflt) || PyBytes_GET_SIZE(dflt) != k) {
+            PyErr_SetString(PyExc_ValueError, "default is bytes of one item");
+            goto done;
+        }
+        d = PyBytes_AS_STRING(dflt);
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * k);
+    if (!out) goto done;
+    char *o = PyBytes_AS_STRING(out);
+    const int32_t *idx = ix.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t j = idx[i];
+        if (j >= 0 && j < rows) {
+            memcpy(o + i * k, (const char *)v.buf + (Py_ssize_t)j * k, k);
+        } else if (j < 0 && d) {
+            memcpy(o + i * k, d, k);
+        } else {
+            Py_CLEAR(out);
+            PyErr_Format(PyExc_IndexError, "row %d of %zd", j, rows);
+            goto done;
+        }
+    }
+done:
+    PyBuffer_Release(&v);
+    PyBuffer_Release(&ix);
+    return out;
+}
+
+PyDoc_STRVAR(scatter_doc,
+"scatter(target, index, values)\n\n"
+"target[index[k]] = values[k] for each k (arrays of one item size; target writable).");
+
+static PyObject *scatter(PyObject *self, PyObject *args) {
+    PyObject *to, *io, *vo;
+    if (!PyArg_ParseTuple(args, "OOO", &to, &io, &vo)) return NULL;
+    Py_buffer t, ix, v;
+    if (PyObject_GetBuffer(to, &t, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    if (index_view(io, &ix) < 0) { PyBuffer_Release(&t); return NULL; }
+    if (PyObject_GetBuffer(vo, &v, PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&t);
+        PyBuffer_Release(&ix);
+        return NULL;
+    }
+    Py_ssize_t k = t.itemsize, n = ix.len / 4, rows = t.len / k;
+    PyObject *res = Py_None;
+    if (v.itemsize != k || v.len / k != n) {
+        PyErr_SetString(PyExc_ValueError, "scatter: values and index differ in length or "
+                                          "item size");
+        res = NULL;
+    } else {
+        const int32_t *idx = ix.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int32_t j = idx[i];
+            if (j < 0 || j >= rows) {
+                PyErr_Format(PyExc_IndexError, "row %d of %zd", j, rows);
+                res = NULL;
+                break;
+            }
+            memcpy((char *)t.buf + (Py_ssize_t)j * k, (const char *)v.buf + i * k, k);
+        }
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&ix);
+    PyBuffer_Release(&v);
+    Py_XINCREF(res);
+    return res;
+}
+
+PyDoc_STRVAR(seconds_doc,
+"seconds(ns, index=None) -> bytes\n\n"
+"ns[index[k]] / 1e9 (every row without an index) as doubles: the value Python's\n"
+"`t / 1e9` gives.");
+
+static PyObject *seconds(PyObject *self, PyObject *args) {
+    PyObject *vo, *io = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O", &vo, &io)) return NULL;
+    Py_buffer v, ix = {0};
+    if (PyObject_GetBuffer(vo, &v, PyBUF_FORMAT) < 0) return NULL;
+    if (v.itemsize != 8 || !v.format || (strcmp(v.format, "Q") && strcmp(v.format, "L"))) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_TypeError, "seconds reads an array('Q')");
+        return NULL;
+    }
+    int indexed = io != Py_None;
+    if (indexed && index_view(io, &ix) < 0) { PyBuffer_Release(&v); return NULL; }
+    Py_ssize_t rows = v.len / 8, n = indexed ? ix.len / 4 : rows;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out) {
+        double *o = (double *)PyBytes_AS_STRING(out);
+        const uint64_t *t = v.buf;
+        const int32_t *idx = ix.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_ssize_t j = indexed ? idx[i] : i;
+            if (j < 0 || j >= rows) {
+                Py_CLEAR(out);
+                PyErr_Format(PyExc_IndexError, "row %zd of %zd", j, rows);
+                break;
+            }
+            o[i] = (double)t[j] / 1e9;
+        }
+    }
+    PyBuffer_Release(&v);
+    if (indexed) PyBuffer_Release(&ix);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
+    {"argsort", argsort, METH_O, argsort_doc},
+    {"take", take, METH_VARARGS, take_doc},
+    {"scatter", scatter, METH_VARARGS, scatter_doc},
+    {"seconds", seconds, METH_VARARGS, seconds_doc},
     {NULL, NULL, 0, NULL},
 };
 
