@@ -8,10 +8,13 @@ blocked on a lock lost 40% of its time to it, whatever the CPUs did meanwhile.
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 
 from ..aggregate.functions import stack_functions
-from ..offcpu.switches import DISK, RUNNABLE
+from ..offcpu import _intervals
+from ..offcpu.switches import DISK, RUNNABLE, SLEEPING
+from ..perfdata import _scan
 from ..offcpu.threads import off_cpu
 from . import knowledge, software
 from .context import Context
@@ -46,6 +49,9 @@ _KIND_TEXT = {
                 "Upload the recording host's kallsyms (and the binaries' symbols) to tell "
                 "waiting for work from waiting on a lock or the disk."),
 }
+
+
+_NONE = array("i", [-1]).tobytes()  # an interval of a runnable switch-out: no kind
 
 
 def _active(oc) -> int:
@@ -103,21 +109,30 @@ def _tally(ctx: Context):
         if oc is None or not oc.timed or not oc.threads:
             return None
         dur = oc.window[1] - oc.window[0]
+        # each distinct (stack, disk wait) once, then the kinds' sums in interval order
+        g, groups = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 2)
         memo: dict = {}
-        secs: Counter = Counter()
-        waits: Counter = Counter()
-        callers: dict[str, Counter] = defaultdict(Counter)
+        kind_ix: dict[str, int] = {}  # in order of first appearance, as a Counter fills
+        caller_ix: dict[tuple[str, int], int] = {}
+        kind_of, caller_of = array("i"), array("i")
+        for sid, disk in groups:
+            kind, caller = _classify(ctx, sid, DISK if disk else SLEEPING, memo)
+            kind_of.append(kind_ix.setdefault(kind, len(kind_ix)))
+            caller_of.append(-1 if caller is None else
+                             caller_ix.setdefault((kind, caller), len(caller_ix)))
+        kinds = list(kind_ix)
+        by_kind = array("i", _scan.take(kind_of, array("i", g), _NONE))
+        s, n, pairs = _intervals.sums(by_kind, oc.i_dur, len(kinds), oc.i_tid)
+        secs = Counter(dict(zip(kinds, s)))
+        waits = Counter(dict(zip(kinds, n)))
         tids: dict[str, set] = defaultdict(set)
-        for k in range(len(oc)):
-            if oc.i_state[k] == RUNNABLE:
-                continue
-            kind, caller = _classify(ctx, oc.i_stack[k], oc.i_state[k], memo)
-            d = oc.i_dur[k]
-            secs[kind] += d
-            waits[kind] += 1
-            tids[kind].add(oc.i_tid[k])
-            if caller is not None:
-                callers[kind][caller] += d
+        for k, tid in pairs:
+            tids[kinds[k]].add(tid)
+        by_caller = array("i", _scan.take(caller_of, array("i", g), _NONE))
+        callers: dict[str, Counter] = defaultdict(Counter)
+        for (kind, caller), v in zip(caller_ix, _intervals.sums(by_caller, oc.i_dur,
+                                                                len(caller_ix))[0]):
+            callers[kind][caller] = v
         return dur, dur * _active(oc), secs, waits, callers, tids
     return ctx.memo("blocked_tally", compute)
 

@@ -25,7 +25,7 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
-from ..offcpu.switches import IN, OUT, RAN, RECORD, RUNNABLE, TRACEPOINT, WAKE, state_of_bits
+from ..offcpu.switches import IN, OUT, RAN, RECORD, TRACEPOINT, WAKE, state_of_bits
 from ..perfdata import _scan
 from ..perfdata.attr import CPU, ID, IDENTIFIER, REGS_USER, STACK_USER, STREAM_ID, TID, TIME, \
     Attr, parse_attr

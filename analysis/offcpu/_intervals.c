@@ -421,10 +421,10 @@ done:
 }
 
 PyDoc_STRVAR(sums_doc,
-"sums(keys, values, n, tids=None) -> (sums, counts, distinct)\n\n"
+"sums(keys, values, n, tids=None) -> (sums, counts, pairs)\n\n"
 "Per key 0..n-1 (rows with a negative key skipped): the sum of `values`, added in row\n"
-"order (as a Python loop adds them), the number of rows and, given `tids`, the number\n"
-"of distinct tids (else None).");
+"order (as a Python loop adds them), the number of rows and, given `tids`, the distinct\n"
+"(key, tid) pairs in order of first appearance (else None).");
 
 static PyObject *sums(PyObject *self, PyObject *args) {
     PyObject *ko, *vo, *to = Py_None;
@@ -441,15 +441,17 @@ static PyObject *sums(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = kv.len / 4;
     double *acc = PyMem_Calloc(nk + 1, sizeof *acc);
-    long long *cnt = PyMem_Calloc(nk + 1, sizeof *cnt), *dist = PyMem_Calloc(nk + 1, sizeof *dist);
+    long long *cnt = PyMem_Calloc(nk + 1, sizeof *cnt);
     Map m = {0};
     PyObject *out = NULL, *ls = NULL, *lc = NULL, *ld = NULL;
-    if (!acc || !cnt || !dist) { PyErr_NoMemory(); goto done; }
+    if (!acc || !cnt) { PyErr_NoMemory(); goto done; }
     if (vv.len != 8 * n || (with_tids && tv.len != 4 * n)) {
         PyErr_SetString(PyExc_ValueError, "sums: columns differ in length");
         goto done;
     }
     if (with_tids && map_init(&m, (size_t)n + 1) < 0) goto done;
+    ld = with_tids ? PyList_New(0) : Py_NewRef(Py_None);
+    if (!ld) goto done;
     const int32_t *k = kv.buf, *tid = tv.buf;
     const double *v = vv.buf;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -461,23 +463,21 @@ static PyObject *sums(PyObject *self, PyObject *args) {
         if (with_tids) {
             int fresh;
             map_id(&m, (uint64_t)(uint32_t)key << 32 | (uint32_t)tid[i], &fresh);
-            dist[key] += fresh;
+            if (fresh) {
+                PyObject *pair = Py_BuildValue("(ii)", key, tid[i]);
+                if (!pair || PyList_Append(ld, pair) < 0) { Py_XDECREF(pair); goto done; }
+                Py_DECREF(pair);
+            }
         }
     }
     ls = PyList_New(nk);
     lc = PyList_New(nk);
-    ld = with_tids ? PyList_New(nk) : Py_NewRef(Py_None);
-    if (!ls || !lc || !ld) goto done;
+    if (!ls || !lc) goto done;
     for (Py_ssize_t i = 0; i < nk; i++) {
         PyObject *a = PyFloat_FromDouble(acc[i]), *b = PyLong_FromLongLong(cnt[i]);
         if (!a || !b) { Py_XDECREF(a); Py_XDECREF(b); goto done; }
         PyList_SET_ITEM(ls, i, a);
         PyList_SET_ITEM(lc, i, b);
-        if (with_tids) {
-            PyObject *c = PyLong_FromLongLong(dist[i]);
-            if (!c) goto done;
-            PyList_SET_ITEM(ld, i, c);
-        }
     }
     out = Py_BuildValue("OOO", ls, lc, ld);
 done:
@@ -486,7 +486,6 @@ done:
     Py_XDECREF(ld);
     PyMem_Free(acc);
     PyMem_Free(cnt);
-    PyMem_Free(dist);
     if (with_tids) map_free(&m);
     PyBuffer_Release(&kv);
     PyBuffer_Release(&vv);

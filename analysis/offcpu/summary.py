@@ -2,11 +2,13 @@
 stacks (report["off_cpu"], report["threads"][i]["off_cpu_s"] ...)."""
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 
 from ..aggregate.functions import stack_functions
 from ..diagnosis.knowledge import is_c_library, syscall_of
 from ..profile import KERNEL, Profile
+from . import _intervals
 from .switches import RUNNABLE
 from .threads import off_cpu
 from .views import state_name
@@ -42,18 +44,26 @@ def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
         "disk_s": round(sum(t.disk_s for t in threads), 6),
         "switches": sum(t.switches for t in threads),
     }
-    acc: dict[int, list] = defaultdict(
-        lambda: [0.0, 0, defaultdict(float), set(), defaultdict(float)])
-    for k in range(len(oc)):
-        if oc.i_state[k] == RUNNABLE:
-            continue
-        a = acc[oc.i_stack[k]]
-        a[0] += oc.i_dur[k]
-        a[1] += 1
-        a[2][state_name(oc.i_state[k])] += oc.i_dur[k]
-        a[3].add(oc.i_tid[k])
-        if oc.i_waker[k] >= 0:
-            a[4][(oc.i_waker[k], oc.i_wake_stack[k])] += oc.i_dur[k]
+    # per stack of a voluntary switch-out, in order of first appearance (ties of the
+    # sort below keep it): seconds, waits, threads, seconds per state, per waker
+    g, stacks = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 0)
+    secs, counts, pairs = _intervals.sums(g, oc.i_dur, len(stacks), oc.i_tid)
+    tids = [set() for _ in stacks]
+    for k, tid in pairs:
+        tids[k].add(tid)
+    gs, by_state = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 1)
+    states = [defaultdict(float) for _ in stacks]
+    stack_ix = {sid: k for k, (sid, _) in enumerate(stacks)}
+    for (sid, st), v in zip(by_state, _intervals.sums(gs, oc.i_dur, len(by_state))[0]):
+        states[stack_ix[sid]][state_name(st)] += v
+    wakers = [defaultdict(float) for _ in stacks]
+    if max(oc.i_waker, default=-1) >= 0:  # sched_wakeup recorded
+        g = array("i", g)
+        for k in range(len(oc)):
+            if oc.i_waker[k] >= 0 and g[k] >= 0:
+                wakers[g[k]][(oc.i_waker[k], oc.i_wake_stack[k])] += oc.i_dur[k]
+    acc = {sid: (secs[k], counts[k], states[k], tids[k], wakers[k])
+           for k, (sid, _) in enumerate(stacks)}
     comm_of = profile.first_comms()
     rows = []
     for sid, (secs, n, states, tids, wakers) in sorted(acc.items(),

@@ -18,8 +18,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from . import _intervals
-from .switches import (BLOCKED, DISK, IN, OUT, RAN, RECORD, RUNNABLE, SLEEPING, WAKE,
-                       SwitchLog)
+from .switches import BLOCKED, DISK, RAN, RUNNABLE, SLEEPING, SwitchLog
 
 #: two switch-outs of one thread closer than this with no switch-in between are one
 #: switch seen by both sources
@@ -92,8 +91,8 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
         start, end = 0.0, duration_s(profile, None) or 0.0
     out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind or
                  (log.recorded and not len(log)))
-    # every thread's intervals, compiled: _intervals.c is this module's _merged and
-    # _thread, statement for statement, over the threads in tid order
+    # every thread's intervals, compiled: _intervals.c says how (its Python original,
+    # statement for statement, is tests/offcpu_reference.py, which the tests compare)
     threads, cols = _intervals.intervals(
         len(log), log.time, log.tid, log.pid, log.kind, log.state, log.stack, log.source,
         log.value, log.peer, start, end, out.timed, SAME_SWITCH_S)
@@ -116,104 +115,6 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
             else:
                 _off(out, tt, start, end, BLOCKED, -1)
     return out
-
-
-def _merged(log: SwitchLog, rows):
-    """One thread's switches in time order, (time, kind, state, stack, source, value),
-    the two sources' views of one switch made one: timed by PERF_RECORD_SWITCH,
-    described (state, stack) by the tracepoint. A generator holding one pending switch:
-    memory does not grow with the number of switches."""
-    last: list | None = None
-    time, kind_, state, stack, source = log.time, log.kind, log.state, log.stack, \
-        log.source
-    # with PERF_RECORD_SWITCH rows the records time every switch; the tracepoint only
-    # describes the switch-out that follows it (system-wide, the two interleave)
-    records = any(source[r] == RECORD for r in rows)
-    told: tuple | None = None  # (time, state, stack) of a tracepoint switch-out
-    for r in rows:
-        t, kind, st, sk, src = time[r], kind_[r], state[r], stack[r], source[r]
-        if records and src != RECORD and kind in (IN, OUT):
-            if kind == OUT:
-                told = (t, st, sk)
-            continue
-        if records and kind == OUT and told is not None:
-            if t - told[0] < SAME_SWITCH_S:
-                if st != RUNNABLE:
-                    st = told[1]
-                sk = told[2]
-            told = None
-        if kind == RAN or kind == WAKE:
-            if last is not None:
-                yield last
-                last = None
-            yield (t, kind, 0, sk if kind == WAKE else -1, src,
-                   log.value[r] if kind == RAN else log.peer[r])
-            continue
-        if last is not None and last[1] == kind and t - last[0] < SAME_SWITCH_S and \
-                last[4] != src:
-            if src == RECORD:
-                last[0] = t
-                if kind == OUT and st == RUNNABLE:
-                    last[2] = RUNNABLE
-            elif kind == OUT and last[2] != RUNNABLE:
-                last[2] = st
-            if last[3] < 0:
-                last[3] = sk
-            continue
-        if last is not None:
-            yield last
-        last = [t, kind, st, sk, src, 0.0]
-    if last is not None:
-        yield last
-
-
-def _thread(out: OffCpu, pid: int, tid: int, events, start: float, end: float) -> None:
-    tt = out.threads[tid] = ThreadTime(tid, pid)
-    on_since: float | None = start  # on-CPU when the window began, until told otherwise
-    off: list | None = None  # the switch-out waiting for its switch-in
-    came_in = False  # a switch-in says when the current on-CPU stretch began
-    ran = 0.0  # seconds sched_stat_runtime says the thread ran since its last out
-    woke = (-1, -1)  # (waker tid, its stack) of the wakeup since the last switch-out
-    for k, (t, kind, st, sk, _src, value) in enumerate(events):
-        if kind == RAN:
-            ran += value
-            continue
-        if kind == WAKE:
-            if off is not None:
-                woke = (int(value), sk)
-            continue
-        if kind == OUT:
-            if not came_in and ran > 0:
-                # no switch-in seen (perf sched record -p): it came in `ran` before
-                back = max(t - ran, off[0] if off is not None else start)
-                if off is not None:
-                    _off(out, tt, off[0], back, off[1], off[2])
-                else:
-                    _off(out, tt, start, back, BLOCKED, -1)
-                off, on_since = None, back
-            if on_since is not None:
-                tt.on_cpu_s += t - on_since
-            on_since = None
-            came_in = False
-            ran = 0.0
-            tt.switches += 1
-            off = [t, st, sk]
-        else:
-            if off is None and on_since is not None and k > 0:
-                continue  # already on a CPU: a second switch-in (CPU-wide records)
-            if off is not None:
-                _off(out, tt, off[0], t, off[1], off[2], woke)
-            elif k == 0:
-                _off(out, tt, start, t, BLOCKED, -1)  # off when the window began
-            off = None
-            on_since = t
-            came_in = True
-            ran = 0.0
-            woke = (-1, -1)
-    if off is not None and out.timed:
-        _off(out, tt, off[0], end, off[1], off[2])
-    elif on_since is not None:
-        tt.on_cpu_s += end - on_since
 
 
 def _off(out: OffCpu, tt: ThreadTime, t0: float, t1: float, state: int, stack: int,
