@@ -614,7 +614,9 @@ class _Reader:
         user_stacks = UserStacks(self.features.arch or "x86_64") if snaps else None
         frozen: dict[int, int] = {}  # id(a process's map list) -> index in spaces
         held: list = []  # those lists, alive while their ids are keys
-        for row in order:
+        i, n = 0, len(order)
+        while i < n:
+            row = order[i]
             if next_side is not None and next_side <= times[row]:
                 t = times[row]
                 while si < n_side and side[si][0] <= t:
@@ -630,6 +632,16 @@ class _Reader:
                     si += 1
                 next_side = side[si][0] if si < n_side else None
                 comm_ids.clear()
+            if not snaps:  # the rows whose stack and name are known, compiled
+                j, run_stacks, run_comms = _scan.replay_run(
+                    order, i, times, -1 if next_side is None else next_side, c_pid, c_chain,
+                    c_tid, cache, comm_ids)
+                if j > i:
+                    stacks.frombytes(run_stacks)
+                    comm_col.frombytes(run_comms)
+                    i = j
+                    continue
+            i += 1
             pid = c_pid[row]
             key = (pid + 1) << 32 | c_chain[row]
             sid = cache.get(key)

@@ -528,8 +528,82 @@ static PyObject *seconds(PyObject *self, PyObject *args) {
     return out;
 }
 
+PyDoc_STRVAR(replay_run_doc,
+"replay_run(order, i, times, next_side, pid, chain, tid, cache, comm_ids)\n"
+"    -> (i, stacks, comms)\n\n"
+"The replay's common case (perf_data._Reader._replay): from position i of the time\n"
+"order, each sample whose (pid, chain) stack is in `cache` and whose thread name is in\n"
+"`comm_ids`, until a sample at or after `next_side` (a sideband record to apply first;\n"
+"-1: none). Returns where it stopped and the stack and name ids of the rows it took.");
+
+static PyObject *replay_run(PyObject *self, PyObject *args) {
+    PyObject *oo, *to, *po, *co, *tido, *cache, *comm_ids;
+    Py_ssize_t i;
+    long long next_side;
+    if (!PyArg_ParseTuple(args, "OnOLOOOO!O!", &oo, &i, &to, &next_side, &po, &co, &tido,
+                          &PyDict_Type, &cache, &PyDict_Type, &comm_ids))
+        return NULL;
+    Py_buffer ov, tv, pv, cv, tidv;
+    Py_buffer *views[5] = {&ov, &tv, &pv, &cv, &tidv};
+    PyObject *objs[5] = {oo, to, po, co, tido};
+    static const Py_ssize_t item[5] = {4, 8, 4, 4, 4};
+    int got = 0;
+    PyObject *out = NULL;
+    Column st = {0}, cm = {0};
+    for (; got < 5; got++) {
+        if (PyObject_GetBuffer(objs[got], views[got], PyBUF_SIMPLE) < 0) goto done;
+        if (views[got]->len % item[got]) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "replay_run: a column of the wrong item size");
+            goto done;
+        }
+    }
+    Py_ssize_t n = ov.len / 4, rows = tv.len / 8;
+    if (pv.len / 4 != rows || cv.len / 4 != rows || tidv.len / 4 != rows) {
+        PyErr_SetString(PyExc_ValueError, "replay_run: columns differ in length");
+        goto done;
+    }
+    const int32_t *order = ov.buf, *pid = pv.buf, *chain = cv.buf, *tid = tidv.buf;
+    const uint64_t *times = tv.buf;
+    for (; i < n; i++) {
+        int32_t row = order[i];
+        if (row < 0 || row >= rows) {
+            PyErr_SetString(PyExc_IndexError, "replay_run: a row out of range");
+            goto done;
+        }
+        if (next_side >= 0 && times[row] >= (uint64_t)next_side) break;
+        PyObject *key = PyLong_FromLongLong((long long)(pid[row] + 1) << 32 | (uint32_t)chain[row]);
+        if (!key) goto done;
+        PyObject *sid = PyDict_GetItemWithError(cache, key);
+        Py_DECREF(key);
+        if (!sid) {
+            if (PyErr_Occurred()) goto done;
+            break;
+        }
+        key = PyLong_FromLong(tid[row]);
+        if (!key) goto done;
+        PyObject *cid = PyDict_GetItemWithError(comm_ids, key);
+        Py_DECREF(key);
+        if (!cid) {
+            if (PyErr_Occurred()) goto done;
+            break;
+        }
+        int32_t s = (int32_t)PyLong_AsLong(sid), c = (int32_t)PyLong_AsLong(cid);
+        if (PyErr_Occurred()) goto done;
+        if (col_put(&st, &s, 4) || col_put(&cm, &c, 4)) goto done;
+    }
+    out = Py_BuildValue("ny#y#", i, st.data ? st.data : "", (Py_ssize_t)st.len,
+                        cm.data ? cm.data : "", (Py_ssize_t)cm.len);
+done:
+    for (int k = 0; k < got; k++) PyBuffer_Release(views[k]);
+    PyMem_Free(st.data);
+    PyMem_Free(cm.data);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
+    {"replay_run", replay_run, METH_VARARGS, replay_run_doc},
     {"argsort", argsort, METH_O, argsort_doc},
     {"take", take, METH_VARARGS, take_doc},
     {"scatter", scatter, METH_VARARGS, scatter_doc},

@@ -89,6 +89,8 @@ def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory, tmp
     assert page.text_content("#hot-lines-signature") == RECORD_LESS
     assert len(asked) == 2
     page.wait_for_selector("#callers-box:not([hidden])")
+    # the focused graph is drawn after its data arrives (under load, after this line)
+    page.wait_for_function("() => window.perfweb.frameCenter('work::record_less')")
     spot = page.evaluate("() => window.perfweb.frameCenter('work::record_less')")
     assert spot, "work::record_less is not drawn"
     canvas = page.locator("#flame-canvas")
