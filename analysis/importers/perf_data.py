@@ -58,6 +58,9 @@ _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
 #: the HEADER_TRACING_DATA feature: the kernel's tracepoint format files
 _F_TRACING_DATA = 1
 _NO_STACK = array("i", [-1]).tobytes()
+#: bytes of records the compiled loop reads per call (and between two releases of their
+#: mapped pages)
+_SCAN_WINDOW = 4 << 20
 #: what the compiled loop reads of sched_switch's raw record
 _SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
@@ -194,6 +197,7 @@ class _Reader:
         self.sample_specs: dict[int, bytes | None] = {}
         #: sample id -> (trailer size, offsets of pid, tid, time, cpu) of switch records
         self.switch_specs: dict[int, bytes] | None = None
+        self._released = self.h.data_offset  # the mapped file up to here is dropped
         self.tracing_data: bytes | None = None
         self._layouts = None
         self._trailers: dict[int, tuple] = {}  # id(attr) -> its sample_id trailer layout
@@ -316,14 +320,33 @@ class _Reader:
                                  for k, t in self._switch_trailers().items()}
         sid_off = self.id_offset if self.multi and self.id_offset is not None else -1
         wid_off = (self.attrs[0].trailer_id_offset_from_end() or 0) if self.multi else 0
-        pos, cols = _scan.scan(buf, pos, end, self.e == ">", sid_off, self.sample_specs,
-                               wid_off, self.switch_specs, self.chain_ix,
-                               self._intern_chain, len(self.c_time), len(self.w_time))
-        if cols is not None:
-            for column, data in zip(self.scan_columns, cols):
-                if data:
-                    column.frombytes(data)
-        return pos
+        # a window at a time: what it decodes is appended and the pages it read dropped
+        # before the next, so neither the file nor the decoded copies pile up
+        while True:
+            window = min(end, pos + _SCAN_WINDOW)
+            new, cols = _scan.scan(buf, pos, window, self.e == ">", sid_off,
+                                   self.sample_specs, wid_off, self.switch_specs,
+                                   self.chain_ix, self._intern_chain, len(self.c_time),
+                                   len(self.w_time))
+            if cols is not None:
+                for column, data in zip(self.scan_columns, cols):
+                    if data:
+                        column.frombytes(data)
+            if buf is self.buf and new - self._released >= _SCAN_WINDOW:
+                self._release(new)
+            if new == pos or window == end:
+                return new
+            pos = new  # stopped at the window's edge, or at a record left to Python
+
+    def _release(self, pos: int) -> None:
+        """Drop the mapped pages of the records read so far: they are read once, and a
+        big capture's file would otherwise be resident in full by the end (the reader's
+        memory is then its columns, not the file). Pages read again fault back in."""
+        start = self._released - self._released % mmap.PAGESIZE
+        end = pos - pos % mmap.PAGESIZE
+        if end > start and isinstance(self.buf, mmap.mmap):
+            self.buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+        self._released = pos
 
     def _sample(self, misc: int, b, s: int, end: int, reader: SampleReader,
                 ev: int) -> bool:
