@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_column.h"
+
 /* analysis/offcpu/switches.py */
 enum { OUT = 0, IN = 1, RAN = 2, WAKE = 3 };
 enum { BLOCKED = 0, RUNNABLE = 1, SLEEPING = 2, DISK = 3 };
@@ -27,24 +29,6 @@ typedef struct {
     Py_ssize_t n;
 } Log;
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Column;
-
-static int put(Column *c, const void *v, size_t n) {
-    if (c->len + n > c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4096;
-        while (cap < c->len + n) cap *= 2;
-        char *p = PyMem_Realloc(c->data, cap);
-        if (!p) { PyErr_NoMemory(); return -1; }
-        c->data = p;
-        c->cap = cap;
-    }
-    memcpy(c->data + c->len, v, n);
-    c->len += n;
-    return 0;
-}
 
 enum { I_TID, I_START, I_DUR, I_STATE, I_STACK, I_WAKER, I_WAKE_STACK, N_COLS };
 
@@ -66,15 +50,16 @@ static int off(Column *col, Thread *tt, double t0, double t1, int8_t state, int3
                int32_t waker, int32_t wake_stack) {
     double d = t1 - t0;
     if (d <= 0) return 0;
-    if (put(&col[I_WAKER], &waker, 4) || put(&col[I_WAKE_STACK], &wake_stack, 4)) return -1;
+    if (col_put(&col[I_WAKER], &waker, 4) || col_put(&col[I_WAKE_STACK], &wake_stack, 4))
+        return -1;
     tt->off_cpu += d;
     if (state == RUNNABLE) tt->preempted += d;
     else if (state == SLEEPING) tt->sleeping += d;
     else if (state == DISK) tt->disk += d;
     else tt->unknown += d;
-    if (put(&col[I_TID], &tt->tid, 4) || put(&col[I_START], &t0, 8) ||
-        put(&col[I_DUR], &d, 8) || put(&col[I_STATE], &state, 1) ||
-        put(&col[I_STACK], &stack, 4))
+    if (col_put(&col[I_TID], &tt->tid, 4) || col_put(&col[I_START], &t0, 8) ||
+        col_put(&col[I_DUR], &d, 8) || col_put(&col[I_STATE], &state, 1) ||
+        col_put(&col[I_STACK], &stack, 4))
         return -1;
     return 0;
 }

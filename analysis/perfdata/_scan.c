@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_column.h"
+
 enum { SAMPLE = 9, SWITCH = 14, SWITCH_CPU_WIDE = 15, FINISHED_ROUND = 68 };
 enum { MISC_SWITCH_OUT = 1 << 13, MISC_SWITCH_OUT_PREEMPT = 1 << 14 };
 /* analysis/offcpu/switches.py */
@@ -33,24 +35,6 @@ enum { S_EV, S_PSIZE, S_IP, S_PID, S_TID, S_TIME, S_CPU, S_PERIOD, S_CHAINED,
 /* switch spec: trailer size, offsets of pid tid time cpu within the trailer */
 enum { W_SIZE, W_PID, W_TID, W_TIME, W_CPU, W_N };
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Column;
-
-static int col_put(Column *c, const void *v, size_t n) {
-    if (c->len + n > c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4096;
-        while (cap < c->len + n) cap *= 2;
-        char *p = PyMem_Realloc(c->data, cap);
-        if (!p) { PyErr_NoMemory(); return -1; }
-        c->data = p;
-        c->cap = cap;
-    }
-    memcpy(c->data + c->len, v, n);
-    c->len += n;
-    return 0;
-}
 
 /* the output columns, in the order of perf_data._Reader.scan_columns() */
 enum { C_TIME, C_PID, C_TID, C_CPU, C_PERIOD, C_EVENT, C_CHAIN, W_TIME_C, W_TID_C, W_PID_C,
