@@ -14,7 +14,6 @@ from collections import Counter, defaultdict
 from ..aggregate.functions import stack_functions
 from ..offcpu import _intervals
 from ..offcpu.switches import DISK, RUNNABLE, SLEEPING
-from ..perfdata import _scan
 from ..offcpu.threads import off_cpu
 from . import knowledge, software
 from .context import Context
@@ -49,9 +48,6 @@ _KIND_TEXT = {
                 "Upload the recording host's kallsyms (and the binaries' symbols) to tell "
                 "waiting for work from waiting on a lock or the disk."),
 }
-
-
-_NONE = array("i", [-1]).tobytes()  # an interval of a runnable switch-out: no kind
 
 
 def _active(oc) -> int:
@@ -121,17 +117,15 @@ def _tally(ctx: Context):
             caller_of.append(-1 if caller is None else
                              caller_ix.setdefault((kind, caller), len(caller_ix)))
         kinds = list(kind_ix)
-        by_kind = array("i", _scan.take(kind_of, array("i", g), _NONE))
-        s, n, pairs = _intervals.sums(by_kind, oc.i_dur, len(kinds), oc.i_tid)
+        s, n, pairs = _intervals.sums(g, oc.i_dur, len(kinds), oc.i_tid, kind_of)
         secs = Counter(dict(zip(kinds, s)))
         waits = Counter(dict(zip(kinds, n)))
         tids: dict[str, set] = defaultdict(set)
         for k, tid in pairs:
             tids[kinds[k]].add(tid)
-        by_caller = array("i", _scan.take(caller_of, array("i", g), _NONE))
         callers: dict[str, Counter] = defaultdict(Counter)
-        for (kind, caller), v in zip(caller_ix, _intervals.sums(by_caller, oc.i_dur,
-                                                                len(caller_ix))[0]):
+        for (kind, caller), v in zip(caller_ix, _intervals.sums(g, oc.i_dur, len(caller_ix),
+                                                                None, caller_of)[0]):
             callers[kind][caller] = v
         return dur, dur * _active(oc), secs, waits, callers, tids
     return ctx.memo("blocked_tally", compute)

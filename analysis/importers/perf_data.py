@@ -666,7 +666,7 @@ class _Reader:
                     continue
             i += 1
             pid = c_pid[row]
-            key = (pid + 1) << 32 | c_chain[row]
+            key = (pid + 1) << 32 | c_chain[row]  # (replay_run builds the same key)
             sid = cache.get(key)
             if sid is None:
                 sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs_of.get(pid),

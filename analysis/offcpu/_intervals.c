@@ -406,22 +406,29 @@ done:
 }
 
 PyDoc_STRVAR(sums_doc,
-"sums(keys, values, n, tids=None) -> (sums, counts, pairs)\n\n"
-"Per key 0..n-1 (rows with a negative key skipped): the sum of `values`, added in row\n"
-"order (as a Python loop adds them), the number of rows and, given `tids`, the distinct\n"
-"(key, tid) pairs in order of first appearance (else None).");
+"sums(keys, values, n, tids=None, remap=None) -> (sums, counts, pairs)\n\n"
+"Per key 0..n-1 (rows with a negative key skipped; with `remap`, an array('i'), a row's\n"
+"key is remap[keys[row]]): the sum of `values`, added in row order (as a Python loop\n"
+"adds them), the number of rows and, given `tids`, the distinct (key, tid) pairs in\n"
+"order of first appearance (else None).");
 
 static PyObject *sums(PyObject *self, PyObject *args) {
-    PyObject *ko, *vo, *to = Py_None;
+    PyObject *ko, *vo, *to = Py_None, *ro = Py_None;
     Py_ssize_t nk;
-    if (!PyArg_ParseTuple(args, "OOn|O", &ko, &vo, &nk, &to)) return NULL;
-    Py_buffer kv, vv, tv = {0};
+    if (!PyArg_ParseTuple(args, "OOn|OO", &ko, &vo, &nk, &to, &ro)) return NULL;
+    Py_buffer kv, vv, tv = {0}, rv = {0};
     if (PyObject_GetBuffer(ko, &kv, PyBUF_SIMPLE) < 0) return NULL;
     if (PyObject_GetBuffer(vo, &vv, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&kv); return NULL; }
-    int with_tids = to != Py_None;
+    int with_tids = to != Py_None, remapped = ro != Py_None;
     if (with_tids && PyObject_GetBuffer(to, &tv, PyBUF_SIMPLE) < 0) {
         PyBuffer_Release(&kv);
         PyBuffer_Release(&vv);
+        return NULL;
+    }
+    if (remapped && PyObject_GetBuffer(ro, &rv, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&kv);
+        PyBuffer_Release(&vv);
+        if (with_tids) PyBuffer_Release(&tv);
         return NULL;
     }
     Py_ssize_t n = kv.len / 4;
@@ -437,10 +444,18 @@ static PyObject *sums(PyObject *self, PyObject *args) {
     if (with_tids && map_init(&m, (size_t)n + 1) < 0) goto done;
     ld = with_tids ? PyList_New(0) : Py_NewRef(Py_None);
     if (!ld) goto done;
-    const int32_t *k = kv.buf, *tid = tv.buf;
+    const int32_t *k = kv.buf, *tid = tv.buf, *remap = rv.buf;
+    Py_ssize_t n_remap = rv.len / 4;
     const double *v = vv.buf;
     for (Py_ssize_t i = 0; i < n; i++) {
         int32_t key = k[i];
+        if (key >= 0 && remapped) {
+            if (key >= n_remap) {
+                PyErr_SetString(PyExc_IndexError, "sums: key out of the remap's range");
+                goto done;
+            }
+            key = remap[key];
+        }
         if (key < 0) continue;
         if (key >= nk) { PyErr_SetString(PyExc_IndexError, "sums: key out of range"); goto done; }
         acc[key] += v[i];
@@ -475,6 +490,7 @@ done:
     PyBuffer_Release(&kv);
     PyBuffer_Release(&vv);
     if (with_tids) PyBuffer_Release(&tv);
+    if (remapped) PyBuffer_Release(&rv);
     return out;
 }
 

@@ -348,6 +348,16 @@ static int index_view(PyObject *obj, Py_buffer *v) {
     return 0;
 }
 
+static int u64_view(PyObject *obj, Py_buffer *v, const char *what) {
+    if (PyObject_GetBuffer(obj, v, PyBUF_FORMAT) < 0) return -1;
+    if (v->itemsize != 8 || !v->format || (strcmp(v->format, "Q") && strcmp(v->format, "L"))) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_TypeError, "%s reads an array('Q')", what);
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(argsort_doc,
 "argsort(times) -> bytes\n\n"
 "The rows of an array('Q') in ascending order, file order among equal values (as\n"
@@ -355,12 +365,7 @@ PyDoc_STRVAR(argsort_doc,
 
 static PyObject *argsort(PyObject *self, PyObject *arg) {
     Py_buffer v;
-    if (PyObject_GetBuffer(arg, &v, PyBUF_FORMAT) < 0) return NULL;
-    if (v.itemsize != 8 || !v.format || (strcmp(v.format, "Q") && strcmp(v.format, "L"))) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_TypeError, "argsort sorts an array('Q')");
-        return NULL;
-    }
+    if (u64_view(arg, &v, "argsort") < 0) return NULL;
     Py_ssize_t n = v.len / 8;
     const uint64_t *t = v.buf;
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * 4);
@@ -483,12 +488,7 @@ static PyObject *seconds(PyObject *self, PyObject *args) {
     PyObject *vo, *io = Py_None;
     if (!PyArg_ParseTuple(args, "O|O", &vo, &io)) return NULL;
     Py_buffer v, ix = {0};
-    if (PyObject_GetBuffer(vo, &v, PyBUF_FORMAT) < 0) return NULL;
-    if (v.itemsize != 8 || !v.format || (strcmp(v.format, "Q") && strcmp(v.format, "L"))) {
-        PyBuffer_Release(&v);
-        PyErr_SetString(PyExc_TypeError, "seconds reads an array('Q')");
-        return NULL;
-    }
+    if (u64_view(vo, &v, "seconds") < 0) return NULL;
     int indexed = io != Py_None;
     if (indexed && index_view(io, &ix) < 0) { PyBuffer_Release(&v); return NULL; }
     Py_ssize_t rows = v.len / 8, n = indexed ? ix.len / 4 : rows;

@@ -82,8 +82,7 @@ class SampleReader:
         after it but sched_switch's fields (`switch_fields`: ((offset, size) of prev_pid,
         prev_state, next_pid), bytes needed); else None, and `read` decodes them."""
         if self.st & READ or self.want_branches or self.want_regs or \
-                (self.want_raw and switch_fields is None) or \
-                (switch_fields is not None and not self.want_raw):
+                self.want_raw != (switch_fields is not None):
             return None
         o = self.offsets
         vals = [event, self.prefix.size] + \
