@@ -72,7 +72,8 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
     event_id = _event_id(profile, event)
     sel = Selection(event_id=event_id)
     weights = stack_weights(profile, sel)
-    funcs = top_functions(profile, weights)
+    ctx = Context.build(profile, event_id, label)
+    funcs = top_functions(profile, weights, ctx.stack_funcs)
     rest = None
     if top is not None:
         funcs = funcs[:top]
@@ -83,7 +84,6 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
     secs = cpu.cpu_seconds(profile, event_id)
     meta = asdict(profile.meta)
     meta.pop("format")
-    ctx = Context.build(profile, event_id, label)
     # a capture read in part says so and nothing else (see damaged_capture)
     findings = [damaged_capture(profile)] if profile.meta.damaged else \
         with_work_rate(findings_of(ctx), rate)

@@ -71,13 +71,12 @@ def _file_writes(ctx: Context) -> dict[int, int]:
     """Stacks writing files: through a file system's write path (sync_io), or in a
     write(2) whose sample stopped before the kernel chose the file's write path, in a
     thread whose other writes all go to files (its share of the unknown ones)."""
-    known = ctx.matching(lambda sid: ctx.has(sid, "sync_io") and
-                         not ctx.has(sid, "commit_io"))
+    known = ctx.select(any_of=("sync_io",), none_of=("commit_io",))
     to_sockets = dict(ctx.having("socket_io"))
     file_threads = set(ctx.threads(known)) - set(ctx.threads(to_sockets))
     out = dict(known)
-    for sid, w in ctx.weights.items():
-        if sid in out or sid in to_sockets or not ctx.has(sid, "write_call"):
+    for sid, w in ctx.having("write_call").items():
+        if sid in out or sid in to_sockets:
             continue
         if set(ctx.thread_of.get(sid, {})) <= file_threads and ctx.thread_of.get(sid):
             out[sid] = w
@@ -135,7 +134,7 @@ def sync_io(ctx: Context, t: dict) -> Finding | None:
     writes = _file_writes(ctx)
     if ctx.share(ctx.samples(writes)) < t["min_write_share"]:
         return None
-    fmt = ctx.matching(lambda sid: sid not in writes and ctx.has(sid, "log_format"))
+    fmt = {sid: w for sid, w in ctx.having("log_format").items() if sid not in writes}
     hits = {**writes, **fmt}
     samples = ctx.samples(hits)
     share = ctx.share(samples)

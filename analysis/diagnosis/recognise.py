@@ -45,7 +45,7 @@ def runtime_of(ctx: Context, stacks: dict[int, int]) -> software.Library | None:
         f = ctx.leaf(sid)
         if f is None:
             continue
-        lib = software.library_of(ctx.dso(f))
+        lib = ctx.file_library(f)
         if lib is not None and lib.interpreter:
             score[lib.name] += w
     if not score:

@@ -8,7 +8,7 @@ from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
 from . import (blocked_rules, code_rules, io_rules, knowledge, software, stack_rules,
                wait_rules)
-from .context import Context
+from .context import APP, NO_THREADS, Context
 from .finding import (SEVERITY_RANK, Finding, Rule, cpus_text, focus_of, pct,
                       severity_of)
 
@@ -41,14 +41,14 @@ def cpu_use(ctx: Context, t: dict) -> Finding | None:
                        "The process did not run on a CPU while perf recorded.", "", "",
                        cpus=0.0)
     busy = ctx.cpus_busy
-    app = ctx.matching(lambda sid: any(ctx.app.get(f) for f in ctx.funcs[sid]))
+    app = ctx.select(any_of=(APP,))
     app_share = ctx.share(ctx.samples(app))
-    resolved = any(ctx.profile.functions[f].resolved for fs in ctx.funcs.values() for f in fs)
+    functions = ctx.profile.functions
+    resolved = any(functions[f].resolved for f in ctx.cats)  # (every function in the stacks)
     idle_label = "idle" in ctx.label
     # "no application work": hardly any application frames, and the threads busy with
     # synchronization instead (lost frames alone must not make a busy service look idle)
-    waiting = ctx.matching(lambda sid: any(
-        ctx.has(sid, c) for c in ("lock", "yield_poll", "runtime_spin", "scheduler")))
+    waiting = ctx.select(any_of=("lock", "yield_poll", "runtime_spin", "scheduler"))
     no_work = resolved and app_share < t["app_work"] and \
         ctx.share(ctx.samples(waiting)) >= t["waiting"]
     if busy is not None and busy >= t["busy_cpus"] and (idle_label or no_work):
@@ -76,17 +76,18 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
     SPIN_POOLS: OpenBLAS's blas_thread_server, libgomp's do_spin...), which is waiting
     whatever share of its thread it takes."""
     sync_cats = ("lock", "yield_poll", "runtime_spin")
-    sync = ctx.matching(lambda sid: any(ctx.has(sid, c) for c in sync_cats))
+    sync = ctx.select(any_of=sync_cats)
     per_thread = ctx.thread_totals()
     sync_threads = ctx.threads(sync)
     spinners = [tid for tid, n in sync_threads.items()
                 if per_thread[tid] and n / per_thread[tid] >= t["thread_sync_share"]
                 and per_thread[tid] >= t["thread_min_share"] * ctx.total]
-    loops = ctx.matching(lambda sid: ctx.leaf_has(sid, "spin_loop"))
+    loops = ctx.select(leaf_any=("spin_loop",))
     if not spinners and not loops:
         return None
+    spinning = set(spinners)
     spin_stacks = {sid: w for sid, w in sync.items()
-                   if set(ctx.thread_of.get(sid, {})) & set(spinners)}
+                   if not spinning.isdisjoint(ctx.thread_of.get(sid, NO_THREADS))}
     spin_stacks.update(loops)
     samples = ctx.samples(spin_stacks)
     share = ctx.share(samples)
@@ -148,8 +149,9 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
     lock; waits inside a server's own locks or an interpreter lock are left to lock-wait
     and interpreter-lock, which can name them."""
     named = wait_rules.server_wait_stacks(ctx)
-    slow = ctx.matching(lambda sid: ctx.has(sid, "lock_slow") and sid not in named
-                        and not ctx.has(sid, "interp_lock"))
+    slow = {sid: w for sid, w in ctx.select(any_of=("lock_slow",),
+                                            none_of=("interp_lock",)).items()
+            if sid not in named}
     samples = ctx.samples(slow)
     share = ctx.share(samples)
     if share < t["min_share"]:
@@ -176,8 +178,8 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
 
 # ---- kernel, I/O, memory ------------------------------------------------------------
 def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
-    kernel = ctx.matching(lambda sid: ctx.kernel_leaf(sid) and not ctx.is_idle_task(sid))
-    busy = ctx.matching(lambda sid: not ctx.is_idle_task(sid))
+    busy = ctx.busy_stacks()
+    kernel = {sid: w for sid, w in busy.items() if ctx.kernel_leaf(sid)}
     busy_n = ctx.samples(busy)
     samples = ctx.samples(kernel)
     share = samples / busy_n if busy_n else 0.0
@@ -372,8 +374,7 @@ def scheduling_pressure(ctx: Context, t: dict) -> Finding | None:
     CPUs: a process-per-connection server whose backends sleep on a row lock has many
     threads and much scheduler time, yet no thread waiting for a core."""
     busy = ctx.busy_threads(t["thread_min_cpus"])
-    cs = ctx.matching(lambda sid: ctx.has(sid, "scheduler") and ctx.has(sid, "preempt")
-                      and not ctx.is_idle_task(sid))
+    cs = ctx.select(all_of=("scheduler", "preempt"), busy=True)
     cs_share = ctx.share(ctx.samples(cs))
     cpus_n = ctx.cpus_online
     over = cpus_n is not None and len(busy) > cpus_n and ctx.cpus_busy is not None and \
@@ -411,7 +412,7 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
     lib_hits: dict[str, dict[int, int]] = {}
     for sid, w in ctx.weights.items():
         f = ctx.leaf(sid)
-        lib = software.library_of(ctx.dso(f)) if f is not None else None
+        lib = ctx.file_library(f) if f is not None else None
         if lib is not None and lib.interpreter:
             lib_hits.setdefault(ctx.dso(f), {})[sid] = w
     lib_dso, lib_stacks = max(lib_hits.items(), key=lambda kv: sum(kv[1].values()),

@@ -32,10 +32,18 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     cut_in: Counter = Counter()  # DSO of the outermost frame of broken stacks
     user_samples = 0
     deepest = 0
+    user_frame = _user_frames(ctx)
+    roots: dict[int, bool] = {}
+
+    def is_root(fid: int) -> bool:
+        r = roots.get(fid)
+        if r is None:
+            r = roots[fid] = function_identity(p.functions[fid].name) in THREAD_ROOTS
+        return r
+    stacks = p.stacks
     for sid, w in ctx.weights.items():
         # physical frames: inline frames from debug info are no proof the chain is whole
-        user = [p.locations[loc].functions[-1] for loc in p.stacks[sid]
-                if p.mappings[p.locations[loc].mapping_id].kind != KERNEL]
+        user = [f for f in map(user_frame, stacks[sid]) if f is not None]
         if not user:
             continue  # kernel threads and idle: the kernel's own stacks are whole
         user_samples += w
@@ -44,7 +52,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
         # an address no file maps: what a frame pointer register held in code that
         # used it for data (perf prints it as [unknown] or the bare address)
         garbage = p.mappings[outer.mapping_id].kind == UNKNOWN and not outer.resolved
-        short = len(user) <= SHORT and function_identity(outer.name) not in THREAD_ROOTS
+        short = len(user) <= SHORT and not is_root(user[-1])
         if garbage or short:
             broken[sid] = w
             origin = p.mappings[p.functions[user[-2 if garbage and len(user) > 1 else -1]]
@@ -83,3 +91,11 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
                       broken, lambda f: p.mappings[p.functions[f].mapping_id].kind != KERNEL)},
         focus={})
 
+
+def _user_frames(ctx: Context):
+    """location -> its physical function when it is user code, else None (a lookup per
+    frame instead of two attribute chains)."""
+    p = ctx.profile
+    kernel = [m.kind == KERNEL for m in p.mappings]
+    table = [None if kernel[loc.mapping_id] else loc.functions[-1] for loc in p.locations]
+    return table.__getitem__

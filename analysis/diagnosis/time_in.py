@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from .context import NO_THREADS, Context
+from .context import APP, NO_THREADS, Context
 
 #: (class, categories of knowledge.py any frame of the stack may have, categories of the
 #: leaf frame only), in precedence. Waits inside a server's own locks and interpreter
@@ -48,16 +48,23 @@ def time_in(ctx: Context) -> dict:
     under: dict[str, Counter] = {}
     busy = kernel = 0
     thread_app = _threads_app_function(ctx)
+    classes = [(name, ctx.bits(cats), ctx.bits(leaf_cats)) for name, cats, leaf_cats in CLASSES]
+    class_of: dict[tuple[int, int], str | None] = {}  # (mask, leaf mask) -> class
+    mask, leaf_mask, idle, kernel_leaf = (ctx.mask, ctx.leaf_mask, ctx.idle,
+                                          ctx.kernel_leaf_stacks)
     for sid, w in ctx.weights.items():
-        if ctx.is_idle_task(sid):
+        if sid in idle:
             continue
         busy += w
-        if ctx.kernel_leaf(sid):
+        if sid in kernel_leaf:
             kernel += w
-        here = ctx.stack_cats(sid)
-        leaf = ctx.cats[ctx.funcs[sid][0]] if ctx.funcs[sid] else frozenset()
-        cls = next((name for name, cats, leaf_cats in CLASSES
-                    if not here.isdisjoint(cats) or not leaf.isdisjoint(leaf_cats)), None)
+        key = (mask[sid], leaf_mask[sid])
+        if key in class_of:
+            cls = class_of[key]
+        else:
+            m, lm = key
+            cls = class_of[key] = next((name for name, b, leaf_b in classes
+                                        if m & b or lm & leaf_b), None)
         if cls is None:
             continue
         acc[cls] += w
@@ -83,8 +90,11 @@ def time_in(ctx: Context) -> dict:
 def _threads_app_function(ctx: Context) -> dict[int, int]:
     """Each thread's application function on the most samples (any frame)."""
     per: defaultdict[int, Counter] = defaultdict(Counter)
+    app_bit, mask = ctx.bit(APP), ctx.mask
     for sid, tids in ctx.thread_of.items():
-        apps = {f for f in ctx.funcs.get(sid, ()) if ctx.app.get(f, False)}
+        if not mask.get(sid, 0) & app_bit:
+            continue
+        apps = {f for f in ctx.funcs[sid] if ctx.app.get(f, False)}
         for tid, n in tids.items():
             c = per[tid]
             for f in apps:

@@ -57,7 +57,8 @@ def _server_wait(ctx: Context, sid: int) -> tuple[software.Wait, int] | None:
 
 def server_wait_stacks(ctx: Context) -> dict[int, tuple[software.Wait, int]]:
     return ctx.memo("server_waits", lambda: {
-        sid: hit for sid in ctx.weights if (hit := _server_wait(ctx, sid)) is not None})
+        sid: hit for sid in ctx.select(any_of=("server_wait", "server_wait_block"))
+        if (hit := _server_wait(ctx, sid)) is not None})
 
 
 def lock_wait(ctx: Context, t: dict) -> Finding | None:
@@ -154,7 +155,7 @@ def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
     per_thread: defaultdict[int, Counter] = defaultdict(Counter)
     for sid, w in ctx.weights.items():
         f = ctx.leaf(sid)
-        lib = software.library_of(ctx.dso(f)) if f is not None else None
+        lib = ctx.file_library(f) if f is not None else None
         for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
             c = per_thread[tid]
             c[lib.name if lib is not None and lib.interpreter else ""] += n
