@@ -176,3 +176,70 @@ def test_a_switch_record_without_a_time_is_skipped():
     assert (list(array("i", cols[8])), list(array("i", cols[9]))) == ([6], [5])
     assert list(array("b", cols[11])) == [0]  # OUT
     assert list(array("b", cols[12])) == [1]  # preempted: runnable
+
+
+# ---- call chains to frames and locations -------------------------------------------------
+@pytest.mark.parametrize("name", [c for c in CAPTURES if "dwarf" not in c])
+def test_chains_become_the_frames_the_python_code_makes(name):
+    """_scan.frames against _Reader.frames_py on every distinct chain of the capture (the
+    DWARF capture's chains all carry a user leaf: frames_py's own)."""
+    path = FIX / name
+    with perf_data._mapped(path) as buf:
+        r = perf_data._Reader(buf, len(buf))
+        seen = []
+        intern = r._intern_chain
+
+        def keep(ckey, mode, ip, chain, branch_from=None, user_ip=None):
+            seen.append((mode, ip, chain, branch_from, user_ip))
+            return intern(ckey, mode, ip, chain, branch_from, user_ip)
+        r._intern_chain = keep
+        r.read()
+    plain = [s for s in seen if s[3] is None and s[4] is None]
+    assert len(plain) >= 10
+    for mode, ip, chain, _, _ in plain:
+        assert _scan.frames(chain, r.e == ">", mode, ip) == \
+            r.frames_py(mode, ip, chain, None, None)
+
+
+def _chain(*values: int, e: str = "<") -> bytes:
+    return struct.pack(f"{e}{len(values)}Q", *values)
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_markers_switch_the_mode_and_a_deferred_cookie_is_dropped(e):
+    kernel, user, deferred = (perf_data._CTX_KERNEL, perf_data._CTX_USER,
+                              perf_data._CTX_USER_DEFERRED)
+    chain = _chain(kernel, 0xffffffff81000010, 0xffffffff81000020, user, 0x401000,
+                   deferred, 0x1234, 0x402000, e=e)
+    r = perf_data._Reader.__new__(perf_data._Reader)
+    r.e = e
+    want = ((1, 0xffffffff81000010), (1, 0xffffffff81000020), (2, 0x401000), (2, 0x402000))
+    assert _scan.frames(chain, e == ">", 2, 0x999) == want == \
+        r.frames_py(2, 0x999, chain, None, None)
+    # no address at all: the sample's ip, in its own mode
+    for empty in (None, b"", _chain(kernel, user, e=e)):
+        assert _scan.frames(empty, e == ">", 1, 0xffffffff81000099) == \
+            ((1, 0xffffffff81000099),) == r.frames_py(1, 0xffffffff81000099, empty, None, None)
+
+
+def test_locate_asks_once_per_frame_and_address_space():
+    """A frame found in its cache is not asked for again; leaf and caller frames of one
+    address are cached apart (a return address is not the sampled address)."""
+    asked = []
+    kernel, user = ({}, {}), ({}, {})
+
+    def miss(depth, mode, addr, is_kernel):
+        asked.append((depth, mode, addr, is_kernel))
+        loc = len(asked) - 1
+        (kernel if is_kernel else user)[depth > 0][addr] = loc
+        return loc
+    frames = ((1, 0xffffffff81000010), (2, 0x401000), (0, 0xffff900000000000), (2, 0x401000))
+    assert _scan.locate(frames, kernel, user, 0xffff800000000000, miss) == (0, 1, 2, 1)
+    assert asked == [(0, 1, 0xffffffff81000010, True), (1, 2, 0x401000, False),
+                     (2, 0, 0xffff900000000000, True)]
+    # the caller 0x401000 is known; as a leaf it is a new frame
+    assert _scan.locate(((2, 0x401000), (2, 0x401000)), kernel, user,
+                        0xffff800000000000, miss) == (3, 1)
+    assert len(asked) == 4
+    with pytest.raises(TypeError):
+        _scan.locate(((2,),), kernel, user, 0, miss)

@@ -174,8 +174,9 @@ class _Reader:
         self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
         self.dwarf = False
         #: frame -> location while the maps stay the same: per pid, and the kernel's
-        self._user_frames: dict[int, dict[int, int]] = {}
-        self._kernel_frames: dict[int, int] = {}
+        # (leaf, caller) frame caches: address -> location, per process and the kernel's
+        self._user_frames: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+        self._kernel_frames: tuple[dict[int, int], dict[int, int]] = ({}, {})
         #: DWARF-mode samples: file-order row -> (regs mask, registers, stack copy)
         self.snaps: dict[int, tuple[int, tuple, bytes]] = {}
         # context switches (file order): time ns, tid, pid, cpu, kind, state, the sample
@@ -392,6 +393,14 @@ class _Reader:
     def _frames(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
                 ) -> tuple[tuple[int, int], ...]:
         """(cpumode, address) leaf first: markers switch the mode and are dropped."""
+        if branch_from is None and user_ip is None:
+            return _scan.frames(chain, self.e == ">", mode, ip)
+        return self.frames_py(mode, ip, chain, branch_from, user_ip)
+
+    def frames_py(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
+                  ) -> tuple[tuple[int, int], ...]:
+        """_frames in Python: the reference _scan.frames is tested against, and the
+        frames of branch records and DWARF samples."""
         frames: list[tuple[int, int]] = []
         if chain:
             ips = struct.unpack(f"{self.e}{len(chain) // 8}Q", chain)
@@ -647,7 +656,7 @@ class _Reader:
                     if changed == "kernel":
                         cache.clear()
                         keys_of_pid.clear()
-                        self._kernel_frames.clear()
+                        self._kernel_frames = ({}, {})
                     elif changed is not None:
                         for k in keys_of_pid.pop(changed, ()):
                             cache.pop(k, None)
@@ -734,47 +743,50 @@ class _Reader:
 
     def _resolve(self, frames, procs, spaces: AddressSpaces, pid: int, locs: dict,
                  build_ids: dict) -> int:
+        """The stack of a chain's frames in this process: each frame's location from the
+        frame caches (compiled, _scan.locate), a frame seen first in this address space
+        from its mapping (_locate)."""
+        user = self._user_frames.get(pid)
+        if user is None:
+            user = self._user_frames[pid] = ({}, {})
+
+        def miss(depth: int, mode: int, addr: int, kernel: bool) -> int:
+            return self._locate(depth, addr, kernel, procs, spaces, pid, locs, build_ids,
+                                self._kernel_frames if kernel else user)
+        return self.p.stack(_scan.locate(frames, self._kernel_frames, user, KERNEL_ADDR,
+                                         miss))
+
+    def _locate(self, depth: int, addr: int, kernel: bool, procs, spaces: AddressSpaces,
+                pid: int, locs: dict, build_ids: dict, cache: tuple[dict, dict]) -> int:
+        """The location of a frame not in its frame cache (the same frame recurs in many
+        chains: its location is found once per address space and cached)."""
         p = self.p
-        ids = []
         kernel_text = 0
-        user_frames = self._user_frames.get(pid)
-        if user_frames is None:
-            user_frames = self._user_frames[pid] = {}
-        kernel_frames = self._kernel_frames
-        for depth, (mode, addr) in enumerate(frames):
-            kernel = mode in (MODE_KERNEL, 4) or (mode == 0 and addr >= KERNEL_ADDR)
-            # the same frame recurs in many chains: its location once per address space
-            frame_key = addr << 1 | (depth > 0)
-            known = (kernel_frames if kernel else user_frames).get(frame_key)
-            if known is not None:
-                ids.append(known)
-                continue
-            m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
-            if m is None and kernel and not spaces.kernel.maps:
-                path, offset, bid = "[kernel.kallsyms]", addr, ""
-            elif m is None:
-                path, offset, bid = "[unknown]", None, ""
-            elif kernel:
-                path, offset = _kernel_dso(m.path), addr
-                if path == "[kernel.kallsyms]":
-                    kernel_text = m.pgoff  # runtime address of _text: the KASLR slide
-                bid = m.build_id or build_ids.get((-1, path)) or \
-                    build_ids.get((-1, m.path), "")
-            else:
-                path, bid = self._user_dso(m, pid, build_ids)
-                offset = addr - m.start + m.pgoff
-            is_return = depth > 0  # callers: return addresses
-            key = (path, offset if offset is not None else addr, offset is None, is_return)
-            loc = locs.get(key)
-            if loc is None:
-                mid = p.mapping(path, kind=KERNEL if kernel and path != "[unknown]" else None,
-                                build_id=bid)
-                if kernel_text and path == "[kernel.kallsyms]":
-                    p.mappings[mid].pgoff = kernel_text
-                loc = locs[key] = p.add_unnamed_location(mid, addr, offset, is_return)
-            (kernel_frames if kernel else user_frames)[frame_key] = loc
-            ids.append(loc)
-        return p.stack(tuple(ids))
+        m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
+        if m is None and kernel and not spaces.kernel.maps:
+            path, offset, bid = "[kernel.kallsyms]", addr, ""
+        elif m is None:
+            path, offset, bid = "[unknown]", None, ""
+        elif kernel:
+            path, offset = _kernel_dso(m.path), addr
+            if path == "[kernel.kallsyms]":
+                kernel_text = m.pgoff  # runtime address of _text: the KASLR slide
+            bid = m.build_id or build_ids.get((-1, path)) or \
+                build_ids.get((-1, m.path), "")
+        else:
+            path, bid = self._user_dso(m, pid, build_ids)
+            offset = addr - m.start + m.pgoff
+        is_return = depth > 0  # callers: return addresses
+        key = (path, offset if offset is not None else addr, offset is None, is_return)
+        loc = locs.get(key)
+        if loc is None:
+            mid = p.mapping(path, kind=KERNEL if kernel and path != "[unknown]" else None,
+                            build_id=bid)
+            if kernel_text and path == "[kernel.kallsyms]":
+                p.mappings[mid].pgoff = kernel_text
+            loc = locs[key] = p.add_unnamed_location(mid, addr, offset, is_return)
+        cache[is_return][addr] = loc
+        return loc
 
     @staticmethod
     def _user_dso(m: Map, pid: int, build_ids: dict) -> tuple[str, str]:

@@ -585,6 +585,126 @@ done:
     return out;
 }
 
+/* ---- call chains to frames and locations (perf_data._Reader._frames / _resolve) ---- */
+
+/* perf_event.h's context markers, and the mode each switches to (perf_data._MARKER_MODE) */
+#define CTX_MAX 0xFFFFFFFFFFFFF001ULL
+#define CTX_USER_DEFERRED 0xFFFFFFFFFFFFFD80ULL
+
+static int marker_mode(uint64_t v, int cur) {
+    switch (v) {
+    case 0xFFFFFFFFFFFFFF80ULL: return 1;  /* kernel */
+    case 0xFFFFFFFFFFFFFE00ULL: return 2;  /* user */
+    case 0xFFFFFFFFFFFFFFE0ULL: return 3;  /* hypervisor */
+    case 0xFFFFFFFFFFFFF780ULL: return 4;  /* guest kernel */
+    case 0xFFFFFFFFFFFFF600ULL: return 5;  /* guest user */
+    case 0xFFFFFFFFFFFFF800ULL: return 4;  /* guest */
+    default: return cur;
+    }
+}
+
+static PyObject *frame_pair(int mode, uint64_t addr) {
+    return Py_BuildValue("(iK)", mode, (unsigned long long)addr);
+}
+
+PyDoc_STRVAR(frames_doc,
+"frames(chain, big_endian, mode, ip) -> ((mode, address), ...)\n\n"
+"perf_data._Reader._frames without branch records or a DWARF user leaf: the call chain's\n"
+"addresses leaf first, each with the cpumode its last context marker set (markers are\n"
+"dropped; the deferred-user marker drops the cookie after it); ((mode, ip),) when the\n"
+"chain has no address.");
+
+static PyObject *frames(PyObject *self, PyObject *args) {
+    Py_buffer cv = {0};
+    int big, mode;
+    unsigned long long ip;
+    PyObject *co;
+    if (!PyArg_ParseTuple(args, "OpiK", &co, &big, &mode, &ip)) return NULL;
+    if (co != Py_None && PyObject_GetBuffer(co, &cv, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t n = cv.buf ? cv.len / 8 : 0, got = 0;
+    PyObject *out = PyTuple_New(n ? n : 1);
+    if (!out) goto fail;
+    const unsigned char *b = cv.buf;
+    int cur = mode, skip = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        for (int k = 0; k < 8; k++)
+            v |= (uint64_t)b[8 * i + (big ? 7 - k : k)] << (8 * k);
+        if (skip) { skip = 0; continue; }
+        if (v >= CTX_MAX) {
+            if (v == CTX_USER_DEFERRED) skip = 1;
+            cur = marker_mode(v, cur);
+            continue;
+        }
+        PyObject *f = frame_pair(cur, v);
+        if (!f) goto fail;
+        PyTuple_SET_ITEM(out, got++, f);
+    }
+    if (!got) {
+        PyObject *f = frame_pair(mode, ip);
+        if (!f) goto fail;
+        PyTuple_SET_ITEM(out, got++, f);
+    }
+    if (cv.buf) PyBuffer_Release(&cv);
+    if (got < PyTuple_GET_SIZE(out) && _PyTuple_Resize(&out, got) < 0) return NULL;
+    return out;
+fail:
+    if (cv.buf) PyBuffer_Release(&cv);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(locate_doc,
+"locate(frames, kernel_frames, user_frames, kernel_addr, miss) -> (location, ...)\n\n"
+"perf_data._Reader._resolve's loop: each (mode, address) frame's location from the\n"
+"frame caches, (leaf dict, caller dict) pairs keyed by address, of the kernel (mode 1\n"
+"or 4, or mode 0 at kernel_addr and above) or of the process; a frame in neither is\n"
+"`miss(depth, mode, address, kernel)`, which returns its location and caches it.");
+
+static PyObject *locate(PyObject *self, PyObject *args) {
+    PyObject *fr, *kf, *uf, *miss;
+    unsigned long long kernel_addr;
+    if (!PyArg_ParseTuple(args, "O!O!O!KO", &PyTuple_Type, &fr, &PyTuple_Type, &kf,
+                          &PyTuple_Type, &uf, &kernel_addr, &miss))
+        return NULL;
+    if (PyTuple_GET_SIZE(kf) != 2 || PyTuple_GET_SIZE(uf) != 2 ||
+        !PyDict_Check(PyTuple_GET_ITEM(kf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(kf, 1)) ||
+        !PyDict_Check(PyTuple_GET_ITEM(uf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(uf, 1))) {
+        PyErr_SetString(PyExc_TypeError, "locate: frame caches are (dict, dict)");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(fr);
+    PyObject *out = PyTuple_New(n);
+    if (!out) return NULL;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        PyObject *f = PyTuple_GET_ITEM(fr, d);
+        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 2) {
+            PyErr_SetString(PyExc_TypeError, "locate: a frame is (mode, address)");
+            goto fail;
+        }
+        PyObject *addr_o = PyTuple_GET_ITEM(f, 1);
+        long mode = PyLong_AsLong(PyTuple_GET_ITEM(f, 0));
+        unsigned long long addr = PyLong_AsUnsignedLongLong(addr_o);
+        if (PyErr_Occurred()) goto fail;
+        int kernel = mode == 1 || mode == 4 || (mode == 0 && addr >= kernel_addr);
+        PyObject *cache = PyTuple_GET_ITEM(kernel ? kf : uf, d > 0);
+        PyObject *loc = PyDict_GetItemWithError(cache, addr_o);
+        if (loc) {
+            Py_INCREF(loc);
+        } else {
+            if (PyErr_Occurred()) goto fail;
+            loc = PyObject_CallFunction(miss, "nlOO", d, mode, addr_o,
+                                        kernel ? Py_True : Py_False);
+            if (!loc) goto fail;
+        }
+        PyTuple_SET_ITEM(out, d, loc);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
     {"replay_run", replay_run, METH_VARARGS, replay_run_doc},
@@ -592,6 +712,8 @@ static PyMethodDef methods[] = {
     {"take", take, METH_VARARGS, take_doc},
     {"scatter", scatter, METH_VARARGS, scatter_doc},
     {"seconds", seconds, METH_VARARGS, seconds_doc},
+    {"frames", frames, METH_VARARGS, frames_doc},
+    {"locate", locate, METH_VARARGS, locate_doc},
     {NULL, NULL, 0, NULL},
 };
 
