@@ -8,9 +8,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
 
-# the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c) need a C compiler and
+# the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
+# analysis/aggregate/_weigh.c) need a C compiler and
 # the Python headers; on a fresh Debian machine they are installed first
-$(STAMP): pyproject.toml analysis/_column.h analysis/perfdata/_scan.c analysis/offcpu/_intervals.c
+$(STAMP): pyproject.toml analysis/_column.h analysis/perfdata/_scan.c analysis/offcpu/_intervals.c \
+  analysis/aggregate/_weigh.c
 	@command -v gcc > /dev/null || { echo "installing gcc"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; }
 	@$(PYTHON) -c "import os, sys, sysconfig; \

@@ -17,6 +17,7 @@ from .export.speedscope import write_speedscope
 from .export.folded import FLAMEGRAPH, INFERNO, PERIOD, SAMPLES, FoldOptions, write_folded
 from .importers import load
 from .offcpu.views import ON_CPU, VIEWS, view
+from .gc_pause import paused_gc
 from .report import build_report
 
 # the symbolizer (pyelftools, the demangler) and the comparison are imported when a
@@ -24,6 +25,11 @@ from .report import build_report
 
 
 def main(argv: list[str] | None = None) -> int:
+    with paused_gc():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command not in ("report", "compare"):
         _parser().print_help()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..profile import Profile
+from . import _weigh
 
 
 @dataclass
@@ -35,11 +36,20 @@ class StackFunctions:
         self.profile = profile
         self.funcs: dict[int, list[int]] = {}
         self._distinct: dict[int, tuple[int, ...]] = {}
+        self._loc_functions: list[tuple[int, ...]] | None = None
+
+    def fill(self, sids) -> None:
+        """Compute those of these stacks not known yet, in one compiled pass."""
+        if self._loc_functions is None:
+            self._loc_functions = [loc.functions for loc in self.profile.locations]
+        _weigh.stack_functions(sids, self.profile.stacks, self._loc_functions, self.funcs,
+                               self._distinct)
 
     def of(self, sid: int) -> list[int]:
         f = self.funcs.get(sid)
         if f is None:
-            f = self.funcs[sid] = stack_functions(self.profile, self.profile.stacks[sid])
+            self.fill((sid,))
+            f = self.funcs[sid]
         return f
 
     def distinct(self, sid: int) -> tuple[int, ...]:
@@ -47,7 +57,8 @@ class StackFunctions:
         rows with equal counts keep)."""
         d = self._distinct.get(sid)
         if d is None:
-            d = self._distinct[sid] = tuple(set(self.of(sid)))
+            self.fill((sid,))
+            d = self._distinct[sid]
         return d
 
 
@@ -58,19 +69,10 @@ def top_functions(profile: Profile, weights: dict[int, int],
     the owner of the sample). Total: every function on the stack, inline frames too,
     counted once per sample even when it recurses. Sorted by self, total, name.
     `table`: the stacks' functions when the caller has them already."""
-    self_w: dict[int, int] = {}
-    total_w: dict[int, int] = {}
-    self_get, total_get = self_w.get, total_w.get
-    locs, stacks = profile.locations, profile.stacks
-    distinct = (table or StackFunctions(profile)).distinct
-    for sid, w in weights.items():
-        funcs = distinct(sid)
-        if not funcs:
-            continue
-        owner = locs[stacks[sid][0]].functions[-1]
-        self_w[owner] = self_get(owner, 0) + w
-        for f in funcs:
-            total_w[f] = total_get(f, 0) + w
+    table = table or StackFunctions(profile)
+    table.fill(weights)
+    self_w, total_w = _weigh.function_sums(weights, profile.stacks, table._loc_functions,
+                                           table._distinct)
     out = []
     for fid, total in total_w.items():
         fn = profile.functions[fid]
@@ -82,17 +84,8 @@ def top_functions(profile: Profile, weights: dict[int, int],
 
 def top_dsos(profile: Profile, weights: dict[int, int]) -> list[dict]:
     """Per DSO: self (leaf frame in it) and total (any frame in it)."""
-    self_w: dict[int, int] = {}
-    total_w: dict[int, int] = {}
-    locs = profile.locations
-    for sid, w in weights.items():
-        stack = profile.stacks[sid]
-        if not stack:
-            continue
-        leaf = locs[stack[0]].mapping_id
-        self_w[leaf] = self_w.get(leaf, 0) + w
-        for m in {locs[l].mapping_id for l in stack}:
-            total_w[m] = total_w.get(m, 0) + w
+    self_w, total_w = _weigh.mapping_sums(weights, profile.stacks,
+                                          [loc.mapping_id for loc in profile.locations])
     out = [{"dso": profile.mappings[m].path, "kind": profile.mappings[m].kind,
             "self": self_w.get(m, 0), "total": t} for m, t in total_w.items()]
     out.sort(key=lambda d: (-d["self"], -d["total"], d["dso"]))

@@ -89,10 +89,11 @@ class Context:
         fmask: dict[int, int] = {}
         app_bit = self.bit(APP)
         unnamed: dict[int, frozenset[str]] = {}  # mapping -> categories by DSO
-        funcs_of = self.stack_funcs.of
+        self.stack_funcs.fill(self.weights)
+        funcs = self.funcs
         for sid in self.weights:
             stack = profile.stacks[sid]
-            fids = funcs_of(sid)
+            fids = funcs[sid]
             m = 0
             for f in fids:
                 b = fmask.get(f)

@@ -17,6 +17,7 @@ from django.core.files.base import ContentFile
 from analysis import ANALYSIS_VERSION, compare, profile_io
 from analysis.errors import AnalysisError
 from analysis.export.folded import FoldOptions, fold, folded_lines
+from analysis.gc_pause import paused_gc
 from analysis.importers import load
 from analysis.report import build_report
 from analysis.symbols import symbolize
@@ -82,7 +83,7 @@ def _stage(mine: Claim, status: str, progress: int) -> None:
 
 
 def _run(mine: Claim, capture: Capture) -> None:
-    with work_dirs.work_dir() as work:
+    with work_dirs.work_dir() as work, paused_gc():
         _stage(mine, Status.PARSING, 10)
         profile = load(local_copy(capture.file, work, capture.original_name))
         mine.update(format=profile.meta.format)

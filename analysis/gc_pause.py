@@ -1,0 +1,28 @@
+"""The cyclic garbage collector paused while a capture is analysed.
+
+An analysis builds a few million small objects (a location, a function and a stack per
+distinct address and chain, the per-stack lists and sets of the diagnosis) and keeps them
+all until it ends. CPython's collector runs a pass every 700 new container objects and
+traverses the older generations as they grow, so on a diverse capture (100,000 stacks) it
+was a third of the time: 1.0 of 2.7 s of the import and 0.8 of 2.9 s of the report, for
+nothing, since those objects hold no reference cycles and are freed by reference counts
+when the profile is dropped. The collector's generations are those of gc(3)
+(https://docs.python.org/3/library/gc.html); resuming it does not collect at once.
+"""
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+
+
+@contextmanager
+def paused_gc():
+    """No cyclic collection inside; the collector's previous state after (nested use
+    leaves it to the outermost)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
