@@ -42,7 +42,7 @@ class Mapping:
         return self.path.rsplit("/", 1)[-1]
 
 
-@dataclass
+@dataclass(slots=True)  # 100,000 of them in a diverse capture
 class Function:
     """A named function; unresolved locations get a synthetic one (resolved=False)."""
 
@@ -53,7 +53,7 @@ class Function:
     resolved: bool = True
 
 
-@dataclass
+@dataclass(slots=True)  # 100,000 of them in a diverse capture
 class Location:
     """One frame address. `functions` is leaf-most inline frame first (pprof's Line order)."""
 
