@@ -63,7 +63,7 @@ def _check(profile: Profile, weights: dict[int, int]) -> None:
         assert table.of(sid) == stack_functions(profile, profile.stacks[sid])
         assert table.distinct(sid) == tuple(set(table.of(sid)))
     got = _weigh.function_sums(weights, profile.stacks,
-                               [loc.functions for loc in profile.locations], table._distinct)
+                               [loc.functions for loc in profile.locations], table.distincts)
     want = _python_function_sums(profile, weights)
     assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
     got = _weigh.mapping_sums(weights, profile.stacks,
@@ -97,3 +97,70 @@ def test_sums_on_made_up_stacks():
     _check(p, weights)
     with pytest.raises(IndexError):
         _weigh.mapping_sums({len(p.stacks): 1}, p.stacks, [0] * len(p.locations))
+
+
+# ---- the diagnosis' per-stack questions ---------------------------------------------------
+#: perf script text, named by perf on the recording host: categories to ask of
+NAMED = ["realworld/cpython-gil-server/bad.script.txt.gz",
+         "realworld/postgres-hot-row/bad-hot-row.script.txt.gz",
+         "diagnosis/alloc.script.txt", "diagnosis/log.script.txt",
+         "dwarf/cpython/dwarf8k.perf.data.script.txt.gz"]
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_diagnosis_stack_questions_equal_python(name):
+    """Context.select, its masks, the first deciding frame, the user frames and the
+    evidence totals against the Python they replace, on every stack of the capture."""
+    from analysis.diagnosis import Context
+    from analysis.diagnosis.stack_rules import _user_functions
+
+    profile = load(str(FIX / name))
+    ctx = Context.build(profile)
+    weights = ctx.weights
+    fmask = {f: ctx.bits(ctx.cats[f]) | (ctx.bit("@app") if ctx.app[f] else 0)
+             for f in ctx.cats}
+    masks = {}
+    for sid in weights:
+        m = 0
+        for f in ctx.funcs[sid]:
+            m |= fmask[f]
+        masks[sid] = m
+    assert _weigh.or_masks(weights, ctx.funcs, fmask) == masks == ctx.mask
+    seen = {c for f in ctx.cats for c in ctx.cats[f]}
+    assert seen, "the capture has categorised functions"
+    for any_of, all_of, none_of, leaf_any, busy in [
+            ((), (), (), (), False), ((), (), (), (), True), (tuple(seen)[:2], (), (), (), False),
+            ((), tuple(seen)[:1], tuple(seen)[1:2], (), True), ((), (), (), tuple(seen), False),
+            (("@app",), (), ("no-such-category",), (), False)]:
+        a, al, no, lf = (ctx.bits(any_of), ctx.bits(all_of), ctx.bits(none_of),
+                         ctx.bits(leaf_any))
+        want = {sid: w for sid, w in weights.items()
+                if (not a or masks[sid] & a) and masks[sid] & al == al and not masks[sid] & no
+                and (not lf or ctx.leaf_mask[sid] & lf) and not (busy and sid in ctx.idle)}
+        got = ctx.select(any_of, all_of, none_of, leaf_any, busy)
+        assert list(got.items()) == list(want.items())
+    deciding = {f: None for f in ctx.cats if not ctx.passes_through(f)}
+    want = {}
+    for sid in weights:
+        f = next((f for f in ctx.funcs[sid] if f in deciding), None)
+        if f is not None:
+            want[sid] = f
+    assert list(_weigh.first_marked(weights, ctx.funcs, deciding).items()) == \
+        list(want.items())
+    table = _user_functions(profile)
+    want = {}
+    for sid in weights:
+        user = [table[loc] for loc in profile.stacks[sid] if table[loc] is not None]
+        if user:
+            want[sid] = (len(user), user[-1], user[-2] if len(user) > 1 else None)
+    assert _weigh.user_frames(weights, profile.stacks, table) == want
+    acc: dict[int, int] = {}
+    for sid, w in weights.items():
+        for f in set(ctx.funcs[sid]):
+            acc[f] = acc.get(f, 0) + w
+    assert list(_weigh.totals(weights, ctx.stack_funcs.distincts).items()) == list(acc.items())
+
+
+def test_select_refuses_masks_wider_than_64_bits():
+    with pytest.raises(OverflowError):
+        _weigh.select({0: 1}, {0: 1 << 64}, {0: 0}, 1, 0, 0, 0, None)

@@ -1,7 +1,8 @@
 /* The per-stack sums of the report and the diagnosis, compiled (issue 16: a diverse capture
  * has 100,000 distinct stacks of 7 frames; the same loops in Python took a second).
  *
- * Each function here is a loop of analysis/aggregate/functions.py written in C statement by
+ * Each function here is a loop of analysis/aggregate/functions.py or of the diagnosis
+ * (analysis/diagnosis/context.py, stack_rules.py, code_rules.py) written in C statement by
  * statement, with the same Python objects in and out: dicts keep their insertion order, and
  * a stack's distinct functions (or mappings) are a Python set built in the same order as the
  * Python code builds it, so rows with equal counts come out in the same order.
@@ -200,10 +201,241 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(or_masks_doc,
+"or_masks(sids, funcs, fmask) -> {sid: mask}\n\n"
+"diagnosis.Context's stack bits: per stack id, the OR of fmask[f] (an int per function\n"
+"id, a dict) over funcs[sid] (its function ids); 0 for a stack without functions.");
+
+static PyObject *or_masks(PyObject *self, PyObject *args) {
+    PyObject *sids, *funcs, *fmask;
+    if (!PyArg_ParseTuple(args, "OO!O!", &sids, &PyDict_Type, &funcs, &PyDict_Type, &fmask))
+        return NULL;
+    PyObject *out = PyDict_New(), *it = NULL, *sid = NULL, *zero = PyLong_FromLong(0);
+    if (!out || !zero || !(it = PyObject_GetIter(sids))) goto fail;
+    while ((sid = PyIter_Next(it))) {
+        PyObject *fs = PyDict_GetItemWithError(funcs, sid);
+        if (!fs) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+            goto fail;
+        }
+        if (!PyList_Check(fs)) {
+            PyErr_SetString(PyExc_TypeError, "_weigh: a stack's functions are a list");
+            goto fail;
+        }
+        PyObject *m = zero;
+        Py_INCREF(m);
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(fs); j++) {
+            PyObject *b = PyDict_GetItemWithError(fmask, PyList_GET_ITEM(fs, j));
+            if (!b) {
+                Py_DECREF(m);
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(fs, j));
+                goto fail;
+            }
+            PyObject *n = PyNumber_Or(m, b);
+            Py_DECREF(m);
+            if (!n) goto fail;
+            m = n;
+        }
+        int r = PyDict_SetItem(out, sid, m);
+        Py_DECREF(m);
+        if (r < 0) goto fail;
+        Py_CLEAR(sid);
+    }
+    if (PyErr_Occurred()) goto fail;
+    Py_DECREF(it);
+    Py_DECREF(zero);
+    return out;
+fail:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    Py_XDECREF(zero);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(first_marked_doc,
+"first_marked(sids, funcs, marked) -> {sid: function id}\n\n"
+"Per stack id, the first function (from the leaf) of funcs[sid] that is a key of\n"
+"`marked`; stacks without one are left out.");
+
+static PyObject *first_marked(PyObject *self, PyObject *args) {
+    PyObject *sids, *funcs, *marked;
+    if (!PyArg_ParseTuple(args, "OO!O!", &sids, &PyDict_Type, &funcs, &PyDict_Type, &marked))
+        return NULL;
+    PyObject *out = PyDict_New(), *it = NULL, *sid = NULL;
+    if (!out || !(it = PyObject_GetIter(sids))) goto fail;
+    while ((sid = PyIter_Next(it))) {
+        PyObject *fs = PyDict_GetItemWithError(funcs, sid);
+        if (!fs) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+            goto fail;
+        }
+        if (!PyList_Check(fs)) {
+            PyErr_SetString(PyExc_TypeError, "_weigh: a stack's functions are a list");
+            goto fail;
+        }
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(fs); j++) {
+            int r = PyDict_Contains(marked, PyList_GET_ITEM(fs, j));
+            if (r < 0) goto fail;
+            if (r) {
+                if (PyDict_SetItem(out, sid, PyList_GET_ITEM(fs, j)) < 0) goto fail;
+                break;
+            }
+        }
+        Py_CLEAR(sid);
+    }
+    if (PyErr_Occurred()) goto fail;
+    Py_DECREF(it);
+    return out;
+fail:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(user_frames_doc,
+"user_frames(sids, stacks, loc_user) -> {sid: (n, outer, next_outer)}\n\n"
+"Per stack id with user frames: how many of its locations are user code (loc_user[loc]\n"
+"is the location's physical function, or None for kernel code), the function of the\n"
+"outermost one and of the one before it (None when there is one). Stacks of kernel\n"
+"code only are left out.");
+
+static PyObject *user_frames(PyObject *self, PyObject *args) {
+    PyObject *sids, *stacks, *lu;
+    if (!PyArg_ParseTuple(args, "OO!O!", &sids, &PyList_Type, &stacks, &PyList_Type, &lu))
+        return NULL;
+    PyObject *out = PyDict_New(), *it = NULL, *sid = NULL;
+    if (!out || !(it = PyObject_GetIter(sids))) goto fail;
+    while ((sid = PyIter_Next(it))) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto fail;
+        Py_ssize_t n = 0;
+        PyObject *outer = Py_None, *before = Py_None;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+            PyObject *f = of_location(lu, PyTuple_GET_ITEM(st, k));
+            if (!f) goto fail;
+            if (f == Py_None) continue;
+            n++;
+            before = outer;
+            outer = f;
+        }
+        if (n) {
+            PyObject *v = Py_BuildValue("(nOO)", n, outer, before);
+            if (!v) goto fail;
+            int r = PyDict_SetItem(out, sid, v);
+            Py_DECREF(v);
+            if (r < 0) goto fail;
+        }
+        Py_CLEAR(sid);
+    }
+    if (PyErr_Occurred()) goto fail;
+    Py_DECREF(it);
+    return out;
+fail:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(totals_doc,
+"totals(weights, distinct) -> {function id: weight}\n\n"
+"Per stack id and weight, in the order of `weights`, each of distinct[sid] gets the\n"
+"weight (diagnosis.Context.top_functions); first-seen order.");
+
+static PyObject *totals(PyObject *self, PyObject *args) {
+    PyObject *weights, *distinct;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &weights, &PyDict_Type, &distinct))
+        return NULL;
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        PyObject *fs = PyDict_GetItemWithError(distinct, sid);
+        if (!fs) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+            goto fail;
+        }
+        if (!PyTuple_Check(fs)) {
+            PyErr_SetString(PyExc_TypeError, "_weigh: distinct functions are a tuple");
+            goto fail;
+        }
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++)
+            if (add_to(out, PyTuple_GET_ITEM(fs, j), w) < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* the int value of d[key] as unsigned 64 bits; -1 with an exception set when absent or
+ * not an int of 64 bits */
+static int mask_of(PyObject *d, PyObject *key, unsigned long long *v) {
+    PyObject *m = PyDict_GetItemWithError(d, key);
+    if (!m) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
+        return -1;
+    }
+    *v = PyLong_AsUnsignedLongLong(m);
+    return (*v == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+PyDoc_STRVAR(select_doc,
+"select(weights, mask, leaf_mask, any_bits, all_bits, none_bits, leaf_bits, idle)\n"
+"    -> {sid: weight}\n\n"
+"diagnosis.Context.select: the stacks of `weights` (in its order) whose mask has a bit of\n"
+"any_bits (when not 0), every bit of all_bits and none of none_bits, whose leaf mask has a\n"
+"bit of leaf_bits (when not 0), and that are not in the set `idle` (None: no test).\n"
+"Masks are ints of at most 64 bits.");
+
+static PyObject *select_stacks(PyObject *self, PyObject *args) {
+    PyObject *weights, *mask, *leaf_mask, *idle;
+    unsigned long long any_b, all_b, none_b, leaf_b;
+    if (!PyArg_ParseTuple(args, "O!O!O!KKKKO", &PyDict_Type, &weights, &PyDict_Type, &mask,
+                          &PyDict_Type, &leaf_mask, &any_b, &all_b, &none_b, &leaf_b, &idle))
+        return NULL;
+    if (idle != Py_None && !PyAnySet_Check(idle)) {
+        PyErr_SetString(PyExc_TypeError, "select: idle is a set or None");
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        unsigned long long m, lm = 0;
+        if (mask_of(mask, sid, &m) < 0) goto fail;
+        if (any_b && !(m & any_b)) continue;
+        if ((m & all_b) != all_b || (m & none_b)) continue;
+        if (leaf_b) {
+            if (mask_of(leaf_mask, sid, &lm) < 0) goto fail;
+            if (!(lm & leaf_b)) continue;
+        }
+        if (idle != Py_None) {
+            int r = PySet_Contains(idle, sid);
+            if (r < 0) goto fail;
+            if (r) continue;
+        }
+        if (PyDict_SetItem(out, sid, w) < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"stack_functions", stack_functions, METH_VARARGS, stack_functions_doc},
     {"function_sums", function_sums, METH_VARARGS, function_sums_doc},
     {"mapping_sums", mapping_sums, METH_VARARGS, mapping_sums_doc},
+    {"or_masks", or_masks, METH_VARARGS, or_masks_doc},
+    {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
+    {"user_frames", user_frames, METH_VARARGS, user_frames_doc},
+    {"totals", totals, METH_VARARGS, totals_doc},
+    {"select", select_stacks, METH_VARARGS, select_doc},
     {NULL, NULL, 0, NULL},
 };
 

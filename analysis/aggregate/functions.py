@@ -35,15 +35,15 @@ class StackFunctions:
     def __init__(self, profile: Profile):
         self.profile = profile
         self.funcs: dict[int, list[int]] = {}
-        self._distinct: dict[int, tuple[int, ...]] = {}
-        self._loc_functions: list[tuple[int, ...]] | None = None
+        self.distincts: dict[int, tuple[int, ...]] = {}
+        self.loc_functions: list[tuple[int, ...]] | None = None
 
     def fill(self, sids) -> None:
         """Compute those of these stacks not known yet, in one compiled pass."""
-        if self._loc_functions is None:
-            self._loc_functions = [loc.functions for loc in self.profile.locations]
-        _weigh.stack_functions(sids, self.profile.stacks, self._loc_functions, self.funcs,
-                               self._distinct)
+        if self.loc_functions is None:
+            self.loc_functions = [loc.functions for loc in self.profile.locations]
+        _weigh.stack_functions(sids, self.profile.stacks, self.loc_functions, self.funcs,
+                               self.distincts)
 
     def of(self, sid: int) -> list[int]:
         f = self.funcs.get(sid)
@@ -55,10 +55,10 @@ class StackFunctions:
     def distinct(self, sid: int) -> tuple[int, ...]:
         """The stack's functions, each once, in the order a set of them has (which
         rows with equal counts keep)."""
-        d = self._distinct.get(sid)
+        d = self.distincts.get(sid)
         if d is None:
             self.fill((sid,))
-            d = self._distinct[sid]
+            d = self.distincts[sid]
         return d
 
 
@@ -71,8 +71,8 @@ def top_functions(profile: Profile, weights: dict[int, int],
     `table`: the stacks' functions when the caller has them already."""
     table = table or StackFunctions(profile)
     table.fill(weights)
-    self_w, total_w = _weigh.function_sums(weights, profile.stacks, table._loc_functions,
-                                           table._distinct)
+    self_w, total_w = _weigh.function_sums(weights, profile.stacks, table.loc_functions,
+                                           table.distincts)
     out = []
     for fid, total in total_w.items():
         fn = profile.functions[fid]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..aggregate import _weigh
 from ..identity import library_identity
 from . import software
 from .context import Context
@@ -42,17 +43,16 @@ def _is_shared_object(dso: str) -> bool:
     return bool(re.search(r"\.so(\.|$)", dso.rsplit("/", 1)[-1]))
 
 
-def _library_frame(ctx: Context, sid: int) -> tuple[int, software.Library] | None:
-    """The frame and library a stack's sample is the cost of: its leaf's library, or,
-    when the leaf is the C library or the kernel (memcpy, malloc, a system call), the
-    library that called them: malloc under EVP_MD_CTX_copy_ex is OpenSSL's cost."""
-    for f in ctx.funcs[sid]:
-        lib = ctx.library(f)
-        if lib is not None:
-            return f, lib
-        if not ctx.passes_through(f):
-            return None
-    return None
+def _library_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
+    """stack -> the frame its sample is the cost of, when that frame is in a well-known
+    library: its leaf's library, or, when the leaf is the C library or the kernel
+    (memcpy, malloc, a system call), the library that called them: malloc under
+    EVP_MD_CTX_copy_ex is OpenSSL's cost. The first frame that is in a library or does
+    not pass through decides (one compiled walk over the stacks)."""
+    deciding = {f: None for f in ctx.cats
+                if ctx.library(f) is not None or not ctx.passes_through(f)}
+    return {sid: f for sid, f in _weigh.first_marked(stacks, ctx.funcs, deciding).items()
+            if ctx.library(f) is not None}
 
 
 def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):
@@ -77,11 +77,12 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     per_lib: dict[tuple[str, str], dict[int, int]] = {}
     libs: dict[tuple[str, str], software.Library] = {}
     frame_of: dict[int, int] = {}
+    library_frame = _library_frames(ctx, busy)
     for sid, w in busy.items():
-        found = _library_frame(ctx, sid)
-        if found is None:
+        f = library_frame.get(sid)
+        if f is None:
             continue
-        f, lib = found
+        lib = ctx.library(f)
         # the work itself (BLAS kernels) or a runtime other rules read: nothing to name
         if not lib.fix or lib.interpreter:
             continue

@@ -3,9 +3,11 @@ each function, per-thread totals, CPU use, and helpers to gather evidence."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from itertools import chain
 from dataclasses import dataclass, field
 
 from .. import cpu
+from ..aggregate import _weigh
 from ..aggregate.functions import StackFunctions
 from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
@@ -86,44 +88,39 @@ class Context:
         profile = self.profile
         locs, functions, mappings = profile.locations, profile.functions, profile.mappings
         cats, app, bit_of_cats = self.cats, self.app, {}
-        fmask: dict[int, int] = {}
         app_bit = self.bit(APP)
         unnamed: dict[int, frozenset[str]] = {}  # mapping -> categories by DSO
         self.stack_funcs.fill(self.weights)
         funcs = self.funcs
+        fmask: dict[int, int] = {}  # function -> its bits
+        # (each function once, in id order)
+        for f in sorted(set(chain.from_iterable(map(funcs.__getitem__, self.weights)))):
+            fn = functions[f]
+            mp = mappings[fn.mapping_id]
+            if fn.resolved:
+                c = knowledge.categories(fn.name, mp.path, True)
+                # JIT-compiled code (perf-PID.map) is the program's own: its
+                # JavaScript or Java methods
+                a = (mp.kind in (USER, JIT) and not c
+                     and not knowledge.is_system_dso(mp.path)
+                     and not knowledge.is_language_runtime(fn.name)
+                     and software.library_of_code("", fn.name) is None)
+            else:
+                c = unnamed.get(fn.mapping_id)
+                if c is None:
+                    c = unnamed[fn.mapping_id] = knowledge.categories(fn.name, mp.path, False)
+                a = False
+            cats[f], app[f] = c, a
+            b = bit_of_cats.get(c)
+            if b is None:
+                b = bit_of_cats[c] = self.bits(c)
+            fmask[f] = b | app_bit if a else b
+        self.mask = _weigh.or_masks(self.weights, funcs, fmask)
+        stacks = profile.stacks
         for sid in self.weights:
-            stack = profile.stacks[sid]
             fids = funcs[sid]
-            m = 0
-            for f in fids:
-                b = fmask.get(f)
-                if b is None:
-                    fn = functions[f]
-                    mp = mappings[fn.mapping_id]
-                    if fn.resolved:
-                        c = knowledge.categories(fn.name, mp.path, True)
-                        # JIT-compiled code (perf-PID.map) is the program's own: its
-                        # JavaScript or Java methods
-                        a = (mp.kind in (USER, JIT) and not c
-                             and not knowledge.is_system_dso(mp.path)
-                             and not knowledge.is_language_runtime(fn.name)
-                             and software.library_of_code("", fn.name) is None)
-                    else:
-                        c = unnamed.get(fn.mapping_id)
-                        if c is None:
-                            c = unnamed[fn.mapping_id] = knowledge.categories(
-                                fn.name, mp.path, False)
-                        a = False
-                    cats[f], app[f] = c, a
-                    b = bit_of_cats.get(c)
-                    if b is None:
-                        b = bit_of_cats[c] = self.bits(c)
-                    if a:
-                        b |= app_bit
-                    fmask[f] = b
-                m |= b
-            self.mask[sid] = m
             self.leaf_mask[sid] = fmask[fids[0]] if fids else 0
+            stack = stacks[sid]
             if stack and mappings[locs[stack[0]].mapping_id].kind == KERNEL:
                 self.kernel_leaf_stacks.add(sid)
 
@@ -133,6 +130,8 @@ class Context:
         categories no function has)."""
         b = self._bits.get(category)
         if b is None:
+            if len(self._bits) == 64:  # (_weigh.select reads masks as 64-bit ints)
+                raise ValueError(f"more than 64 categories: {category!r}")
             b = self._bits[category] = 1 << len(self._bits)
         return b
 
@@ -147,13 +146,9 @@ class Context:
         """The stacks (with their weights, in the weights' order) that have a function of
         one of `any_of`, of each of `all_of` and of none of `none_of`, whose leaf is of
         one of `leaf_any`, and, with busy, that are not the idle task's."""
-        any_b, all_b, none_b, leaf_b = (self.bits(any_of), self.bits(all_of),
-                                        self.bits(none_of), self.bits(leaf_any))
-        mask, leaf_mask, idle = self.mask, self.leaf_mask, self.idle
-        return {sid: w for sid, w in self.weights.items()
-                if (not any_b or mask[sid] & any_b) and mask[sid] & all_b == all_b
-                and not mask[sid] & none_b and (not leaf_b or leaf_mask[sid] & leaf_b)
-                and not (busy and sid in idle)}
+        return _weigh.select(self.weights, self.mask, self.leaf_mask, self.bits(any_of),
+                             self.bits(all_of), self.bits(none_of), self.bits(leaf_any),
+                             self.idle if busy else None)
 
     def name(self, fid: int) -> str:
         return self.profile.functions[fid].name
@@ -239,12 +234,8 @@ class Context:
     def top_functions(self, stacks: dict[int, int], pred, n: int = 5) -> list[dict]:
         """Functions satisfying `pred(fid)` in these stacks, by samples (once per stack;
         `pred` once per function)."""
-        acc: dict[int, int] = {}
-        get = acc.get
-        distinct = self.distinct_funcs
-        for sid, w in stacks.items():
-            for f in distinct(sid):
-                acc[f] = get(f, 0) + w
+        self.stack_funcs.fill(stacks)
+        acc = _weigh.totals(stacks, self.stack_funcs.distincts)
         kept = Counter({f: c for f, c in acc.items() if pred(f)})
         return [self.function_row(f, c) for f, c in kept.most_common(n)]
 

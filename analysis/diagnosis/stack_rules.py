@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..aggregate import _weigh
 from ..identity import function_identity
 from ..profile import KERNEL, UNKNOWN
 from ..unwind.user_stacks import DWARF_NOTE
@@ -32,7 +33,6 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     cut_in: Counter = Counter()  # DSO of the outermost frame of broken stacks
     user_samples = 0
     deepest = 0
-    user_frame = _user_frames(ctx)
     roots: dict[int, bool] = {}
 
     def is_root(fid: int) -> bool:
@@ -40,22 +40,22 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
         if r is None:
             r = roots[fid] = function_identity(p.functions[fid].name) in THREAD_ROOTS
         return r
-    stacks = p.stacks
-    for sid, w in ctx.weights.items():
-        # physical frames: inline frames from debug info are no proof the chain is whole
-        user = [f for f in map(user_frame, stacks[sid]) if f is not None]
-        if not user:
-            continue  # kernel threads and idle: the kernel's own stacks are whole
+    # physical frames: inline frames from debug info are no proof the chain is whole;
+    # stacks of kernel code only (kernel threads, idle) are whole and left out
+    users = _weigh.user_frames(ctx.weights, p.stacks, _user_functions(p))
+    weights = ctx.weights
+    for sid, (n, outer_id, before) in users.items():
+        w = weights[sid]
         user_samples += w
-        deepest = max(deepest, len(user))
-        outer = p.functions[user[-1]]
+        deepest = max(deepest, n)
+        outer = p.functions[outer_id]
         # an address no file maps: what a frame pointer register held in code that
         # used it for data (perf prints it as [unknown] or the bare address)
         garbage = p.mappings[outer.mapping_id].kind == UNKNOWN and not outer.resolved
-        short = len(user) <= SHORT and not is_root(user[-1])
+        short = n <= SHORT and not is_root(outer_id)
         if garbage or short:
             broken[sid] = w
-            origin = p.mappings[p.functions[user[-2 if garbage and len(user) > 1 else -1]]
+            origin = p.mappings[p.functions[before if garbage and n > 1 else outer_id]
                                 .mapping_id]
             cut_in[origin.path] += w
     samples = sum(broken.values())
@@ -92,10 +92,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
         focus={})
 
 
-def _user_frames(ctx: Context):
-    """location -> its physical function when it is user code, else None (a lookup per
-    frame instead of two attribute chains)."""
-    p = ctx.profile
+def _user_functions(p) -> list[int | None]:
+    """location -> its physical function when it is user code, else None."""
     kernel = [m.kind == KERNEL for m in p.mappings]
-    table = [None if kernel[loc.mapping_id] else loc.functions[-1] for loc in p.locations]
-    return table.__getitem__
+    return [None if kernel[loc.mapping_id] else loc.functions[-1] for loc in p.locations]
