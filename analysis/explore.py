@@ -13,7 +13,7 @@ from .aggregate.functions import stack_functions, top_functions
 from .aggregate.lines import hot_lines, source_files
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
-from .aggregate.tree import DEEPER, MERGED, ROOT, Row, bottom_up, sandwich, top_down
+from .aggregate.tree import DEEPER, MERGED, ROOT, Row, sandwich
 from .cpu import time_range
 from .errors import AnalysisError
 from .offcpu.switches import RUNNABLE
@@ -22,6 +22,7 @@ from .offcpu.views import ON_CPU, VIEWS, view
 from .profile import NO_ID, Profile
 from .search import FunctionSearch
 from .symbols.demangle import signature
+from .tree_index import bottom_up, top_down
 
 #: frames narrower than this share of the zoomed frame are merged (~1 px at 2000 px)
 MERGE_BELOW = 1 / 2000
@@ -82,10 +83,14 @@ def flame(profile: Profile, q: Query) -> dict:
         trees = (callers, callees)
     else:
         grow = bottom_up if q.invert else top_down
-        tree = grow(profile, weights, q.root, limit_of=_merge_limit)
+        # an unfiltered selection's weights are the same every request: so are the
+        # index's sums of them, kept with the profile
+        whole = sel if sel.tids is None and sel.start_s is None and sel.end_s is None \
+            else None
+        tree = grow(profile, weights, q.root, limit_of=_merge_limit, whole=whole)
         root = q.root
         if tree is None:  # the zoomed frame is not in this selection
-            tree, root = grow(profile, weights, limit_of=_merge_limit), ()
+            tree, root = grow(profile, weights, limit_of=_merge_limit, whole=whole), ()
         out.update(path=[{"f": fid, "n": profile.functions[fid].name, "t": t}
                          for fid, t in zip(root, tree.path)],
                    tree=_nodes(profile, tree.rows))

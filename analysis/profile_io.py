@@ -3,7 +3,9 @@ view (zoomed flame graph, threads, time range) without importing the capture aga
 
 The format is ours and plain: a magic line, a JSON document with the tables (mappings,
 functions, locations, stacks, events, strings, metadata), then the per-sample columns as
-raw little-endian arrays. No pickle: a stored file is data, never code.
+raw little-endian arrays. No pickle: a stored file is data, never code. Optional sections
+follow: the context switches, and the flame graph's prepared tree (analysis.tree_index),
+saved so that a web process loading the profile has its flame graphs at once.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from array import array
 from dataclasses import asdict
 from typing import BinaryIO
 
-from . import jsonio
+from . import jsonio, tree_index
 from .errors import AnalysisError
 from .offcpu.switches import SwitchLog
 from .profile import Event, Function, Location, Mapping, Metadata, Profile
@@ -21,6 +23,8 @@ from .profile import Event, Function, Location, Mapping, Metadata, Profile
 MAGIC = b"PWPROF1\n"
 #: the context-switch columns follow the sample columns (files without them end there)
 _SWITCHES = b"SWITCHES"
+#: ... then the top-down tree index (files without it build it when first asked)
+_TREE_INDEX = b"TREEIDX1"
 _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
             "s_event", "s_comm")
 
@@ -56,6 +60,12 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         out.write(_SWITCHES)
         for name in SwitchLog.COLUMNS:
             _write_column(out, getattr(profile.switches, name))
+    index = tree_index.build(profile, leaf_first=False)  # the capture page's first view
+    if index is not None:
+        out.write(_TREE_INDEX)
+        out.write(struct.pack("<Q", index.depth))
+        for col in (index.func, index.end, index.node_of):
+            _write_column(out, col)
 
 
 def _write_column(out: BinaryIO, col: array) -> None:
@@ -108,7 +118,13 @@ def load(src: BinaryIO) -> Profile:
     p.switches.watched = doc.get("switches_watched", [])
     for name in _COLUMNS:
         setattr(p, name, _read_column(src))
-    if src.read(len(_SWITCHES)) == _SWITCHES:
+    section = src.read(len(_SWITCHES))
+    if section == _SWITCHES:
         for name in SwitchLog.COLUMNS:
             setattr(p.switches, name, _read_column(src))
+        section = src.read(len(_TREE_INDEX))
+    if section == _TREE_INDEX:
+        (depth,) = struct.unpack("<Q", src.read(8))
+        func, end, node_of = (_read_column(src) for _ in range(3))
+        tree_index.keep(p, tree_index.TreeIndex(False, depth, func, end, node_of))
     return p

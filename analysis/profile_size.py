@@ -11,6 +11,7 @@ tracemalloc on CPython 3.11 (tests/test_profile_size.py keeps them honest).
 from __future__ import annotations
 
 from .profile import Profile
+from .tree_index import held_bytes
 
 _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
             "s_event", "s_comm")
@@ -31,4 +32,5 @@ def approx_bytes(profile: Profile) -> int:
             + len(profile.locations) * _PER_LOCATION
             + len(profile.functions) * _PER_FUNCTION + names
             + len(profile.mappings) * _PER_MAPPING
-            + sum(len(s) + 60 for s in profile.strings))
+            + sum(len(s) + 60 for s in profile.strings)
+            + held_bytes(profile))  # the flame graph's prepared trees
