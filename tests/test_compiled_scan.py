@@ -243,3 +243,36 @@ def test_locate_asks_once_per_frame_and_address_space():
     assert len(asked) == 4
     with pytest.raises(TypeError):
         _scan.locate(((2,),), kernel, user, 0, miss)
+
+
+def test_replay_run_asks_for_what_its_caches_miss_and_stops_at_sideband():
+    """Rows in time order: a stack or name not cached is what the miss callbacks return
+    (and then cached by them); without callbacks the run stops there; a row at or after
+    next_side stops it either way."""
+    times = array("Q", [30, 10, 20, 40])
+    order = array("i", [1, 2, 0, 3])
+    pid, chain, tid = array("i", [7, 7, 8, 7]), array("i", [0, 1, 0, 0]), \
+        array("i", [70, 71, 80, 70])
+    cache = {(7 + 1) << 32 | 1: 5}
+    comms = {71: 2}
+    asked = []
+
+    def stack_miss(row):
+        asked.append(("stack", row))
+        cache[(pid[row] + 1) << 32 | chain[row]] = 10 + row
+        return 10 + row
+
+    def comm_miss(row):
+        asked.append(("comm", row))
+        comms[tid[row]] = 20 + tid[row]
+        return 20 + tid[row]
+    assert _scan.replay_run(order, 0, times, -1, pid, chain, tid, cache, comms) == \
+        (1, array("i", [5]).tobytes(), array("i", [2]).tobytes())
+    i, st, cm = _scan.replay_run(order, 0, times, 40, pid, chain, tid, cache, comms,
+                                 stack_miss, comm_miss)
+    assert i == 3  # row 3 is at next_side
+    assert array("i", st).tolist() == [5, 12, 10] and array("i", cm).tolist() == [2, 100, 90]
+    assert asked == [("stack", 2), ("comm", 2), ("stack", 0), ("comm", 0)]
+    # row 3 has the (pid, chain) of row 0 and the thread of row 0: both cached now
+    assert _scan.replay_run(order, 3, times, -1, pid, chain, tid, cache, comms,
+                            stack_miss, comm_miss)[0] == 4 and len(asked) == 4

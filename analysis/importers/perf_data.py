@@ -646,6 +646,21 @@ class _Reader:
         user_stacks = UserStacks(self.features.arch or "x86_64") if snaps else None
         frozen: dict[int, int] = {}  # id(a process's map list) -> index in spaces
         held: list = []  # those lists, alive while their ids are keys
+
+        def stack_miss(row: int) -> int:
+            pid = c_pid[row]
+            key = (pid + 1) << 32 | c_chain[row]
+            sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs_of.get(pid),
+                                             spaces, pid, locs, build_ids)
+            keys_of_pid.setdefault(pid, []).append(key)
+            return sid
+
+        def comm_miss(row: int) -> int:
+            tid = c_tid[row]
+            comm = comms.get(tid)
+            cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
+            return cid
+
         i, n = 0, len(order)
         while i < n:
             row = order[i]
@@ -664,10 +679,10 @@ class _Reader:
                     si += 1
                 next_side = side[si][0] if si < n_side else None
                 comm_ids.clear()
-            if not snaps:  # the rows whose stack and name are known, compiled
+            if not snaps:  # every row up to the next sideband record, compiled
                 j, run_stacks, run_comms = _scan.replay_run(
                     order, i, times, -1 if next_side is None else next_side, c_pid, c_chain,
-                    c_tid, cache, comm_ids)
+                    c_tid, cache, comm_ids, stack_miss, comm_miss)
                 if j > i:
                     stacks.frombytes(run_stacks)
                     comm_col.frombytes(run_comms)
@@ -678,9 +693,7 @@ class _Reader:
             key = (pid + 1) << 32 | c_chain[row]  # (replay_run builds the same key)
             sid = cache.get(key)
             if sid is None:
-                sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs_of.get(pid),
-                                                 spaces, pid, locs, build_ids)
-                keys_of_pid.setdefault(pid, []).append(key)
+                sid = stack_miss(row)
             if snaps and row in snaps:
                 maps = procs_of[pid].maps if pid in procs_of else []
                 space = frozen.get(id(maps))
@@ -693,12 +706,8 @@ class _Reader:
                 mask, regs, stack = snaps[row]
                 user_stacks.add(len(stacks), pid, space, mask, regs, stack)
             stacks.append(sid)
-            tid = c_tid[row]
-            cid = comm_ids.get(tid)
-            if cid is None:
-                comm = comms.get(tid)
-                cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
-            comm_col.append(cid)
+            cid = comm_ids.get(c_tid[row])
+            comm_col.append(comm_miss(row) if cid is None else cid)
         # the other columns are the same values in time order
         n = len(order)
         p.s_stack = stacks

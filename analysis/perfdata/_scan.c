@@ -513,19 +513,23 @@ static PyObject *seconds(PyObject *self, PyObject *args) {
 }
 
 PyDoc_STRVAR(replay_run_doc,
-"replay_run(order, i, times, next_side, pid, chain, tid, cache, comm_ids)\n"
-"    -> (i, stacks, comms)\n\n"
+"replay_run(order, i, times, next_side, pid, chain, tid, cache, comm_ids,\n"
+"           stack_miss=None, comm_miss=None) -> (i, stacks, comms)\n\n"
 "The replay's common case (perf_data._Reader._replay): from position i of the time\n"
 "order, each sample whose (pid, chain) stack is in `cache` and whose thread name is in\n"
 "`comm_ids`, until a sample at or after `next_side` (a sideband record to apply first;\n"
-"-1: none). Returns where it stopped and the stack and name ids of the rows it took.");
+"-1: none). A stack or name not there stops the run, or, when stack_miss / comm_miss is\n"
+"given, is what it returns for the row (it also caches it). Returns where it stopped and\n"
+"the stack and name ids of the rows it took.");
 
 static PyObject *replay_run(PyObject *self, PyObject *args) {
-    PyObject *oo, *to, *po, *co, *tido, *cache, *comm_ids;
+    PyObject *oo, *to, *po, *co, *tido, *cache, *comm_ids, *stack_miss = Py_None,
+        *comm_miss = Py_None;
     Py_ssize_t i;
     long long next_side;
-    if (!PyArg_ParseTuple(args, "OnOLOOOO!O!", &oo, &i, &to, &next_side, &po, &co, &tido,
-                          &PyDict_Type, &cache, &PyDict_Type, &comm_ids))
+    if (!PyArg_ParseTuple(args, "OnOLOOOO!O!|OO", &oo, &i, &to, &next_side, &po, &co, &tido,
+                          &PyDict_Type, &cache, &PyDict_Type, &comm_ids, &stack_miss,
+                          &comm_miss))
         return NULL;
     Py_buffer ov, tv, pv, cv, tidv;
     Py_buffer *views[5] = {&ov, &tv, &pv, &cv, &tidv};
@@ -560,22 +564,39 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
         if (!key) goto done;
         PyObject *sid = PyDict_GetItemWithError(cache, key);
         Py_DECREF(key);
-        if (!sid) {
-            if (PyErr_Occurred()) goto done;
-            break;
+        if (sid) {
+            Py_INCREF(sid);
+        } else {
+            if (PyErr_Occurred() || stack_miss == Py_None) goto stop;
+            if (!(sid = PyObject_CallFunction(stack_miss, "i", row))) goto done;
         }
         key = PyLong_FromLong(tid[row]);
-        if (!key) goto done;
+        if (!key) {
+            Py_DECREF(sid);
+            goto done;
+        }
         PyObject *cid = PyDict_GetItemWithError(comm_ids, key);
         Py_DECREF(key);
-        if (!cid) {
-            if (PyErr_Occurred()) goto done;
-            break;
+        if (cid) {
+            Py_INCREF(cid);
+        } else {
+            if (PyErr_Occurred() || comm_miss == Py_None) {
+                Py_DECREF(sid);
+                goto stop;
+            }
+            if (!(cid = PyObject_CallFunction(comm_miss, "i", row))) {
+                Py_DECREF(sid);
+                goto done;
+            }
         }
         int32_t s = (int32_t)PyLong_AsLong(sid), c = (int32_t)PyLong_AsLong(cid);
+        Py_DECREF(sid);
+        Py_DECREF(cid);
         if (PyErr_Occurred()) goto done;
         if (col_put(&st, &s, 4) || col_put(&cm, &c, 4)) goto done;
     }
+stop:
+    if (PyErr_Occurred()) goto done;
     out = Py_BuildValue("ny#y#", i, st.data ? st.data : "", (Py_ssize_t)st.len,
                         cm.data ? cm.data : "", (Py_ssize_t)cm.len);
 done:
