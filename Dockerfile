@@ -13,6 +13,11 @@ COPY static ./static
 COPY manage.py ./
 RUN pip install --no-cache-dir . && useradd --create-home perfweb && mkdir -p /data \
     && chown perfweb /data
+# the static files under hashed names with gzip and brotli copies, in the image (not on
+# the /data volume, which would hide them); the key and folder are for this step only
+ENV STATIC_ROOT=/app/staticfiles
+RUN SECRET_KEY=collectstatic PERFWEB_VAR_DIR=/tmp/build python manage.py collectstatic \
+    --noinput -v0 && rm -rf /tmp/build
 USER perfweb
 EXPOSE 8000
 CMD ["gunicorn", "perfweb.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]

@@ -108,13 +108,21 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-import plotly  # noqa: E402  (its own bundle serves the charts: no CDN)
-
-STATICFILES_DIRS = [BASE_DIR / "static",
-                    ("vendor/plotly", Path(plotly.__file__).parent / "package_data")]
-STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
-WHITENOISE_USE_FINDERS = True  # serve static/ without collectstatic, also under gunicorn
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "perfweb.static_storage.PlotlyFinder",  # the plotly package's bundle: no CDN
+]
+#: where collectstatic writes (the Docker image: inside the image, not on the data volume)
+STATIC_ROOT = Path(env("STATIC_ROOT", default=str(VAR_DIR / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# files collectstatic did not write (none ran: a checkout under gunicorn) are served from
+# static/ and Plotly's package, under their plain names and uncompressed
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True  # the pages ask for hashed names only
+#: brotli's level for the copies collectstatic writes (11, its best, takes longest)
+PERFWEB_BROTLI_QUALITY = env.int("PERFWEB_BROTLI_QUALITY", default=11)
 
 # uploads: streamed to temporary files above 2.5 MB, stored through the storage API
 MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
@@ -128,12 +136,16 @@ if env("STORAGE_BACKEND", default="filesystem") == "s3":
             "bucket_name": env("AWS_STORAGE_BUCKET_NAME"),
             "endpoint_url": env("AWS_S3_ENDPOINT_URL", default=None),
             "default_acl": "private", "querystring_auth": True}},
-        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+        "staticfiles": {"BACKEND": "perfweb.static_storage.StaticStorage",
+                        "OPTIONS": {"file_permissions_mode": 0o644}},
     }
 else:
     STORAGES = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        # hashed names, gzip and brotli copies (perfweb/static_storage.py), readable by
+        # the server's user whoever collected them (the image's build runs as root)
+        "staticfiles": {"BACKEND": "perfweb.static_storage.StaticStorage",
+                        "OPTIONS": {"file_permissions_mode": 0o644}},
     }
 
 PERFWEB_MAX_UPLOAD_BYTES = env.int("PERFWEB_MAX_UPLOAD_BYTES", default=2 << 30)  # per file

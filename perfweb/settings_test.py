@@ -15,6 +15,12 @@ if os.environ.get("PERFWEB_TEST_FOR") != _worker:
     os.environ["REDIS_URL"] = f"redis://127.0.0.1:6379/{10 + _n}"
     os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"perfweb-test-{_worker}-{os.getpid()}"
 
+# static files from the source folders, under their plain names (no manifest: see
+# perfweb/static_storage.py), whatever a collectstatic left in ./var/static; the test of
+# the deployed setup collects into a folder of its own
+os.environ.setdefault("STATIC_ROOT", os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "var", "test-static"))
+
 from .settings import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins

@@ -317,6 +317,18 @@ async function loadTimeline() {
   drawHeatmap($("heatmap"), data, setRange);
 }
 
+/** The timeline's charts need Plotly (4.8 MB, 1.1 MB compressed): it and their data are
+ * fetched when the charts come near the screen, not with the page, so a visit that
+ * stays with the flame graph never downloads or parses it. */
+function whenShown(el, show) {
+  const seen = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    seen.disconnect();
+    show();
+  }, {rootMargin: "200px"});
+  seen.observe(el);
+}
+
 async function loadStates() {
   const box = $("thread-states");
   if (!box || !urls.states) return;
@@ -425,12 +437,17 @@ wire();
 showRange();
 showTime();
 showView();
-refreshFlame();
-refreshFunctions();
-refreshLines();
-loadThreads();
-loadTimeline().catch(() => { $("timeline").textContent = "The timeline could not be drawn."; });
-loadStates().catch(() => {
-  $("thread-states").textContent = "The thread states could not be drawn.";
-  $("states-box").hidden = false;
+// the flame graph's request first, alone: the server answers the others after it (two
+// or three workers share two cores), and the tables below are not on screen yet
+refreshFlame().finally(() => {
+  refreshFunctions();
+  refreshLines();
+  loadThreads();
+  loadStates().catch(() => {
+    $("thread-states").textContent = "The thread states could not be drawn.";
+    $("states-box").hidden = false;
+  });
+  whenShown($("timeline").closest("section"), () => loadTimeline().catch(() => {
+    $("timeline").textContent = "The timeline could not be drawn.";
+  }));
 });

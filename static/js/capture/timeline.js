@@ -6,8 +6,9 @@ import {plotlyText} from "../plotly-text.js";
 
 let plotly = null;
 
-/** Plotly (4.8 MB) is fetched once the flame graph is drawn, not before: a script tag
- * in the head held the module that draws the flame graph until it had run. */
+/** Plotly (4.8 MB) is fetched when a chart is first drawn (main.js: when the timeline
+ * comes into view), not with the page: a script tag in the head held the module that
+ * draws the flame graph until it had run. */
 export function loadPlotly(url) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!plotly) {

@@ -111,6 +111,7 @@ def test_call_tree_time_range_and_findings(page, worker_factory):
 
     # back to the flame graph; drag across the first second of the timeline
     page.click("#view-tabs button[data-view=flame]")
+    page.locator("#timeline").scroll_into_view_if_needed()  # Plotly is fetched then
     plot = page.locator("#timeline .nsewdrag").first
     plot.scroll_into_view_if_needed()
     box = plot.bounding_box()

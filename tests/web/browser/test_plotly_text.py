@@ -104,6 +104,7 @@ def test_names_in_charts_are_text(page, browser, worker_factory, tmp_path):
 
     # the capture page's timeline: thread names in the legend
     page.goto(f"{page.base}{hostile.get_absolute_url()}")
+    page.locator("#timeline").scroll_into_view_if_needed()  # Plotly is fetched then
     page.wait_for_selector("#timeline .main-svg")
     _assert_text_only(page, "timeline", f"{THREAD} 18136", "api 18137")
     assert page.errors == []
@@ -113,6 +114,7 @@ def test_names_in_charts_are_text(page, browser, worker_factory, tmp_path):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     guest = context.new_page()
     assert guest.goto(f"{page.base}/s/{link.url_token}/").status == 200
+    guest.locator("#timeline").scroll_into_view_if_needed()
     guest.wait_for_selector("#timeline .main-svg")
     _assert_text_only(guest, "timeline", f"{THREAD} 18136", "api 18137")
     context.close()
