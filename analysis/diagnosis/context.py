@@ -290,6 +290,30 @@ class Context:
         lib = self._file_library[mid] = software.library_of(self.profile.mappings[mid].path)
         return lib
 
+    def interpreter_leaves(self) -> dict[int, tuple[str, software.Library]]:
+        """stack -> (DSO, library) of the stacks whose leaf is in the file of a language
+        interpreter (software.library_of(...).interpreter: libpython), in the weights'
+        order (once; callers must not modify the dict)."""
+        def compute():
+            out: dict[int, tuple[str, software.Library]] = {}
+            functions, mappings = self.profile.functions, self.profile.mappings
+            of_mapping: dict[int, tuple[str, software.Library] | None] = {}
+            funcs = self.funcs
+            for sid in self.weights:
+                fs = funcs[sid]
+                if not fs:
+                    continue
+                mid = functions[fs[0]].mapping_id
+                if mid not in of_mapping:
+                    lib = software.library_of(mappings[mid].path)
+                    of_mapping[mid] = (mappings[mid].path, lib) \
+                        if lib is not None and lib.interpreter else None
+                hit = of_mapping[mid]
+                if hit is not None:
+                    out[sid] = hit
+            return out
+        return self.memo("interpreter_leaves", compute)
+
     def kernel_leaf(self, sid: int) -> bool:
         return sid in self.kernel_leaf_stacks
 

@@ -41,13 +41,10 @@ def server_of(ctx: Context, stacks: dict[int, int]) -> software.Server | None:
 def runtime_of(ctx: Context, stacks: dict[int, int]) -> software.Library | None:
     """The interpreter these stacks' threads run in, by the samples of its library."""
     score: Counter = Counter()
+    leaves = ctx.interpreter_leaves()
     for sid, w in ctx.same_threads(stacks).items():
-        f = ctx.leaf(sid)
-        if f is None:
-            continue
-        lib = ctx.file_library(f)
-        if lib is not None and lib.interpreter:
-            score[lib.name] += w
+        if sid in leaves:
+            score[leaves[sid][1].name] += w
     if not score:
         return None
     best = score.most_common(1)[0][0]

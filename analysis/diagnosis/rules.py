@@ -410,11 +410,8 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
     _PyEval_EvalFrameDefault in a third of the samples and libpython in nine tenths."""
     hits = dict(ctx.having("interpreter"))
     lib_hits: dict[str, dict[int, int]] = {}
-    for sid, w in ctx.weights.items():
-        f = ctx.leaf(sid)
-        lib = ctx.file_library(f) if f is not None else None
-        if lib is not None and lib.interpreter:
-            lib_hits.setdefault(ctx.dso(f), {})[sid] = w
+    for sid, (dso, _) in ctx.interpreter_leaves().items():
+        lib_hits.setdefault(dso, {})[sid] = ctx.weights[sid]
     lib_dso, lib_stacks = max(lib_hits.items(), key=lambda kv: sum(kv[1].values()),
                               default=("", {}))
     by_frames, by_lib = ctx.samples(hits), ctx.samples(lib_stacks)

@@ -152,16 +152,14 @@ def serialized_threads(ctx: Context, t: dict) -> Serialized | None:
 def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
     if ctx.cpus_busy is None or (ctx.cpus_online is not None and ctx.cpus_online < 2):
         return None
-    per_thread: defaultdict[int, Counter] = defaultdict(Counter)
-    for sid, w in ctx.weights.items():
-        f = ctx.leaf(sid)
-        lib = ctx.file_library(f) if f is not None else None
+    # per thread: its samples, and those whose leaf is in an interpreter, by interpreter
+    in_runtime: defaultdict[int, Counter] = defaultdict(Counter)
+    for sid, (_, lib) in ctx.interpreter_leaves().items():
         for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
-            c = per_thread[tid]
-            c[lib.name if lib is not None and lib.interpreter else ""] += n
+            in_runtime[tid][lib.name] += n
     by_runtime: dict[str, list[tuple[int, int]]] = {}
-    for tid, c in per_thread.items():
-        total = sum(c.values())
+    for tid, total in ctx.thread_totals().items():
+        c = in_runtime.get(tid, Counter())
         if tid in (0, -1) or total < t["thread_min_share"] * ctx.total:
             continue
         runtime, n = max(((k, v) for k, v in c.items() if k), key=lambda kv: kv[1],
@@ -175,8 +173,7 @@ def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
         cpus = ctx.cpus(sum(n for _, n in threads)) or 0.0
         if t["min_cpus"] <= cpus <= t["max_cpus"]:
             tids = {tid for tid, _ in threads}
-            stacks = {sid: w for sid, w in ctx.weights.items()
-                      if set(ctx.thread_of.get(sid, {})) & tids}
+            stacks = ctx.of_threads(tids)
             return Serialized(lock, sorted(threads, key=lambda x: -x[1]), cpus, stacks)
     return None
 
