@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
+.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
 # analysis/aggregate/_weigh.c) need a C compiler and
@@ -28,6 +28,10 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
 	DEBUG=1 $(PY) manage.py rundev
+
+# a new password for the demo user, printed (and shown by the next `make run`)
+demo-password: $(STAMP)
+	$(PY) manage.py load_demo --reset-password
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

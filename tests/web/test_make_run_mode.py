@@ -4,6 +4,7 @@ delivers a message twice, so a worker killed with SIGKILL mid-task leaves its ca
 the heartbeat and the sweep; SQLite, written by the worker, its heartbeat thread and the
 loader at once, must wait for its lock rather than drop a write."""
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -89,3 +90,53 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def _banner(tmp_path: Path, env: dict, name: str) -> str:
+    """rundev's output up to and including its banner."""
+    log_path = tmp_path / f"{name}.log"
+    with open(log_path, "wb") as log:
+        rundev = subprocess.Popen(
+            [sys.executable, "manage.py", "rundev", f"127.0.0.1:{_port()}"], cwd=ROOT,
+            env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_for(lambda: "stop it with Ctrl-C" in log_path.read_text(errors="replace"),
+                     timeout=120)
+        finally:
+            stop([rundev])
+    text = log_path.read_text(errors="replace")
+    start = text.rindex("perfweb is running at")
+    return text[text.rfind("\n", 0, start - 1):text.index("stop it with Ctrl-C") + 19]
+
+
+def _can_sign_in(env: dict, password: str) -> bool:
+    out = _manage(env, "shell", "-c", "from django.contrib.auth import get_user_model; "
+                  "print(get_user_model().objects.get(username='demo')"
+                  f".check_password({password!r}))")
+    return out.strip().endswith("True")
+
+
+def test_make_run_ends_with_a_banner_that_says_how_to_sign_in_every_time(tmp_path):
+    """The first start shows the demo password once, in a banner after the start-up
+    logs; later starts show the URL, the user and how to get a new password, which
+    `load_demo --reset-password` (make demo-password) prints and which then works."""
+    var = tmp_path / "var"
+    env = _env(var)
+    _manage(env, "migrate", "--noinput")
+    out = _manage(env, "load_demo", "--queue", "--path", str(SPINPOOL))
+    password = re.search(r"demo user: demo / password: (\S+)", out).group(1)
+    first = _banner(tmp_path, env, "first")
+    assert "perfweb is running at http://127.0.0.1:" in first
+    assert f"sign in as demo, password {password} (shown this once" in first
+    assert _can_sign_in(env, password)
+    assert not (var / "demo-password").exists()  # shown once, not kept
+    again = _manage(env, "load_demo", "--queue", "--path", str(SPINPOOL))
+    assert password not in again and "make demo-password" in again
+    second = _banner(tmp_path, env, "second")
+    assert password not in second
+    assert "sign in as demo; its password was printed when it was set: " \
+           "`make demo-password` sets and prints a new one" in second
+    reset = _manage(env, "load_demo", "--queue", "--reset-password", "--path", str(SPINPOOL))
+    new = re.search(r"demo user: demo / password: (\S+)", reset).group(1)
+    assert new != password and _can_sign_in(env, new) and not _can_sign_in(env, password)
+    assert f"password {new} (shown this once" in _banner(tmp_path, env, "third")

@@ -1,6 +1,7 @@
 """Load the spinpool demo: an idle inference API burning ~2 CPUs in 1.0.0, fixed in 1.1.0.
 
-Creates the demo user (printing its password) and, if they are in no team, a team of
+Creates the demo user (printing its password, and leaving it for `make run`'s banner;
+--reset-password gives it a new one) and, if they are in no team, a team of
 their own, the `llm-api` service with builds 1.0.0 and 1.1.0, their captures and symbol
 bundles from the corpus, and analyzes them at once so a newcomer sees a diagnosis on
 first sign-in. Running it again changes nothing.
@@ -16,7 +17,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from perfweb.captures import pipeline, services
+from perfweb.captures import demo_banner, pipeline, services
 from perfweb.captures.models import Build, Capture, Service
 from perfweb.captures.own_teams import team_for_first_upload, teams_for_upload
 from perfweb.captures.uploads import sha256_of, store_symbol
@@ -36,12 +37,20 @@ class Command(BaseCommand):
         parser.add_argument("--username", default="demo")
         parser.add_argument("--queue", action="store_true",
                             help="queue the captures for a worker instead of analyzing now")
+        parser.add_argument("--reset-password", action="store_true",
+                            help="give the demo user a new password and print it")
 
-    def handle(self, *args, path, username, queue, **options):
+    def handle(self, *args, path, username, queue, reset_password=False, **options):
         folder = Path(path)
         if not (folder / "1.0.0-idle.perf.data").exists():
             raise CommandError(f"spinpool case files not found in {folder}")
         user, password = self._user(username)
+        if reset_password and password is None:
+            password = secrets.token_urlsafe(12)
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        if password:
+            demo_banner.leave_password(username, password)
         with transaction.atomic():
             team = self._team(user)
             service, _ = Service.objects.get_or_create(team=team, name="llm-api")
@@ -65,10 +74,13 @@ class Command(BaseCommand):
                     pipeline.enqueue(capture)
             else:
                 services.run_analysis(capture.pk)
+        self.stdout.write(f"demo loaded: {len(todo)} new capture(s)")
         if password:
             self.stdout.write(self.style.SUCCESS(
                 f"demo user: {username} / password: {password}"))
-        self.stdout.write(f"demo loaded: {len(todo)} new capture(s)")
+        else:
+            self.stdout.write(f"demo user: {username} (its password was printed when it "
+                              f"was set; `{demo_banner.RESET_COMMAND}` sets a new one)")
 
     def _user(self, username):
         User = get_user_model()

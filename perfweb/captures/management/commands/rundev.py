@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.db import connection
+
+from perfweb.captures import demo_banner
 
 RESTART_AFTER_S = 1.0
+BANNER_WAIT_S = 120.0  # for the server to answer
+BANNER_SETTLE_S = 3.0  # then for the worker's start-up lines
 
 
 def worker_args(var_dir: str) -> list[str]:
@@ -74,7 +82,32 @@ class Command(BaseCommand):
         # with its warm shutdown, instead of ending this process alone
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
         self.stdout.write(f"web on http://{addrport}/")
+        threading.Thread(target=self._banner_when_up, args=(addrport,), daemon=True,
+                         name="banner").start()
         try:
             call_command("runserver", addrport, use_reloader=False)
         finally:
             worker.stop()
+
+    def _banner_when_up(self, addrport: str) -> None:
+        """The banner, once the server answers (after the start-up logs of both)."""
+        host, _, port = addrport.rpartition(":")
+        deadline = time.monotonic() + BANNER_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection((host or "127.0.0.1", int(port)), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            return
+        time.sleep(BANNER_SETTLE_S)  # the worker's own start-up lines come first
+        left = demo_banner.take_password()
+        try:
+            username = left[0] if left else (
+                "demo" if get_user_model().objects.filter(username="demo").exists() else None)
+        finally:
+            connection.close()  # this thread's own
+        self.stdout.write(demo_banner.banner(f"http://{addrport}/", username,
+                                             left[1] if left else None))
+        self.stdout.flush()
