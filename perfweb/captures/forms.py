@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.safestring import mark_safe
 
 from .uploads import UploadTooLarge, check_size
 
@@ -31,8 +32,9 @@ def _check_size(f) -> None:
 
 class UploadForm(forms.Form):
     capture = forms.FileField(validators=[_check_size],
-                              help_text="perf.data, `perf script` or `perf report --stdio` "
-                                        "output, or folded stacks; gzip is fine")
+                              help_text=mark_safe(  # (our own text; Django does not escape help)
+                                  "perf.data, <code>perf script</code> or <code>perf report "
+                                  "--stdio</code> output, or folded stacks; gzip is fine"))
     symbols = MultipleFileField(required=False, validators=[_check_size],
                                 help_text="ELF binaries or debug files, perf archive "
                                           "bundles, kallsyms, /proc/PID/maps, perf-PID.map, "
