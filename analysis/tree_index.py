@@ -202,22 +202,27 @@ def read(index: TreeIndex, s: Sums, prefix: Sequence[int], limit_of: Callable[[i
                 below = w[stop] - w[v + 1]
                 rows.append(Row(DEEPER, ix, [below], [below]))
                 continue
-            kids = []
+            kept = []  # (-total, function, node): heaviest first
             c = v + 1
-            while c < stop:
-                after = end[c]
-                if n[after] != n[c]:
-                    kids.append((w[c] - w[after], func[c], c))  # heaviest first
-                c = after
-            kids.sort()
-            hidden = 0
-            for negative, f, c in kids:
-                if -negative >= limit:
-                    following.append((len(rows), c))
-                    rows.append(Row(f, ix, [-negative], [0]))
-                else:
-                    hidden -= negative
-            if hidden:
+            if limit > 0:  # a child heavy enough to keep has stacks of the selection
+                while c < stop:
+                    after = end[c]
+                    if w[after] - w[c] >= limit:
+                        kept.append((w[c] - w[after], func[c], c))
+                    c = after
+            else:  # every child the selection goes through
+                while c < stop:
+                    after = end[c]
+                    if n[after] != n[c]:
+                        kept.append((w[c] - w[after], func[c], c))
+                    c = after
+            kept.sort()
+            hidden = w[stop] - w[v + 1]  # the children's weight, less the kept ones'
+            for negative, f, c in kept:
+                following.append((len(rows), c))
+                rows.append(Row(f, ix, [-negative], [0]))
+                hidden += negative
+            if hidden:  # the children left out, together
                 rows.append(Row(MERGED, ix, [hidden], [hidden]))
         level = following
         depth += 1

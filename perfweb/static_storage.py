@@ -67,10 +67,10 @@ class PlotlyFinder(BaseFinder):
         super().__init__(*args, **kwargs)
 
     def find(self, path, find_all=False, **kwargs):
-        found = self.storage.path(Path(PLOTLY).name) if path == PLOTLY else None
-        if find_all:
-            return [found] if found else []
-        return found
+        if path != PLOTLY:
+            return []  # "none", as Django's own finders say it
+        found = self.storage.path(Path(PLOTLY).name)
+        return [found] if find_all else found
 
     def list(self, ignore_patterns):
         yield Path(PLOTLY).name, self.storage

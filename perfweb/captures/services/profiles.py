@@ -30,8 +30,11 @@ def budget() -> int:
 
 
 def stored_profile(capture) -> Profile | None:
-    """None when the capture has no analyzed result yet. The caller checks access."""
-    return result_profile(capture.latest_result())
+    """None when the capture has no analyzed result yet. The caller checks access. The
+    result's row is read without its report and comparison: every explorer request
+    comes here, and needs only the profile's file."""
+    return result_profile(capture.results.order_by("-created_at")
+                          .only("pk", "capture", "profile").first())
 
 
 def result_profile(result) -> Profile | None:
