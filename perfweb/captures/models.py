@@ -38,6 +38,9 @@ class Service(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def get_absolute_url(self) -> str:
+        return reverse("service", args=[self.pk])
+
 
 class Build(models.Model):
     service = models.ForeignKey(Service, on_delete=models.CASCADE, related_name="builds")
@@ -105,6 +108,9 @@ class Capture(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
+    #: False when the file itself could not be read (the engine said why): analysing it
+    #: again cannot help, so no Retry is offered (a new engine version still re-reads it)
+    retryable = models.BooleanField(default=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     #: the token of the attempt that owns the capture while it is processed (claims.py);
     #: every write of that attempt is conditional on it, so a late one changes nothing

@@ -49,7 +49,7 @@ def retry(capture: Capture) -> bool:
     """Analyze a finished capture again; False when it is not finished (a worker has it,
     or a second click already queued it)."""
     if not claims.release(capture.pk, (Status.DONE, Status.FAILED), error="",
-                          finished_at=None, attempts=0):
+                          finished_at=None, attempts=0, retryable=True):
         return False
     enqueue(capture)
     return True

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import access, pipeline
+from .services import deletion
 from .explore_views import DATA
 from .exports import export_response
 from .forms import SymbolUploadForm, UploadForm
@@ -148,10 +149,56 @@ def capture_result(request, pk: int):
 @require_POST
 def capture_retry(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    if capture.finished:
+    if not capture.retryable:
+        messages.error(request, "This file cannot be read as a capture; analysing it again "
+                                "would fail the same way. Upload the capture again.")
+    elif capture.finished:
         pipeline.retry(capture)
         messages.info(request, "The capture is queued for analysis again.")
     return redirect(capture)
+
+
+def _confirm_delete(request, what: str, name: str, plan, back: str):
+    return render(request, "captures/delete.html",
+                  {"what": what, "name": name, "plan": plan, "back": back,
+                   "size": human_size(plan.bytes)})
+
+
+@login_required
+def capture_delete(request, pk: int):
+    """GET: what would go; POST: delete it (and its build, when nothing else is in it)."""
+    capture = get_object_or_404(access.captures_of(request.user).select_related(
+        "build__service"), pk=pk)
+    if request.method != "POST":
+        return _confirm_delete(request, "capture", str(capture),
+                               deletion.plan_capture(capture), capture.get_absolute_url())
+    build, service = capture.build, capture.build.service
+    done = deletion.delete_capture(capture)
+    messages.info(request, f"Deleted {done.summary()}.")
+    return redirect(service if done.builds else build)
+
+
+@login_required
+def build_delete(request, pk: int):
+    build = get_object_or_404(access.builds_of(request.user).select_related("service"),
+                              pk=pk)
+    if request.method != "POST":
+        return _confirm_delete(request, "build", str(build), deletion.plan_build(build),
+                               build.get_absolute_url())
+    service = build.service
+    messages.info(request, f"Deleted {deletion.delete_build(build).summary()}.")
+    return redirect(service)
+
+
+@login_required
+def service_delete(request, pk: int):
+    service = get_object_or_404(access.services_of(request.user), pk=pk)
+    if request.method != "POST":
+        return _confirm_delete(request, "service", service.name,
+                               deletion.plan_service(service),
+                               reverse("service", args=[service.pk]))
+    messages.info(request, f"Deleted {deletion.delete_service(service).summary()}.")
+    return redirect("home")
 
 
 @login_required

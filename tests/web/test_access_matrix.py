@@ -78,6 +78,10 @@ def _routes(w):
         "capture-download": ("get", reverse("capture-download", args=[a.pk]), None, 200, 404),
         "capture-folded": ("get", reverse("capture-folded", args=[a.pk]), None, 200, 404),
         "capture-retry": ("post", reverse("capture-retry", args=[a.pk]), {}, 302, 404),
+        # (the confirmation pages; what a POST deletes is tested in the browser)
+        "capture-delete": ("get", reverse("capture-delete", args=[a.pk]), None, 200, 404),
+        "build-delete": ("get", reverse("build-delete", args=[a.build.pk]), None, 200, 404),
+        "service-delete": ("get", reverse("service-delete", args=[svc.pk]), None, 200, 404),
         "data-flame": ("get", reverse("data-flame", args=[a.pk]), None, 200, 404),
         "data-functions": ("get", reverse("data-functions", args=[a.pk]), None, 200, 404),
         "data-threads": ("get", reverse("data-threads", args=[a.pk]), None, 200, 404),
@@ -198,7 +202,8 @@ def test_api_tokens_see_what_their_user_sees(world):
 
 
 FORMS = ["upload", "capture-retry", "share-create", "share-revoke", "build",
-         "build-reanalyze", "tokens", "logout", "login"]
+         "build-reanalyze", "tokens", "logout", "login", "capture-delete", "build-delete",
+         "service-delete"]
 
 
 def test_csrf_on_every_form(world):

@@ -80,7 +80,13 @@ def test_garbage_fails_with_a_readable_reason(client, member, worker_factory, tm
     assert done.status == "failed"
     assert "not perf script, perf report or folded-stack text" in done.error
     page = client.get(capture.get_absolute_url()).content.decode()
-    assert "not perf script" in page and "Retry" in page
+    # the same file fails the same way: no Retry, and a refusal if asked anyway; it can
+    # be deleted
+    assert "not perf script" in page and 'id="retry"' not in page
+    assert "Delete this capture" in page
+    r = client.post(reverse("capture-retry", args=[capture.pk]), follow=True)
+    assert "cannot be read as a capture" in r.content.decode()
+    assert Capture.objects.get(pk=capture.pk).status == "failed"
 
 
 def test_outsiders_get_404_everywhere(client, member, outsider):

@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 Status = Capture.Status
 
 
+class Unreadable(AnalysisError):
+    """The capture file itself cannot be read (not a profile, damaged beyond reading):
+    the same file fails the same way however often it is tried."""
+
+
 def run_analysis(capture_id: int) -> str:
     """What happened, for the task's log: done, failed, or skipped (not ours to run)."""
     work_dirs.remove_orphans()
@@ -63,6 +68,9 @@ def _attempt(mine: Claim) -> str:
                    f"(PERFWEB_ANALYSIS_TIME_LIMIT_S); a shorter capture fits")
     except AnalysisError as e:
         message = str(e)
+        if isinstance(e, Unreadable):
+            mine.finish(Status.FAILED, error=message[:2000], retryable=False)
+            return "failed"
     except Exception as e:  # noqa: BLE001 - the user gets a message, we get the trace
         if out_of_memory(e):
             message = (f"the analysis needed more memory than a worker may use "
@@ -85,7 +93,10 @@ def _stage(mine: Claim, status: str, progress: int) -> None:
 def _run(mine: Claim, capture: Capture) -> None:
     with work_dirs.work_dir() as work, paused_gc():
         _stage(mine, Status.PARSING, 10)
-        profile = load(local_copy(capture.file, work, capture.original_name))
+        try:
+            profile = load(local_copy(capture.file, work, capture.original_name))
+        except AnalysisError as e:
+            raise Unreadable(str(e)) from e
         mine.update(format=profile.meta.format)
 
         _stage(mine, Status.SYMBOLIZING, 40)

@@ -1,8 +1,11 @@
 """The rough edges a new user met (issue 17's list of bugs), each as it shows in Chromium."""
+import re
+from pathlib import Path
+
 import pytest
 from django.core.management import call_command
 
-from perfweb.captures.models import Capture
+from perfweb.captures.models import Build, Capture, Service
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,6 +25,8 @@ def test_coverage_says_which_uploaded_file_the_symbols_came_from(page):
     call_command("load_demo", "--username", "alice")
     busy = Capture.objects.get(build__version="1.0.0", label="busy")
     page.goto(page.base + busy.get_absolute_url())
+    # (the page's own requests end before the test does: the database is emptied after)
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
     rows = page.eval_on_selector_all(
         "section:has(h2:text('Symbol coverage')) tbody tr",
         "rows => rows.map(r => [r.cells[0].textContent, r.cells[5].innerText])")
@@ -36,3 +41,84 @@ def test_coverage_says_which_uploaded_file_the_symbols_came_from(page):
     # the whole origin stays one hover away
     assert page.get_attribute("section:has(h2:text('Symbol coverage')) small[title*='libc.so.6']",
                               "title").endswith("/debug")
+
+
+def _unreadable_upload(page, tmp_path, worker_factory):
+    worker_factory()
+    junk = tmp_path / "notes.txt"
+    junk.write_text("these are my notes, not a profile\n" * 20)
+    page.goto(f"{page.base}/upload/")
+    page.set_input_files("#id_capture", str(junk))
+    page.fill("#id_service", "scratch")
+    page.fill("#id_version", "0.1")
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/captures/\d+/$"), timeout=60000)
+    page.wait_for_selector("#status[data-status='failed']", state="attached", timeout=90000)
+    return Capture.objects.get(original_name="notes.txt")
+
+
+def test_a_failed_upload_offers_no_retry_and_is_deleted_with_its_build(page, tmp_path,
+                                                                        worker_factory):
+    capture = _unreadable_upload(page, tmp_path, worker_factory)
+    build_id, service_id = capture.build_id, capture.build.service_id
+    page.reload()
+    assert "not perf script, perf report or folded-stack text" in page.text_content("#status")
+    assert page.locator("#retry").count() == 0  # the same file fails the same way
+    stored = Path(capture.file.path)
+    assert stored.exists()
+    page.click("#delete-capture")
+    assert page.text_content("#delete-summary") == "1 build, 1 capture, 1 stored file"
+    assert "and the build, which holds nothing else" in \
+        " ".join(page.text_content("#delete-plan").split())
+    page.click("#confirm-delete")
+    page.wait_for_url(re.compile(rf".*/services/{service_id}/$"))
+    page.wait_for_selector("#history[data-points='0']", state="attached", timeout=30000)
+    assert "Deleted 1 build, 1 capture, 1 stored file." in page.text_content("body")
+    assert not Capture.objects.filter(pk=capture.pk).exists()
+    assert not Build.objects.filter(pk=build_id).exists()
+    assert not stored.exists()
+    assert not page.errors
+
+
+def test_a_team_deletes_a_build_and_a_service_with_their_files(page, browser, outsider):
+    call_command("load_demo", "--username", "alice")
+    service = Service.objects.get(name="llm-api")
+    build = Build.objects.get(service=service, version="1.0.0")
+    files = [Path(c.file.path) for c in build.captures.all()] + \
+        [Path(sf.file.path) for sf in build.symbol_files.all()] + \
+        [Path(f.path) for c in build.captures.all() for r in c.results.all()
+         for f in (r.folded, r.profile)]
+    assert len(files) == 2 + 3 + 4 and all(f.exists() for f in files)
+    # someone of another team: not found, whatever the method, and nothing goes
+    other = browser.new_context()
+    guest = other.new_page()
+    guest.goto(f"{page.base}/login/")
+    guest.fill("#id_username", "mallory")
+    guest.fill("#id_password", "pw-mallory-123")
+    guest.click("button[type=submit]")
+    guest.wait_for_url(f"{page.base}/")
+    for url in (f"/builds/{build.pk}/delete/", f"/services/{service.pk}/delete/",
+                f"/captures/{build.captures.first().pk}/delete/"):
+        assert guest.goto(page.base + url).status == 404
+        assert guest.request.post(page.base + url).status in (403, 404)  # (no CSRF token: 403)
+    other.close()
+    assert all(f.exists() for f in files)
+
+    page.goto(page.base + build.get_absolute_url())
+    page.click("#delete-build")
+    assert page.text_content("#delete-summary") == "1 build, 2 captures, 9 stored files"
+    page.click("#confirm-delete")
+    page.wait_for_url(re.compile(rf".*/services/{service.pk}/$"))
+    page.wait_for_selector("#history[data-points='2']", state="attached", timeout=30000)
+    assert not Build.objects.filter(pk=build.pk).exists()
+    assert not any(f.exists() for f in files)
+    assert list(service.builds.values_list("version", flat=True)) == ["1.1.0"]
+
+    page.click("#delete-service")
+    assert page.text_content("#delete-summary") == "1 service, 1 build, 2 captures, " \
+        "9 stored files"
+    page.click("#confirm-delete")
+    page.wait_for_url(f"{page.base}/")
+    assert not Service.objects.filter(pk=service.pk).exists()
+    assert not Capture.objects.exists()
+    assert not page.errors

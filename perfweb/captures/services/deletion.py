@@ -1,0 +1,119 @@
+"""Deleting what a team uploaded: a capture, a build or a service, with every file they
+own (the upload, its symbol files, the saved results), and the build a capture was the
+only content of (an upload that failed leaves none behind on the service).
+
+Rows go first, in one transaction; the files after it commits, so a deletion that fails
+keeps everything, and no page ever points at a file that is gone. A worker analysing a
+capture being deleted loses its claim (its row is gone) and removes what it wrote.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from ..models import AnalysisResult, Build, Capture, Service, SymbolFile
+
+
+@dataclass
+class Deletion:
+    """What a deletion removes, for the confirmation page and the message after it."""
+    services: int = 0
+    builds: int = 0
+    captures: int = 0
+    files: list = field(default_factory=list)  # (storage, name) of each stored file
+
+    @property
+    def bytes(self) -> int:
+        total = 0
+        for storage, name in self.files:
+            try:
+                total += storage.size(name)
+            except OSError:
+                pass
+        return total
+
+    def summary(self) -> str:
+        parts = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in
+                 ((self.services, "service"), (self.builds, "build"),
+                  (self.captures, "capture")) if n]
+        parts.append(f"{len(self.files)} stored file{'s' if len(self.files) != 1 else ''}")
+        return ", ".join(parts)
+
+
+def _files(symbols, captures) -> list:
+    out = []
+    for sf in symbols:
+        out.append((sf.file.storage, sf.file.name))
+    for r in AnalysisResult.objects.filter(capture__in=captures):
+        for f in (r.folded, r.profile):
+            if f:
+                out.append((f.storage, f.name))
+    for c in captures:
+        if c.file:
+            out.append((c.file.storage, c.file.name))
+    return out
+
+
+def plan_capture(capture: Capture) -> Deletion:
+    """The capture, its symbol files and results, and its build when nothing else is in
+    it (no other capture, no symbol file of the build)."""
+    captures = [capture]
+    symbols = list(SymbolFile.objects.filter(capture=capture))
+    lone = not capture.build.captures.exclude(pk=capture.pk).exists() and \
+        not capture.build.symbol_files.exists()
+    return Deletion(builds=int(lone), captures=1, files=_files(symbols, captures))
+
+
+def plan_build(build: Build) -> Deletion:
+    captures = list(build.captures.all())
+    symbols = list(SymbolFile.objects.filter(build=build)) + \
+        list(SymbolFile.objects.filter(capture__in=captures))
+    return Deletion(builds=1, captures=len(captures), files=_files(symbols, captures))
+
+
+def plan_service(service: Service) -> Deletion:
+    captures = list(Capture.objects.filter(build__service=service))
+    symbols = list(SymbolFile.objects.filter(build__service=service)) + \
+        list(SymbolFile.objects.filter(capture__in=captures))
+    return Deletion(services=1, builds=service.builds.count(), captures=len(captures),
+                    files=_files(symbols, captures))
+
+
+def delete_capture(capture: Capture) -> Deletion:
+    with transaction.atomic():
+        capture = Capture.objects.select_for_update().select_related("build").get(
+            pk=capture.pk)
+        plan = plan_capture(capture)
+        build = capture.build
+        capture.delete()
+        if plan.builds:
+            build.delete()
+        transaction.on_commit(lambda: _remove(plan.files))
+    return plan
+
+
+def delete_build(build: Build) -> Deletion:
+    with transaction.atomic():
+        build = Build.objects.select_for_update().get(pk=build.pk)
+        plan = plan_build(build)
+        build.delete()
+        transaction.on_commit(lambda: _remove(plan.files))
+    return plan
+
+
+def delete_service(service: Service) -> Deletion:
+    with transaction.atomic():
+        service = Service.objects.select_for_update().get(pk=service.pk)
+        plan = plan_service(service)
+        service.delete()
+        transaction.on_commit(lambda: _remove(plan.files))
+    return plan
+
+
+def _remove(files) -> None:
+    for storage, name in files:
+        try:
+            storage.delete(name)
+        except OSError:
+            pass  # already gone; the row that named it is
