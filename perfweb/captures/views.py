@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from . import access, pipeline
 from .services import deletion
+from .services.history import previous_capture
 from .explore_views import DATA
 from .exports import export_response
 from .forms import SymbolUploadForm, UploadForm
@@ -94,6 +95,8 @@ def capture_context(capture, share_token: str | None = None) -> dict:
         context["findings"] = [dict(f, focus_query=_focus_query(f))
                                for f in result.findings()]
         context["comparison"] = result.comparison
+        # a link to compare only where there is a capture to compare with
+        context["previous"] = None if shared else previous_capture(capture)
     return context
 
 

@@ -9,9 +9,17 @@ const box = document.getElementById("history");
 const data = await getJSON(box.dataset.url);
 box.dataset.points = String(data.points.length);
 const config = {displaylogo: false, responsive: true};
-const layout = (y) => ({height: 260, margin: {l: 50, r: 10, t: 10, b: 40},
-                        yaxis: {title: {text: y}}, xaxis: {type: "category"},
-                        legend: {orientation: "h"}});
+// every value axis starts at 0 (a 12% change must not look like a cliff); the legend
+// sits below the plot, with room for one row per entry of long names
+const LEGEND_ROW = 22;
+const layout = (y, entries = 0) => ({
+  height: 260 + LEGEND_ROW * entries, margin: {l: 50, r: 10, t: 10, b: 40},
+  yaxis: {title: {text: y}, rangemode: "tozero"}, xaxis: {type: "category"},
+  legend: {orientation: "h", x: 0, y: -0.2, yanchor: "top"},
+});
+// a legend entry: long C++ names shortened with an ellipsis, the full name on hover
+const NAME_MAX = 70;
+const short = (name) => (name.length > NAME_MAX ? name.slice(0, NAME_MAX - 1) + "…" : name);
 const labels = [...new Set(data.points.map((p) => p.label))];
 // the hover of a point: its rate and CPU per unit of work, and its verdict
 function describe(p) {
@@ -29,7 +37,7 @@ window.Plotly.newPlot("chart-cpus", labels.map((label) => {
           x: pts.map((p) => plotlyText(p.build)), y: pts.map((p) => p.cpus),
           text: pts.map((p) => plotlyText(describe(p))),
           customdata: pts.map((p) => p.capture)};
-}), layout("CPUs busy"), config);
+}), layout("CPUs busy", Math.ceil(labels.length / 4)), config);
 // a point opens its capture
 document.getElementById("chart-cpus").on("plotly_click", (ev) => {
   const id = ev.points[0] && ev.points[0].customdata;
@@ -37,11 +45,14 @@ document.getElementById("chart-cpus").on("plotly_click", (ev) => {
 });
 const versions = data.builds.map((b) => plotlyText(b.version));
 window.Plotly.newPlot("chart-functions", data.top_functions.map((name) => ({
-  type: "bar", name: plotlyText(name), x: versions,
+  type: "bar", name: plotlyText(short(name)), x: versions,
   y: data.builds.map((b) => (b.functions || {})[name] || 0),
-})), {...layout("% of samples"), barmode: "group"}, config);
+  // (the name as data, not in the template: a name may hold template syntax)
+  customdata: versions.map(() => plotlyText(name)),
+  hovertemplate: "%{customdata}<br>%{x}: %{y}%<extra></extra>",
+})), {...layout("% of samples", data.top_functions.length), barmode: "group"}, config);
 const rules = [...new Set(data.builds.flatMap((b) => Object.keys(b.rules)))];
 window.Plotly.newPlot("chart-rules", rules.map((rule) => ({
   type: "bar", name: plotlyText(rule), x: versions,
   y: data.builds.map((b) => b.rules[rule] || 0),
-})), {...layout("% of samples"), barmode: "group"}, config);
+})), {...layout("% of samples", Math.ceil(rules.length / 4)), barmode: "group"}, config);

@@ -10,6 +10,10 @@ from ..models import Capture
 from .profiles import result_profile
 
 
+#: a finding's share at or above this is of the whole capture, not of a pattern in it
+WHOLE_CAPTURE = 0.999
+
+
 def rate_of(capture: Capture) -> Rate | None:
     return Rate(capture.rate, capture.rate_unit or "req/s") if capture.rate else None
 
@@ -42,7 +46,9 @@ def history(service) -> dict:
                 key = function_identity(f["name"])
                 fns[key] = fns.get(key, 0) + 100 * f["self"] / total
             for f in result.findings():
-                if f["severity"] != "info":
+                # a finding about the whole capture (the CPU headline, more threads than
+                # CPUs) has no share of samples to chart: it would read as 100%
+                if f["severity"] != "info" and f["share"] < WHOLE_CAPTURE:
                     rules[f["rule"]] = max(rules.get(f["rule"], 0), round(100 * f["share"], 2))
             n += 1
         if n:

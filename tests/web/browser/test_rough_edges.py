@@ -122,3 +122,41 @@ def test_a_team_deletes_a_build_and_a_service_with_their_files(page, browser, ou
     assert not Service.objects.filter(pk=service.pk).exists()
     assert not Capture.objects.exists()
     assert not page.errors
+
+
+def test_service_charts_start_at_zero_chart_shares_and_fit_their_legends(page):
+    call_command("load_demo", "--username", "alice")
+    service = Service.objects.get(name="llm-api")
+    page.goto(page.base + service.get_absolute_url())
+    page.wait_for_selector("#history[data-points='4']", state="attached", timeout=30000)
+    for chart in ("chart-cpus", "chart-functions", "chart-rules"):
+        low = page.evaluate(f"document.getElementById('{chart}')._fullLayout.yaxis.range[0]")
+        assert low == 0, chart
+        # the legend is inside the chart's box, not cut off by it
+        box = page.evaluate(f"""() => {{
+            const c = document.getElementById('{chart}').getBoundingClientRect();
+            const l = document.querySelector('#{chart} .legend').getBoundingClientRect();
+            return [c.top, c.bottom, l.top, l.bottom];
+        }}""")
+        assert box[0] <= box[2] and box[3] <= box[1], (chart, box)
+    rules = page.evaluate("""() => Object.fromEntries(document.getElementById('chart-rules')
+        .data.map((t) => [t.name, t.y]))""")
+    # findings about the whole capture (the CPU headline) are no share of samples
+    assert "cpu-use" not in rules
+    assert max(v for ys in rules.values() for v in ys) < 100
+    assert rules["spin-wait"][0] > 50 and rules["spin-wait"][1] == 0
+    assert not page.errors
+
+
+def test_compare_with_previous_only_where_there_is_a_previous_capture(page):
+    call_command("load_demo", "--username", "alice")
+    first = Capture.objects.get(build__version="1.0.0", label="idle")
+    second = Capture.objects.get(build__version="1.1.0", label="idle")
+    page.goto(page.base + first.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    assert page.locator("#compare-previous").count() == 0
+    page.goto(page.base + second.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    assert page.text_content("#compare-previous") == "Compare with 1.0.0 idle"
+    assert page.get_attribute("#compare-previous", "href") == \
+        f"/compare/{first.pk}/{second.pk}/"
