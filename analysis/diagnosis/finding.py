@@ -24,6 +24,15 @@ class Finding:
     evidence: dict = field(default_factory=dict)
     focus: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # rules list a function under several roles (the code that spins, the lock
+        # primitive, the runtime): it is evidence once, where it first appears
+        funcs = self.evidence.get("functions")
+        if funcs:
+            seen: set = set()
+            self.evidence["functions"] = [
+                f for f in funcs if not (_row_key(f) in seen or seen.add(_row_key(f)))]
+
     def to_dict(self) -> dict:
         funcs = self.evidence.get("functions", [])
         return {"rule": self.rule, "title": self.title, "severity": self.severity,
@@ -33,6 +42,10 @@ class Finding:
                 "summary": self.summary, "functions": [f["name"] for f in funcs],
                 "evidence": self.evidence, "why": self.why, "fix": self.fix,
                 "focus": self.focus}
+
+
+def _row_key(row: dict):
+    return row.get("id", (row.get("name"), row.get("dso")))
 
 
 @dataclass

@@ -160,3 +160,22 @@ def test_compare_with_previous_only_where_there_is_a_previous_capture(page):
     assert page.text_content("#compare-previous") == "Compare with 1.0.0 idle"
     assert page.get_attribute("#compare-previous", "href") == \
         f"/compare/{first.pk}/{second.pk}/"
+
+
+def test_evidence_lists_each_function_once_with_small_shares_readable(page):
+    call_command("load_demo", "--username", "alice")
+    busy = Capture.objects.get(build__version="1.0.0", label="busy")
+    page.goto(page.base + busy.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    rows = page.eval_on_selector_all(
+        "#finding-spin-wait table.evidence tbody tr",
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    names = [r[0] for r in rows]
+    assert len(names) == len(set(names))
+    # 7 of 973 samples: 0.72%, not "1%" or "0%"
+    assert ["qualla::ThreadPool::loop", "/opt/qualla-1.0.0/bin/libqualla.so", "7", "0.72%"] \
+        in rows
+    assert ["__x64_sys_futex", "[kernel.kallsyms]", "335", "34.4%"] in rows
+    for table in page.query_selector_all("table.evidence"):
+        cells = table.eval_on_selector_all("tbody tr", "rs => rs.map(r => r.cells[0].textContent)")
+        assert len(cells) == len(set(cells))

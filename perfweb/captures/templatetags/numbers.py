@@ -1,0 +1,33 @@
+"""Numbers on the pages in one format: shares as percentages with the precision a small
+share needs (0.42%, not 0%), changes with their sign."""
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+def percent_text(share: float | None, signed: bool = False) -> str:
+    """0.0042 -> "0.42%", 0.3443 -> "34.4%", 1 -> "100%"; signed: "+1.5%", "-0.42%",
+    "0%". One decimal from 1% up, two below (a share that rounds to 0.00% is "<0.01%")."""
+    if share is None:
+        return ""
+    v = 100 * share
+    sign = "+" if signed and v > 0 else "-" if v < 0 else ""
+    a = abs(v)
+    if a == 0:
+        return "0%"
+    if a < 0.005:
+        return f"{sign}<0.01%"
+    text = f"{a:.1f}%" if a >= 1 else f"{a:.2f}%"
+    return sign + ("100%" if text == "100.0%" else text)
+
+
+@register.filter
+def percent(share) -> str:
+    return percent_text(None if share in (None, "") else float(share))
+
+
+@register.filter
+def signed_percent(share) -> str:
+    return percent_text(None if share in (None, "") else float(share), signed=True)
