@@ -31,3 +31,17 @@ def percent(share) -> str:
 @register.filter
 def signed_percent(share) -> str:
     return percent_text(None if share in (None, "") else float(share), signed=True)
+
+
+@register.filter
+def of_percent(value) -> str:
+    """A value already in percent (the comparison's movers): 4.18 -> "4.18%"."""
+    return percent_text(None if value in (None, "") else float(value) / 100)
+
+
+@register.filter
+def points(change) -> str:
+    """A change in percentage points, always signed: 13.37 -> "+13.4 pp", 0 -> "0 pp"."""
+    if change in (None, ""):
+        return ""
+    return percent_text(float(change) / 100, signed=True).replace("%", " pp")

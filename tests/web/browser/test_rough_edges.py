@@ -179,3 +179,24 @@ def test_evidence_lists_each_function_once_with_small_shares_readable(page):
     for table in page.query_selector_all("table.evidence"):
         cells = table.eval_on_selector_all("tbody tr", "rs => rs.map(r => r.cells[0].textContent)")
         assert len(cells) == len(set(cells))
+
+
+def test_comparison_numbers_in_one_format_with_a_sign_on_every_change(page):
+    call_command("load_demo", "--username", "alice")
+    before = Capture.objects.get(build__version="1.0.0", label="idle")
+    after = Capture.objects.get(build__version="1.1.0", label="idle")
+    page.goto(page.base + f"/compare/{before.pk}/{after.pk}/")
+    page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
+    dsos = page.eval_on_selector_all(
+        "#dso-movers tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    assert dsos, "the idle capture's DSOs all went"
+    for dso, was, now, change in dsos:
+        assert was.endswith("%") and now.endswith("%"), (dso, was, now)
+        assert change.endswith(" pp") and change[0] in "+-", (dso, change)
+    # 1.1.0 idle has no samples: every DSO of 1.0.0 went from its share to 0%
+    kernel = next(r for r in dsos if r[0] == "[kernel.kallsyms]")
+    assert kernel[2] == "0%" and kernel[3] == "-" + kernel[1].replace("%", " pp")
+    for row in page.eval_on_selector_all(
+            "#movers tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"):
+        assert all(v.endswith("%") for v in (row[2], row[3], row[5], row[6])), row
+        assert row[4].endswith(" pp") and row[4][0] in "+-" or row[4] == "0 pp", row
