@@ -5,6 +5,10 @@ const RANGES = {
   user: [15, 45], kernel: [200, 230], jit: [95, 140], vdso: [265, 290],
   unresolved: [0, 0], unknown: [0, 0], merged: [0, 0], root: [0, 0],
 };
+// the lightest shade's floor per kind, so the frames' dark labels (#111) keep a WCAG
+// contrast of 4.5:1 at every hue of the range (blue and violet need lighter shades: at
+// 52% lightness a kernel blue gave 2.8:1)
+const LIGHT_FLOOR = {user: 52, kernel: 64, jit: 52, vdso: 64};
 
 export function hash(text) {
   let h = 2166136261;
@@ -23,7 +27,7 @@ export function frameColor(node) {
   const [lo, hi] = RANGES[kind];
   const h = hash(node.n);
   const hue = lo + (h % 1000) / 1000 * (hi - lo);
-  const light = 52 + ((h >>> 10) % 16);
+  const light = LIGHT_FLOOR[kind] + ((h >>> 10) % 16);
   return `hsl(${hue.toFixed(1)}, 75%, ${light}%)`;
 }
 

@@ -200,3 +200,48 @@ def test_comparison_numbers_in_one_format_with_a_sign_on_every_change(page):
             "#movers tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"):
         assert all(v.endswith("%") for v in (row[2], row[3], row[5], row[6])), row
         assert row[4].endswith(" pp") and row[4][0] in "+-" or row[4] == "0 pp", row
+
+
+def _contrast(rgb_a, rgb_b):
+    def lum(rgb):
+        c = [v / 255 for v in rgb]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    hi, lo = sorted((lum(rgb_a), lum(rgb_b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_kernel_names_are_not_link_coloured_and_frames_keep_their_labels_readable(page):
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.wait_for_selector("#functions tbody tr.kind-kernel", timeout=30000)
+    colours = page.evaluate("""() => {
+        const k = document.querySelector('#functions tr.kind-kernel td.fn');
+        const u = document.querySelector('#functions tr.kind-user td.fn');
+        const a = document.createElement('a'); a.href = '#'; document.body.append(a);
+        const out = [getComputedStyle(k).color, getComputedStyle(u).color,
+                     getComputedStyle(a).color];
+        a.remove();
+        return out;
+    }""")
+    kernel, user, link = colours
+    assert kernel == user and kernel != link
+    # every frame colour of every kind keeps the dark label at 4.5:1 (WCAG AA)
+    src = page.get_attribute("#capture-main", "src")
+    rgbs = page.evaluate("""async (src) => {
+        const {frameColor} = await import(new URL('colors.js', new URL(src, location.href)));
+        const probe = document.createElement('div'); document.body.append(probe);
+        const out = [];
+        for (const k of ['user', 'kernel', 'jit', 'vdso']) {
+            for (let i = 0; i < 300; i++) {
+                probe.style.color = frameColor({k, n: k + i + 'f'});
+                out.push(getComputedStyle(probe).color.match(/\\d+/g).map(Number));
+            }
+        }
+        probe.remove();
+        return out;
+    }""", src)
+    assert len(rgbs) == 1200
+    worst = min(_contrast(rgb, (0x11, 0x11, 0x11)) for rgb in rgbs)
+    assert worst >= 4.5, worst
