@@ -49,8 +49,11 @@ export function drawHeatmap(el, data, onRange) {
   if (!window.Plotly || !data.heatmap) return;
   const rows = data.heatmap.rows_per_s;
   const cells = data.heatmap.cells;
+  // the colour scale runs from 0 (Plotly takes zmin only with zmax): from the data's own
+  // minimum a uniform spin would show as bold stripes
+  const zmax = Math.max(1, ...cells.map((row) => Math.max(...row)));
   const trace = {
-    type: "heatmap", z: cells, colorscale: "YlOrRd", reversescale: true, zmin: 0,
+    type: "heatmap", z: cells, colorscale: "YlOrRd", reversescale: true, zmin: 0, zmax,
     x: cells[0].map((_, i) => i), y: cells.map((_, r) => +(r / rows).toFixed(3)),
     hovertemplate: "%{x}s + %{y}s: %{z} samples<extra></extra>",
   };

@@ -245,3 +245,21 @@ def test_kernel_names_are_not_link_coloured_and_frames_keep_their_labels_readabl
     assert len(rgbs) == 1200
     worst = min(_contrast(rgb, (0x11, 0x11, 0x11)) for rgb in rgbs)
     assert worst >= 4.5, worst
+
+
+def test_heat_map_colour_scale_starts_at_zero(page):
+    """A thread spinning uniformly fills every cell with about the same count: from the
+    data's minimum that would read as bold stripes."""
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.locator("#timeline").scroll_into_view_if_needed()
+    page.wait_for_selector("#heatmap .main-svg", timeout=30000)
+    z = page.evaluate("""() => {
+        const t = document.getElementById('heatmap')._fullData[0];
+        const cells = t.z.flat();
+        return [t.zmin, t.zmax, Math.min(...cells), Math.max(...cells)];
+    }""")
+    zmin, zmax, low, high = z
+    assert low > 0  # the spin fills every cell ...
+    assert zmin == 0 and zmax == high  # ... and the scale still starts at 0
