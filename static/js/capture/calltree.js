@@ -23,10 +23,19 @@ export class CallTree {
     });
   }
 
-  setData(tree, total) {
+  /** `bottomUp`: the tree is the inverted one, whose roots are the sampled functions. */
+  setData(tree, total, bottomUp = false) {
     this.tree = tree;
     this.total = total;
+    this.bottomUp = bottomUp;
     this.render();
+  }
+
+  /** A row's self weight. Bottom-up, a root's samples are all its own (its total: the
+   * inverted tree counts them at the other end of the path) and a caller's are none. */
+  _self(node, depth) {
+    if (!this.bottomUp) return node.s;
+    return depth === 1 ? node.t : 0;
   }
 
   /** `matcher`: {test(node)} (search.js) or null; `render`: false while the table is
@@ -61,8 +70,9 @@ export class CallTree {
     const todo = [{node: this.tree, depth: 0, key: "", path: []}];
     while (todo.length) {
       const {node, depth, key, path} = todo.pop();
+      const key_ = this.sortKey === "s" ? (n) => this._self(n, depth + 1) : (n) => n.t;
       const kids = (node.c || []).filter(matches)
-        .sort((a, b) => b[this.sortKey] - a[this.sortKey] || a.n.localeCompare(b.n));
+        .sort((a, b) => key_(b) - key_(a) || b.t - a.t || a.n.localeCompare(b.n));
       const tr = document.createElement("tr");
       tr.dataset.key = key;
       const name = document.createElement("td");
@@ -91,7 +101,8 @@ export class CallTree {
         name.append(show);
       }
       const f = this.format;
-      const cells = [f(node.s), pct(node.s), f(node.t), pct(node.t)].map((v) => {
+      const own = this._self(node, depth);
+      const cells = [f(own), pct(own), f(node.t), pct(node.t)].map((v) => {
         const td = document.createElement("td");
         td.textContent = String(v);
         return td;

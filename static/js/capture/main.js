@@ -186,7 +186,7 @@ async function refreshTree() {
   const {data, error} = await flameData(params);
   if (error) showShare(null, error);
   tree.filter = error ? textMatcher(asked) : serverMatcher(asked, data.search);
-  tree.setData(unflatten(data.tree), data.total);
+  tree.setData(unflatten(data.tree), data.total, invert);
 }
 
 async function refreshFunctions() {

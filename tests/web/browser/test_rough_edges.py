@@ -263,3 +263,37 @@ def test_heat_map_colour_scale_starts_at_zero(page):
     zmin, zmax, low, high = z
     assert low > 0  # the spin fills every cell ...
     assert zmin == 0 and zmax == high  # ... and the scale still starts at 0
+
+
+def test_bottom_up_roots_carry_their_self_time_and_sort_by_it(page):
+    """Bottom-up, a root is a sampled function: its samples are its self time (for a
+    kernel function, what perf report --no-children gives it: the functions table's
+    self), the roots' selves add up to the samples, and sorting by self orders them."""
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    functions = page.evaluate(f"""async () => (await (await fetch(
+        '/captures/{idle.pk}/data/functions.json')).json()).functions""")
+    # (kernel functions have no inline frames: there the leaf-most frame, the
+    # bottom-up root, is the function perf report gives the sample to)
+    own = {f["n"]: f["s"] for f in functions if f["k"] == "kernel"}
+    page.click("#view-tabs button[data-view=bottomup]")
+    page.wait_for_selector("#calltree tbody tr:nth-child(2)")
+    page.click("#calltree th[data-sort=s]")
+    rows = page.eval_on_selector_all(
+        "#calltree tbody tr", "rs => rs.map(r => [r.cells[0].querySelector('span')"
+        ".textContent, Number(r.cells[1].textContent), Number(r.cells[3].textContent)])")
+    roots = rows[1:]  # (all)
+    assert sum(s for _, s, _ in roots) == 975
+    assert all(s == t for _, s, t in roots)  # a root's samples are all its own
+    assert [s for _, s, _ in roots] == sorted((s for _, s, _ in roots), reverse=True)
+    by_name = {n: s for n, s, _ in roots}
+    kernel = [n for n in by_name if n in own]
+    assert len(kernel) >= 5
+    for name in kernel:
+        assert by_name[name] == own[name], name
+    # a caller under a root has no self time of its own there
+    page.locator("#calltree tbody tr").nth(1).locator("button.toggle").click()
+    caller = page.locator("#calltree tbody tr").nth(2)
+    assert caller.locator("td").nth(1).text_content() == "0"
