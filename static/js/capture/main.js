@@ -32,7 +32,8 @@ const fg = new FlameGraph($("flame-canvas"), $("flame-tooltip"), {
     } else {
       state.root = state.root.concat(pathOf(rect));
     }
-    state.focus = null;
+    // (in the focused view `root` is the path below the focused function: zooming
+    // stays in that view)
     changed({flame: true});
   },
   onFocus: (fid) => {
@@ -91,23 +92,23 @@ function showView() {
   else fg.draw();  // drawn while hidden, it took a fallback width
 }
 
-function breadcrumbs(path) {
+/** "all", then the frames down to the zoomed one; `focused`: path[0] is the focused
+ * function, and its crumb and those below stay in the focused view. */
+function breadcrumbs(path, focused = false) {
   const box = $("breadcrumbs");
   box.replaceChildren();
-  const crumb = (label, depth) => {
+  const crumb = (label, go) => {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "crumb";
     b.textContent = label;
-    b.addEventListener("click", () => {
-      state.root = state.root.slice(0, depth);
-      state.focus = null;
-      changed({flame: true});
-    });
+    b.addEventListener("click", () => { go(); changed({flame: true}); });
     box.append(b);
   };
-  crumb("all", 0);
-  path.forEach((p, i) => crumb(p.n, i + 1));
+  crumb("all", () => { state.root = []; state.focus = null; });
+  path.forEach((p, i) => crumb(p.n, () => {
+    state.root = state.root.slice(0, focused ? i : i + 1);
+  }));
 }
 
 // The call tree's filter: the last text typed in the search box or the tree's own filter.
@@ -160,8 +161,18 @@ async function refreshFlame() {
     callers.orient = "icicle";
     callers.search = fg.search;
     callers.setData(unflatten(data.callers), data.total);
-    fg.setData(unflatten(data.callees), data.total);
-    breadcrumbs([]);
+    // zoomed below the focused function: the callees' subtree down `root`, walked on the
+    // page (the server sends the whole callee tree); a path that no longer matches is cut
+    let sub = unflatten(data.callees);
+    const crumbs = [{n: sub.n}];
+    for (let i = 0; i < state.root.length; i++) {
+      const next = (sub.c || []).find((c) => c.f === state.root[i]);
+      if (!next) { state.root = state.root.slice(0, i); writeState(state); break; }
+      sub = next;
+      crumbs.push({n: sub.n});
+    }
+    fg.setData(sub, data.total);
+    breadcrumbs(crumbs, true);
     $("focus-label").textContent = data.callees.nodes[0].n;
   } else {
     fg.setData(unflatten(data.tree), data.total);

@@ -297,3 +297,50 @@ def test_bottom_up_roots_carry_their_self_time_and_sort_by_it(page):
     page.locator("#calltree tbody tr").nth(1).locator("button.toggle").click()
     caller = page.locator("#calltree tbody tr").nth(2)
     assert caller.locator("td").nth(1).text_content() == "0"
+
+
+def _frame_spot(page, name):
+    spot = page.evaluate("(n) => window.perfweb.frameCenter(n)", name)
+    assert spot, f"{name} is not drawn"
+    page.locator("#flame-canvas").scroll_into_view_if_needed()
+    box = page.locator("#flame-canvas").bounding_box()
+    return spot, (box["x"] + spot["x"], box["y"] + spot["y"])
+
+
+def test_clicking_a_frame_in_the_focused_view_zooms_there_and_stays_focused(page):
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    page.click("article[data-rule=spin-wait] a.show-flame")  # focuses its function
+    page.wait_for_selector("#callers-box:not([hidden])")
+    assert page.text_content("#focus-label") == "qualla::ThreadPool::loop"
+    focus = re.search(r"focus=(\d+)", page.url).group(1)
+    # the callee tree as the server gives it: the child to click, and its total there
+    callees = page.evaluate(f"""async () => (await (await fetch(
+        '/captures/{idle.pk}/data/flame.json?focus={focus}')).json()).callees.nodes""")
+    child = max((n for n in callees if n["p"] == 0 and n["f"] >= 0), key=lambda n: n["t"])
+    spot, (x, y) = _frame_spot(page, child["n"])
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "(n) => [...document.querySelectorAll('#breadcrumbs .crumb')].pop().textContent === n",
+        arg=child["n"])
+    assert f"focus={focus}" in page.url and f"root={child['f']}" in page.url
+    assert page.eval_on_selector_all("#breadcrumbs .crumb", "bs => bs.map(b => b.textContent)") \
+        == ["all", "qualla::ThreadPool::loop", child["n"]]
+    assert not page.locator("#callers-box").is_hidden()  # still the focused view
+    # the drawn root is that child, with its total in the callee tree
+    top = page.evaluate("(n) => window.perfweb.frameCenter(n)", child["n"])
+    assert top["total"] == child["t"] == spot["total"]
+    # a reload shows the same view; the focused function's crumb goes back up one level
+    page.reload()
+    page.wait_for_function(
+        "(n) => [...document.querySelectorAll('#breadcrumbs .crumb')].pop().textContent === n",
+        arg=child["n"])
+    page.click("#breadcrumbs .crumb:nth-child(2)")
+    page.wait_for_function("() => document.querySelectorAll('#breadcrumbs .crumb').length === 2")
+    assert f"focus={focus}" in page.url and "root=" not in page.url
+    page.click("#breadcrumbs .crumb:nth-child(1)")
+    page.wait_for_selector("#callers-box[hidden]", state="attached")
+    assert "focus=" not in page.url
+    assert not page.errors
