@@ -2,7 +2,8 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PERFWEB_VAR_DIR=/data
 WORKDIR /app
-# gcc and libc6-dev build the perf.data reader's compiled loop (analysis/perfdata/_scan.c)
+# gcc and libc6-dev build the compiled loops (analysis/perfdata/_scan.c and the others that
+# pyproject.toml lists)
 RUN apt-get update && apt-get install -y --no-install-recommends libstdc++6 gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml README.md ./

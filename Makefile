@@ -9,10 +9,10 @@ STAMP := $(VENV)/.installed
 .PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
-# analysis/aggregate/_weigh.c) need a C compiler and
-# the Python headers; on a fresh Debian machine they are installed first
+# analysis/aggregate/_weigh.c, analysis/importers/_script.c, analysis/export/_fold.c) need a
+# C compiler and the Python headers; on a fresh Debian machine they are installed first
 $(STAMP): pyproject.toml analysis/_column.h analysis/perfdata/_scan.c analysis/offcpu/_intervals.c \
-  analysis/aggregate/_weigh.c
+  analysis/aggregate/_weigh.c analysis/importers/_script.c analysis/export/_fold.c
 	@command -v gcc > /dev/null || { echo "installing gcc"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; }
 	@$(PYTHON) -c "import os, sys, sysconfig; \

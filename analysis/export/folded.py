@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress, islice
 from typing import Iterable, Iterator, TextIO
 
 from ..profile import NO_ID, Profile
+from . import _fold
 
 FLAMEGRAPH, INFERNO = "flamegraph", "inferno"
 PERIOD, SAMPLES = "period", "samples"
@@ -50,34 +52,68 @@ class FoldOptions:
         return cls(**flags, **kw)
 
 
-def fold(profile: Profile, opts: FoldOptions = FoldOptions()) -> dict[str, int]:
-    """Folded stack -> weight, for the samples of one event."""
+def fold(profile: Profile, opts: FoldOptions = FoldOptions(),
+         compiled: bool = True) -> dict[str, int]:
+    """Folded stack -> weight, for the samples of one event.
+
+    A diverse capture has 240,000 samples on 100,000 (stack, process) pairs whose
+    100,000 address stacks fold to 19,000 lines, so the work is done per distinct thing:
+    the rows are summed per (stack, process) pair, each location gets the id of its
+    printed names (locations that print alike share it), and each distinct sequence of
+    ids is joined once. The loop is compiled (_fold.c); `compiled=False` runs the Python
+    one it is tested against. How a frame or a process prints is decided here either
+    way, once per distinct location and process."""
     event_ids = _selected_events(profile, opts)
     namer = _Namer(profile, opts)
-    out: dict[str, int] = {}
-    stacks, s_stack, s_event = profile.stacks, profile.s_stack, profile.s_event
-    s_count, s_period = profile.s_count, profile.s_period
-    by_period = opts.weight == PERIOD
-    frames_of: dict[tuple[int, str], str | None] = {}
-    rows = len(s_stack)
-    if profile.truncated_tail and opts.convention == FLAMEGRAPH:
+    p = profile
+    rows = len(p.s_stack)
+    if rows and p.truncated_tail and opts.convention == FLAMEGRAPH:
         rows -= 1  # the perl script only counts a sample at the blank line ending it
-    for row in range(rows):
-        if s_event[row] not in event_ids:
-            continue
-        pname = namer.process_name(row) if opts.include_comm else None
-        sid = s_stack[row]
-        key = (sid, pname or "")
-        folded = frames_of.get(key)
-        if folded is None and key not in frames_of:
-            folded = namer.stack(stacks[sid], pname)
-            frames_of[key] = folded
-        if folded is None:
-            continue
-        if by_period:
-            w = s_period[row] or s_count[row]
-        else:
-            w = s_count[row]
+    procs = _process_columns(p, opts)
+    keep = None
+    if any(e not in event_ids for e in set(islice(p.s_event, rows))):
+        keep = bytes(i in event_ids for i in range(len(p.events)))
+    if not compiled or any(c.typecode != t for c, t in zip(
+            (p.s_stack, p.s_count, p.s_period, p.s_event) + procs, "iqQiiii")):
+        return _fold_python(p, namer, procs, keep, rows, opts.weight == PERIOD)
+    return _fold.fold(p.s_stack, procs, p.s_period if opts.weight == PERIOD else None,
+                      p.s_count, p.s_event, keep, rows, p.stacks, namer)
+
+
+def _process_columns(p: Profile, opts: FoldOptions) -> tuple:
+    """The columns a row's process name is made of: comm[, pid[, tid]], or none."""
+    if not opts.include_comm:
+        return ()
+    if opts.include_tid:
+        return p.s_comm, p.s_pid, p.s_tid
+    if opts.include_pid:
+        return p.s_comm, p.s_pid
+    return (p.s_comm,)
+
+
+def _fold_python(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, rows: int,
+                 by_period: bool) -> dict[str, int]:
+    """fold's loop in Python: the reference of _fold.c, statement for statement."""
+    keys = zip(islice(p.s_stack, rows), *(islice(c, rows) for c in procs))
+    if by_period:  # the period, or the row's count when it has none
+        weights: Iterable = (c if not w else w for w, c in
+                             zip(islice(p.s_period, rows), islice(p.s_count, rows)))
+    else:
+        weights = islice(p.s_count, rows)
+    if keep is not None:
+        kept = [0 <= e < len(keep) and keep[e] == 1 for e in islice(p.s_event, rows)]
+        keys, weights = compress(keys, kept), compress(weights, kept)
+    sums: dict[tuple, int] = {}  # (stack, process key) -> weight, in first-row order
+    for key, w in zip(keys, weights):
+        sums[key] = sums.get(key, 0) + w
+    out: dict[str, int] = {}
+    for key, w in sums.items():
+        pname = namer.proc_name(key[1:])
+        is_java = pname is not None and pname.startswith("java")
+        body = namer.body(key[0], is_java)
+        if body is None and (namer.inferno or pname is None):
+            continue  # inferno drops frame-less samples; perl keeps the comm alone
+        folded = body if pname is None else pname if body is None else f"{pname};{body}"
         out[folded] = out.get(folded, 0) + w
     return out
 
@@ -111,42 +147,84 @@ def _selected_events(profile: Profile, opts: FoldOptions) -> set[int]:
 
 
 class _Namer:
+    """How each process and frame prints, decided once per distinct one."""
+
     def __init__(self, profile: Profile, opts: FoldOptions) -> None:
         self.p = profile
         self.o = opts
         self.inferno = opts.convention == INFERNO
-        self._loc_cache: dict[tuple[int, bool], list[str]] = {}
+        self.include_addrs = opts.include_addrs
+        self._proc_names: dict[tuple, str | None] = {}
+        #: per is_java (False, True): the printed names of each text id joined by ";"
+        #: (None: the location prints no frame), and the text id of each distinct key
+        #: of text_id seen; the compiled loop reads them too
+        self.texts: tuple[list[str | None], list[str | None]] = ([], [])
+        self.text_ids: tuple[dict[tuple, int], dict[tuple, int]] = ({}, {})
+        self.locations = profile.locations
+        #: per function: the name perf script would print for it
+        self.raw = [f.system_name if not f.resolved else f.name for f in profile.functions]
+        # the Python loop's memos (the compiled one keeps its own)
+        self._text_of: dict[bool, list[int] | None] = {False: None, True: None}
+        self._by_ids: dict[tuple, str | None] = {}
+        self._bodies: dict[tuple[int, bool], str | None] = {}
 
-    def process_name(self, row: int) -> str:
-        p, o = self.p, self.o
-        name = p.comm(row).replace(" ", "_")
-        pid = p.s_pid[row]
-        pid_s = "?" if pid == NO_ID else str(pid)
-        if o.include_tid:
-            tid = p.s_tid[row]
-            return f"{name}-{pid_s}/{'?' if tid == NO_ID else tid}"
-        if o.include_pid:
-            return f"{name}-{pid_s}"
+    def proc_name(self, proc: tuple) -> str | None:
+        """The process name of a process key, (comm id[, pid[, tid]]); None without
+        comms."""
+        if proc in self._proc_names:
+            return self._proc_names[proc]
+        o = self.o
+        if not o.include_comm:
+            name = None
+        else:
+            cid = proc[0]
+            name = (self.p.strings[cid] if cid >= 0 else "").replace(" ", "_")
+            if o.include_pid or o.include_tid:
+                pid_s = "?" if proc[1] == NO_ID else str(proc[1])
+                if o.include_tid:
+                    name = f"{name}-{pid_s}/{'?' if proc[2] == NO_ID else proc[2]}"
+                else:
+                    name = f"{name}-{pid_s}"
+        self._proc_names[proc] = name
         return name
 
-    def stack(self, location_ids: Iterable[int], pname: str | None) -> str | None:
-        is_java = bool(pname) and pname.startswith("java")
-        frames: list[str] = []
-        for loc in reversed(tuple(location_ids)):  # root first
-            frames.extend(self._location(loc, is_java))
-        if not frames and (self.inferno or pname is None):
-            return None  # inferno drops frame-less samples; perl keeps the comm alone
-        if pname is not None:
-            frames.insert(0, pname)
-        return ";".join(frames)
+    def body(self, sid: int, is_java: bool) -> str | None:
+        """The frames of stack `sid`, root first, joined; None when it prints none."""
+        key = (sid, is_java)
+        if key in self._bodies:
+            return self._bodies[key]
+        location_ids = self.p.stacks[sid]
+        text_of = self._text_of[is_java]
+        if text_of is None:
+            text_of = self._text_of[is_java] = [-1] * len(self.p.locations)
+        for loc in location_ids:
+            if text_of[loc] == -1:
+                text_of[loc] = self.text_id(loc, is_java)
+        ids = (tuple(map(text_of.__getitem__, location_ids)), is_java)
+        if ids not in self._by_ids:
+            texts = self.texts[is_java]
+            parts = [texts[i] for i in reversed(ids[0]) if texts[i] is not None]
+            self._by_ids[ids] = ";".join(parts) if parts else None
+        body = self._bodies[key] = self._by_ids[ids]
+        return body
 
-    def _location(self, loc_id: int, is_java: bool) -> list[str]:
-        key = (loc_id, is_java)
-        names = self._loc_cache.get(key)
-        if names is None:
+    def text_id(self, loc_id: int, is_java: bool) -> int:
+        """The id of the printed names of a location in texts[is_java], shared by the
+        locations _name_location prints alike: it reads their raw names, mapping, line
+        info, and the address when addresses are printed."""
+        raw = self.raw
+        loc = self.p.locations[loc_id]
+        funcs = loc.functions
+        text = raw[funcs[0]] if len(funcs) == 1 else "->".join(raw[f] for f in reversed(funcs))
+        key = (text, loc.mapping_id, not loc.lines, loc.address if self.include_addrs else 0)
+        ids = self.text_ids[is_java]
+        tid = ids.get(key)
+        if tid is None:
             names = self._name_location(loc_id, is_java)
-            self._loc_cache[key] = names
-        return names
+            texts = self.texts[is_java]
+            tid = ids[key] = len(texts)
+            texts.append(";".join(names) if names else None)
+        return tid
 
     def _name_location(self, loc_id: int, is_java: bool) -> list[str]:
         p, o = self.p, self.o

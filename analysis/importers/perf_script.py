@@ -7,22 +7,27 @@ old perf versions print frames at column 0, so a line is classified by its shape
 where it stands in the block, not by indentation.
 
 Speed matters (captures of hundreds of MB): the input is read in binary chunks and cut
-into blocks at blank lines; a block whose call-chain text was seen before maps to its
-interned stack with one dict lookup, so per sample only the event line is parsed. Every
-other block goes through the line parser, which parses each distinct frame line once.
+into blocks at blank lines. A compiled loop (_script.c) takes the blocks of the plain
+shape nearly every sample has, exactly as the line parser would take them; the rest come
+here, where a block whose call-chain text was seen before maps to its interned stack with
+one dict lookup, and every other block goes through the line parser, which parses each
+distinct frame line once. The Python reader alone (`parse(..., compiled=False)`) is the
+reference the loop is tested against.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..errors import UnrecognizedFormat
 from ..offcpu.switches import (BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, WAKE,
                                state_of_letters)
-from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
-                       unresolved_name)
+from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
+                       Location, Profile, unresolved_name)
 from ..textio import Source, open_binary
+from . import _script
 from .deep_stacks import MAX_FRAMES, Cuts
 from .header import HeaderReader
 
@@ -100,7 +105,6 @@ _EVENT_COMMON = re.compile(
     r"^\s*(\S.*?)\s+(-?\d{1,9})(?:/(-?\d{1,9}))?\s+(?:\[(\d{1,6})\]\s+)?(\d+\.\d+):\s+"
     r"(?:(\d{1,18})\s+)?"
     r"([^\s:][^\s]*?):\s*$")
-_EVENT_COMMON_BYTES = re.compile(_EVENT_COMMON.pattern.encode())
 
 
 def _parse_event_line(line: str):
@@ -212,55 +216,61 @@ class _FrameTable:
                               symbol_offset=offset)
 
 
-def parse(source: Source) -> Profile:
+def parse(source: Source, compiled: bool = True) -> Profile:
     """Stream `source` in large binary chunks split into sample blocks (text between blank
-    lines). A block whose call chain was seen before costs one dict lookup plus parsing
-    its event line; any other block goes through the line parser, which handles every
-    shape perf prints and teaches the fast path the new chain."""
+    lines). The compiled loop (_script.c) takes the blocks of the plain shape nearly every
+    sample has, as the line parser would; any other block goes to `_Parser.block`, where
+    a block whose call chain was seen before costs one dict lookup plus parsing its event
+    line, and any other goes through the line parser, which handles every shape perf
+    prints. `compiled=False`: the Python reader alone (the reference the loop is tested
+    against)."""
     parser = _Parser()
-    p = parser.p
-    fast = parser.fast_stacks.get
-    slow = parser.feed_block
-    match_common = _EVENT_COMMON_BYTES.match
-    events: dict[bytes, int] = {}
-    comms: dict[bytes, int] = {}
-    a_stack, a_count, a_period = p.s_stack.append, p.s_count.append, p.s_period.append
-    a_pid, a_tid, a_cpu = p.s_pid.append, p.s_tid.append, p.s_cpu.append
-    a_time, a_event, a_comm = p.s_time.append, p.s_event.append, p.s_comm.append
+    take = None
+    if compiled:
+        loop = _compiled_loop(parser)
+        take, parser.sync = loop.take, loop.sync
     tail: list[bytes] = []
-    for block in _blocks(open_binary(source), tail, parser.feed_piece):
-        nl = block.find(b"\n")
-        if nl > 0:
-            sid = fast(block[nl + 1:])
-            if sid is not None:
-                m = match_common(block, 0, nl)
-                if m is not None:
-                    comm, pid_s, tid_s, cpu_s, time_s, period_s, event = m.groups()
-                    ev = events.get(event)
-                    if ev is None:
-                        ev = events[event] = p.event(event.decode("utf-8", "replace"))
-                    cid = comms.get(comm)
-                    if cid is None:
-                        cid = comms[comm] = p.string(comm.decode("utf-8", "replace"))
-                    a_stack(sid)
-                    a_count(1)
-                    a_period(int(period_s) if period_s else 0)
-                    if tid_s is None:
-                        a_pid(NO_ID)
-                        a_tid(int(pid_s))
-                    else:
-                        a_pid(int(pid_s))
-                        a_tid(int(tid_s))
-                    a_cpu(int(cpu_s) if cpu_s else NO_ID)
-                    a_time(float(time_s))
-                    a_event(ev)
-                    a_comm(cid)
-                    continue
-        slow(block)
+    for block in _blocks(open_binary(source), tail, parser.feed_piece, take):
+        parser.block(block)
     if tail:  # the input did not end with a blank line: its last sample may be cut
+        parser.sync()
         for line in tail[0].decode("utf-8", "replace").split("\n"):
             parser.feed(line)
     return parser.finish()
+
+
+def _compiled_loop(parser: "_Parser") -> "_script.Reader":
+    """The compiled loop of this import, working through the parser's and the profile's
+    own tables, so that it and the Python reader can take turns block by block."""
+    p, frames = parser.p, parser.frames
+
+    def mapping_info(path: str):
+        mid = p.mapping(path)
+        m = p.mappings[mid]
+        return mid, m.kind == KERNEL, m.kind == UNKNOWN, m.basename
+
+    return _script.Reader(
+        parser=parser, locations=p.locations, functions=p.functions, stacks=p.stacks,
+        stack_ix=p._stack_ix, function_ix=p._function_ix, by_parts=frames.by_parts,
+        callers=frames.callers, Location=Location, Function=Function,
+        mapping_info=mapping_info, event=p.event, string=p.string,
+        columns=(p.s_stack, p.s_count, p.s_period, p.s_pid, p.s_tid, p.s_cpu, p.s_time,
+                 p.s_event, p.s_comm),
+        max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT,
+        location_fields=_fields(Location, 7), function_fields=_fields(Function, 5))
+
+
+def _fields(cls, given: int):
+    """(field names, defaults of the fields after the first `given`) of a dataclass, so
+    that the loop sets an instance's attributes as its generated __init__ does (a third
+    of the time of making one); None, to call the class, when that __init__ would do
+    more than set them."""
+    fields = dataclasses.fields(cls)
+    rest = fields[given:]
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fields) or any(
+            f.default is dataclasses.MISSING for f in rest):
+        return None
+    return tuple(f.name for f in fields), tuple(f.default for f in rest)
 
 
 def parse_lines(lines: Iterable[str]) -> Profile:
@@ -279,10 +289,12 @@ _LONG_BLOCK = 4 << 20
 _CACHED_CHAIN = 256 * 1024
 
 
-def _blocks(stream, tail: list[bytes], long_piece):
+def _blocks(stream, tail: list[bytes], long_piece, take=None):
     """Blank-line separated blocks of bytes, without their separators; what follows the
     last blank line goes to `tail`. A block longer than _LONG_BLOCK goes instead, in
-    pieces of whole lines, to `long_piece(piece, last)`."""
+    pieces of whole lines, to `long_piece(piece, last)`. `take(data, pos) -> pos`, when
+    given, consumes the blocks it can from `pos` first (the compiled loop); the block
+    it stops at is yielded."""
     carry = b""
     long = False  # the carry continues a block already partly given to long_piece
     try:
@@ -290,14 +302,24 @@ def _blocks(stream, tail: list[bytes], long_piece):
             chunk = stream.read(_CHUNK)
             if not chunk:
                 break
-            parts = (carry + chunk).split(b"\n\n")
-            carry = parts.pop()
-            for part in parts:
-                if long:
-                    long_piece(part[1:], True)  # [1:]: the newline kept in the carry
+            data = carry + chunk
+            pos = 0
+            if long:
+                end = data.find(b"\n\n")
+                if end >= 0:
+                    long_piece(data[1:end], True)  # [1:]: the newline kept in the carry
                     long = False
-                elif part:
-                    yield part
+                    pos = end + 2
+            while not long:
+                if take is not None:
+                    pos = take(data, pos)
+                end = data.find(b"\n\n", pos)
+                if end < 0:
+                    break
+                if end > pos:
+                    yield data[pos:end]
+                pos = end + 2
+            carry = data[pos:]
             if len(carry) > _LONG_BLOCK:
                 cut = carry.rfind(b"\n")
                 if cut > 0:  # keep the newline: with the next chunk's it may end the block
@@ -312,6 +334,10 @@ def _blocks(stream, tail: list[bytes], long_piece):
             tail.append(carry.rstrip(b"\n"))
     finally:
         stream.close()
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Parser:
@@ -332,8 +358,37 @@ class _Parser:
         self.seen_event_line = False
         self.unparsed = 0
         self.switch_row: int | None = None  # the switch-out this sample's stack is for
+        #: called before this parser reads a line itself: the compiled loop's sync,
+        #: which puts the frames it made into `frames`
+        self.sync: Callable[[], None] = _nothing
 
-    # ---- slow path, teaching the fast one -------------------------------------------
+    # ---- blocks: the fast path, and the slow path that teaches it ----------------------
+    def block(self, block: bytes) -> None:
+        """One block: a call chain seen before maps to its stack with one lookup, and
+        only the event line is parsed, as `feed` would parse it (the same decoded line,
+        the same pattern); anything else goes through `feed_block`."""
+        self.sync()
+        nl = block.find(b"\n")
+        if nl > 0:
+            sid = self.fast_stacks.get(block[nl + 1:])
+            if sid is not None:
+                line = block[:nl].decode("utf-8", "replace")
+                m = None if line.startswith(("#", "PERF_RECORD_")) else \
+                    _EVENT_COMMON.match(line)
+                if m is not None:
+                    comm, pid_s, tid_s, cpu_s, time_s, period_s, event = m.groups()
+                    p = self.p
+                    if tid_s is None:
+                        pid, tid = NO_ID, int(pid_s)
+                    else:
+                        pid, tid = int(pid_s), int(tid_s)
+                    p.add_sample(sid, period=int(period_s) if period_s else 0, pid=pid,
+                                 tid=tid, cpu=int(cpu_s) if cpu_s else NO_ID,
+                                 time=float(time_s), event_id=p.event(event),
+                                 comm_id=p.string(comm))
+                    return
+        self.feed_block(block)
+
     def feed_block(self, block: bytes) -> None:
         """Slow path for one block; remembers its chain when it was one plain sample."""
         before = len(self.p)
@@ -350,6 +405,7 @@ class _Parser:
 
     def feed_piece(self, piece: bytes, last: bool) -> None:
         """Whole lines of a block too long to hold; `last`: the block ends after them."""
+        self.sync()
         for line in piece.decode("utf-8", "replace").split("\n"):
             self.feed(line)
         if last:

@@ -7,7 +7,9 @@ import io
 import os
 import tempfile
 
-from analysis.importers import load
+from analysis.errors import AnalysisError
+from analysis.export.folded import FoldOptions, fold
+from analysis.importers import load, perf_script
 from analysis.symbols import elf, kallsyms, perfmap, procmaps
 from analysis.symbols.inputs import collect, read_bytes
 
@@ -16,6 +18,23 @@ def _importer(fmt):
     def run(data: bytes) -> None:
         len(load(io.BytesIO(data), fmt))  # a profile, readable
     return run
+
+
+def _compiled_alike(data: bytes) -> None:
+    """The compiled perf script loop and fold against the Python ones: the same profile
+    (or the same error) and the same folded lines; a difference fails as an assertion."""
+    from profile_snapshot import snapshot  # tests/, on the path under pytest
+    outcomes = []
+    for compiled in (True, False):
+        try:
+            p = perf_script.parse(io.BytesIO(data), compiled=compiled)
+        except AnalysisError as e:
+            outcomes.append(repr(e))
+            continue
+        outcomes.append((snapshot(p), [list(fold(p, FoldOptions.from_flag(flag, weight=w),
+                                                 compiled=compiled).items())
+                                       for flag, w in ((None, "period"), ("all", "samples"))]))
+    assert outcomes[0] == outcomes[1]
 
 
 def _with_file(fn):
@@ -48,6 +67,7 @@ def _archive(path: str, work: str) -> None:
 TARGETS = {
     "perf-data": _importer("perf-data"),
     "perf-script": _importer("perf-script"),
+    "perf-script-compiled": _compiled_alike,
     "perf-report": _importer("perf-report"),
     "folded": _importer("folded"),
     "detect": _importer(None),

@@ -1,7 +1,9 @@
 """Every reader of uploaded bytes on mutated real files: each importer (perf.data, perf
 script, perf report, folded, format detection), the ELF reader, the kallsyms, maps and
 perf-map readers, and the archive reader. The only allowed outcome is a result or our
-own typed error: no IndexError, no MemoryError from a length read as 2^63, no hang."""
+own typed error: no IndexError, no MemoryError from a length read as 2^63, no hang. The
+compiled perf script loop and fold are also run against the Python ones on the same
+inputs (perf-script-compiled): any difference fails."""
 import io
 import tarfile
 import zipfile
@@ -54,7 +56,8 @@ def _archives() -> list[bytes]:
 
 #: target -> the real files its inputs are mutated from
 SEEDS = {
-    "perf-data": PERF_DATA, "perf-script": SCRIPT, "perf-report": REPORT,
+    "perf-data": PERF_DATA, "perf-script": SCRIPT, "perf-script-compiled": SCRIPT,
+    "perf-report": REPORT,
     "folded": FOLDED, "detect": PERF_DATA + SCRIPT + REPORT + FOLDED,
     "elf": ELVES, "kallsyms": [kallsyms_seed()], "procmaps": MAPS,
     "perfmap": [seed(FIXTURES / "perfdata" / "jit.perf-map.txt")], "archive": _archives(),
