@@ -249,6 +249,15 @@ class Context:
                         "samples": w, "share": round(self.share(w), 4)})
         return out
 
+    def on_stacks(self, rows: list[dict], stacks: dict[int, int]) -> list[dict]:
+        """The function rows that are frames of these stacks: what a flame graph focused
+        on one of them shows holds some of these samples (a thread's busiest function
+        elsewhere does not)."""
+        self.stack_funcs.fill(stacks)
+        distinct = self.stack_funcs.distincts
+        present = {f for sid in stacks for f in distinct[sid]}
+        return [r for r in rows if r["id"] in present]
+
     def app_functions(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         return self.top_functions(stacks, lambda f: self.app.get(f, False), n)
 

@@ -141,7 +141,7 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
         evidence={"functions": drivers + loop_funcs + prims[:4] + runtime[:2],
                   "stacks": ctx.heaviest_stacks(spin_stacks),
                   "threads": [{"tid": tid, "samples": per_thread[tid]} for tid in spinners]},
-        focus=focus_of(drivers or loop_funcs or prims, spinners))
+        focus=focus_of(ctx.on_stacks(drivers, spin_stacks) or loop_funcs or prims, spinners))
 
 
 def lock_contention(ctx: Context, t: dict) -> Finding | None:
@@ -173,7 +173,7 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
         cpus=ctx.cpus(samples),
         evidence={"functions": prims[:5], "takers": takers,
                   "stacks": ctx.heaviest_stacks(slow)},
-        focus=focus_of(takers or prims))
+        focus=focus_of(ctx.on_stacks(takers, slow) or prims))
 
 
 # ---- kernel, I/O, memory ------------------------------------------------------------

@@ -344,3 +344,22 @@ def test_clicking_a_frame_in_the_focused_view_zooms_there_and_stays_focused(page
     page.wait_for_selector("#callers-box[hidden]", state="attached")
     assert "focus=" not in page.url
     assert not page.errors
+
+
+def test_show_in_flame_graph_focuses_a_function_that_holds_the_lock_time(page):
+    """lock-contention names the code that takes the lock (qualla::ThreadPool::loop,
+    from the same threads: glibc has no frame pointers, so the lock stacks stop in it);
+    the flame graph is focused on a function of the lock stacks themselves."""
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    assert "taken by qualla::ThreadPool::loop" in page.text_content("#finding-lock-contention")
+    page.click("article[data-rule=lock-contention] a.show-flame")
+    page.wait_for_selector("#callers-box:not([hidden])")
+    assert page.text_content("#focus-label") == "__x64_sys_futex"
+    focus = re.search(r"focus=(\d+)", page.url).group(1)
+    callees = page.evaluate(f"""async () => (await (await fetch(
+        '/captures/{idle.pk}/data/flame.json?focus={focus}')).json()).callees.nodes""")
+    # perf report --children on the recording host: __x64_sys_futex 386 samples
+    assert callees[0]["t"] == 386
