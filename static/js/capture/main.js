@@ -231,7 +231,7 @@ async function refreshFunctions() {
         name.className = "name";
         name.textContent = String(v);
         td.append(name);
-        if (f.g) td.title = f.g;
+        td.title = f.g || String(v);  // (the name is cut at two lines)
         if (f.src) {
           const src = document.createElement("small");
           src.className = "src";
@@ -239,6 +239,10 @@ async function refreshFunctions() {
           src.title = f.src;
           td.append(src);
         }
+      } else if (cls === "dso") {
+        // the file's name; its folder on hover (a path took four lines)
+        td.textContent = basename(String(v));
+        td.title = String(v);
       } else {
         td.textContent = String(v);
       }

@@ -363,3 +363,43 @@ def test_show_in_flame_graph_focuses_a_function_that_holds_the_lock_time(page):
         '/captures/{idle.pk}/data/flame.json?focus={focus}')).json()).callees.nodes""")
     # perf report --children on the recording host: __x64_sys_futex 386 samples
     assert callees[0]["t"] == 386
+
+
+def test_top_functions_rows_stay_short_with_long_names_and_paths(page, tmp_path,
+                                                                  worker_factory):
+    worker_factory()
+    long = ("std::__1::__function::__func<std::__1::__bind<void (tensor::Engine::*)("
+            "std::__1::shared_ptr<tensor::Batch> const&, std::__1::vector<int, "
+            "std::__1::allocator<int> >&), tensor::Engine*, std::__1::placeholders::__ph<1> "
+            "const&>, std::__1::allocator<std::__1::__bind<...> >, void (int)>::operator()")
+    folded = tmp_path / "long.folded"
+    folded.write_text("".join(f"server;main;{long}<{i}>(int&&) {1000 - i}\n"
+                              for i in range(120)))
+    page.goto(f"{page.base}/upload/")
+    page.set_input_files("#id_capture", str(folded))
+    page.fill("#id_service", "tensor")
+    page.fill("#id_version", "2.0")
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/captures/\d+/$"), timeout=60000)
+    page.wait_for_selector("#functions tbody tr:nth-child(100)", timeout=90000)
+    heights = page.eval_on_selector_all("#functions tbody tr",
+                                        "rs => rs.map(r => r.getBoundingClientRect().height)")
+    line = page.evaluate("parseFloat(getComputedStyle(document.querySelector("
+                         "'#functions td.fn')).lineHeight) || 20")
+    assert max(heights) <= 3 * line, (max(heights), line)
+    # numbers on one line each
+    for cell in page.query_selector_all("#functions tbody tr:first-child td:not(.fn)"):
+        assert cell.evaluate("c => c.getClientRects().length === 1 && "
+                             "c.scrollHeight <= c.clientHeight + 2")
+    # the whole name on hover
+    assert page.get_attribute("#functions tbody tr:first-child td.fn", "title").startswith(
+        long + "<0>")
+    assert page.evaluate("document.documentElement.scrollHeight") < 9000
+    # a library's path: its file name, the folder on hover
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.wait_for_selector("#functions tbody tr", timeout=30000)
+    cell = page.locator("#functions td.dso", has_text="libqualla.so").first
+    assert cell.text_content() == "libqualla.so"
+    assert cell.get_attribute("title") == "/opt/qualla-1.0.0/bin/libqualla.so"
