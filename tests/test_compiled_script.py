@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,15 @@ def test_plain_blocks_are_the_loops_and_the_rest_pythons(loops):
     # int() reads the Arabic-Indic pid as 1, as the Python reader's pattern matched it
     assert list(p.s_tid) == [1] * 5 and list(p.s_time) == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert "2 lines that are neither samples nor frames were skipped" in p.notes
+
+
+def test_the_loop_lets_go_of_the_profile():
+    """Nothing of the import keeps the profile's tables: they go with the profile (a
+    reader kept alive by a cycle through the parser held them, and the web worker's
+    memory grew by a profile per import)."""
+    refs = {}
+    for compiled in (True, False):
+        p = _parse(SPINPOOL / "1.0.0-busy.truth-script.txt", compiled)
+        refs[compiled] = [sys.getrefcount(t) for t in (
+            p.locations, p.functions, p.stacks, p._stack_ix, p._function_ix, p.s_stack)]
+    assert refs[True] == refs[False]

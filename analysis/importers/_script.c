@@ -149,6 +149,15 @@ static int tab_put(Table *T, const char *key, size_t n, uint64_t h, int32_t val)
 
 /* ---- the reader ---------------------------------------------------------------------- */
 
+/* comm or event text -> id */
+typedef struct {
+    Table t;
+    size_t last_off;  /* the text looked up last (in t's arena), and its id */
+    Py_ssize_t last_len;
+    int32_t last;
+} Names;
+
+
 /* the profile's sample columns, in perf_script.COLUMNS order */
 enum { C_STACK, C_COUNT, C_PERIOD, C_PID, C_TID, C_CPU, C_TIME, C_EVENT, C_COMM, N_COLS };
 static const int col_size[N_COLS] = {4, 8, 8, 4, 4, 4, 8, 4, 4};
@@ -172,9 +181,11 @@ typedef struct {
      * those the loop gives: instances are made as their __init__ makes them, attribute
      * by attribute, without running it (NULL: by calling the class) */
     PyObject *loc_fields, *loc_defaults, *func_fields, *func_defaults;
+    Py_ssize_t loc_slots[16], func_slots[16];
     int64_t max_frames;
     uint64_t relative_limit;
-    Table lines, chains, comms, events, dsos;
+    Table lines, chains, dsos;
+    Names comms, events;
     MapInfo *maps;
     size_t nmaps, capmaps;
     int32_t *twin;  /* location id -> its caller twin (-1: not known here) */
@@ -428,16 +439,29 @@ static PyObject *dso_str(Reader *R, const char *s, Py_ssize_t n) {
     return R->dsostr[v];
 }
 
-/* comm or event text -> id, through p.string / p.event on first sight */
-static int32_t named(Table *T, PyObject *fn, const char *s, Py_ssize_t n) {
+/* comm or event text -> id, through p.string / p.event on first sight; consecutive
+ * samples mostly repeat both */
+static int32_t named(Names *N, PyObject *fn, const char *s, Py_ssize_t n) {
+    if (N->last >= 0 && n == N->last_len && memcmp(N->t.arena + N->last_off, s, n) == 0)
+        return N->last;
     uint64_t h = hash_bytes(s, n);
-    int32_t v = tab_get(T, s, n, h);
-    if (v >= 0) return v;
-    PyObject *name = str_of(s, n);
-    if (!name) return -1;
-    v = as_id(PyObject_CallOneArg(fn, name));
-    Py_DECREF(name);
-    if (v < 0 || tab_put(T, s, n, h, v) < 0) return -1;
+    int32_t v = -1;
+    if (N->t.slot) {
+        Slot *sl = tab_find(&N->t, s, n, h);
+        if (sl->val >= 0) {
+            N->last_off = sl->off;
+            v = sl->val;
+        }
+    }
+    if (v < 0) {
+        PyObject *name = str_of(s, n);
+        if (!name) return -1;
+        v = as_id(PyObject_CallOneArg(fn, name));
+        Py_DECREF(name);
+        if (v < 0 || tab_put_at(&N->t, s, n, h, v, &N->last_off) < 0) return -1;
+    }
+    N->last_len = n;
+    N->last = v;
     return v;
 }
 
@@ -477,20 +501,44 @@ static PyObject *empty_tuple;
 
 /* cls(*vals): a dataclass instance with `vals` for its first fields and the defaults for
  * the rest, set in field order as the generated __init__ sets them */
-static PyObject *make(PyObject *cls, PyObject *fields, PyObject *defaults, PyObject **vals,
-                      Py_ssize_t n) {
+static PyObject *make(PyObject *cls, PyObject *fields, PyObject *defaults,
+                      const Py_ssize_t *slots, PyObject **vals, Py_ssize_t n) {
     if (!fields) return PyObject_Vectorcall(cls, vals, (size_t)n, NULL);
     PyTypeObject *t = (PyTypeObject *)cls;
     PyObject *o = t->tp_new(t, empty_tuple, NULL);
     if (!o) return NULL;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
         PyObject *v = i < n ? vals[i] : PyTuple_GET_ITEM(defaults, i - n);
-        if (PyObject_SetAttr(o, PyTuple_GET_ITEM(fields, i), v) < 0) {
+        if (slots[0] >= 0) {  /* __slots__: what the member descriptor's set does */
+            PyObject **at = (PyObject **)((char *)o + slots[i]);
+            Py_INCREF(v);
+            Py_XSETREF(*at, v);
+        } else if (PyObject_SetAttr(o, PyTuple_GET_ITEM(fields, i), v) < 0) {
             Py_DECREF(o);
             return NULL;
         }
     }
     return o;
+}
+
+/* the offsets of `fields` when each is a plain writable slot of `cls` (slots[0] = -1
+ * otherwise) */
+static int slot_offsets(PyObject *cls, PyObject *fields, Py_ssize_t *slots) {
+    slots[0] = -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(fields);
+    Py_ssize_t off[16];
+    if (n > 16) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyDict_GetItemWithError(((PyTypeObject *)cls)->tp_dict,
+                                              PyTuple_GET_ITEM(fields, i));
+        if (!d) return PyErr_Occurred() ? -1 : 0;
+        if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) return 0;
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return 0;
+        off[i] = m->offset;
+    }
+    memcpy(slots, off, n * sizeof(Py_ssize_t));
+    return 0;
 }
 
 /* Profile.function(name, mid, resolved, system_name): steals nothing */
@@ -507,7 +555,8 @@ static PyObject *function(Reader *R, PyObject *name, PyObject *mid, int resolved
     if (PyErr_Occurred()) { Py_DECREF(key); return NULL; }
     ix = PyLong_FromSsize_t(PyList_GET_SIZE(R->functions));
     PyObject *fv[5] = {ix, name, system_name, mid, resolved ? Py_True : Py_False};
-    PyObject *f = ix ? make(R->Function, R->func_fields, R->func_defaults, fv, 5) : NULL;
+    PyObject *f = ix ? make(R->Function, R->func_fields, R->func_defaults, R->func_slots, fv, 5)
+                     : NULL;
     int bad = !f || PyList_Append(R->functions, f) < 0 ||
               PyDict_SetItem(R->function_ix, key, ix) < 0;
     Py_XDECREF(f);
@@ -528,7 +577,7 @@ static int32_t add_location(Reader *R, PyObject *mid, PyObject *ip, PyObject *fu
     if (!ix) return -1;
     PyObject *lv[7] = {ix, mid, ip, funcs, dso_offset, symbol_offset,
                        is_return ? Py_True : Py_False};
-    PyObject *loc = make(R->Location, R->loc_fields, R->loc_defaults, lv, 7);
+    PyObject *loc = make(R->Location, R->loc_fields, R->loc_defaults, R->loc_slots, lv, 7);
     if (!loc) return -1;
     int bad = PyList_Append(R->locations, loc);
     Py_DECREF(loc);
@@ -778,7 +827,8 @@ static int32_t stack_of(Reader *R, const int32_t *chain, Py_ssize_t n) {
         Py_INCREF(v);
         PyTuple_SET_ITEM(t, i, v);
     }
-    PyObject *known = PyDict_GetItemWithError(R->stack_ix, t);
+    /* a stack the Python reader made (none before the first sync) */
+    PyObject *known = R->synced ? PyDict_GetItemWithError(R->stack_ix, t) : NULL;
     if (known) {
         Py_INCREF(known);
         sid = as_id(known);
@@ -963,32 +1013,36 @@ static PyObject *reader_sync(Reader *R, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* every object the reader holds a reference to that may hold others */
+#define READER_REFS(X)                                                                     \
+    X(parser) X(locations) X(functions) X(stacks) X(stack_ix) X(function_ix) X(by_parts)  \
+    X(callers) X(Location) X(Function) X(mapping_info) X(event) X(string) X(loc_fields)    \
+    X(loc_defaults) X(func_fields) X(func_defaults)
+
+static int reader_traverse(Reader *R, visitproc visit, void *arg) {
+#define VISIT(f) Py_VISIT(R->f);
+    READER_REFS(VISIT)
+#undef VISIT
+    for (int i = 0; i < N_COLS; i++) Py_VISIT(R->cols[i]);
+    return 0;
+}
+
+static int reader_clear(Reader *R) {
+#define CLEAR(f) Py_CLEAR(R->f);
+    READER_REFS(CLEAR)
+#undef CLEAR
+    for (int i = 0; i < N_COLS; i++) Py_CLEAR(R->cols[i]);
+    return 0;
+}
+
 static void reader_dealloc(Reader *R) {
-    Py_XDECREF(R->parser);
-    Py_XDECREF(R->locations);
-    Py_XDECREF(R->functions);
-    Py_XDECREF(R->stacks);
-    Py_XDECREF(R->stack_ix);
-    Py_XDECREF(R->function_ix);
-    Py_XDECREF(R->by_parts);
-    Py_XDECREF(R->callers);
-    Py_XDECREF(R->Location);
-    Py_XDECREF(R->Function);
-    Py_XDECREF(R->mapping_info);
-    Py_XDECREF(R->loc_fields);
-    Py_XDECREF(R->loc_defaults);
-    Py_XDECREF(R->func_fields);
-    Py_XDECREF(R->func_defaults);
-    Py_XDECREF(R->event);
-    Py_XDECREF(R->string);
-    for (int i = 0; i < N_COLS; i++) {
-        Py_XDECREF(R->cols[i]);
-        PyMem_Free(R->out[i].data);
-    }
+    PyObject_GC_UnTrack(R);
+    reader_clear(R);
+    for (int i = 0; i < N_COLS; i++) PyMem_Free(R->out[i].data);
     tab_free(&R->lines);
     tab_free(&R->chains);
-    tab_free(&R->comms);
-    tab_free(&R->events);
+    tab_free(&R->comms.t);
+    tab_free(&R->events.t);
     tab_free(&R->dsos);
     for (size_t i = 0; i < R->nmaps; i++) Py_XDECREF(R->maps[i].basename);
     PyMem_Free(R->maps);
@@ -1040,6 +1094,8 @@ static int reader_init(Reader *R, PyObject *args, PyObject *kw) {
         Py_INCREF(df);
         *names[i] = nm;
         *defs[i] = df;
+        if (slot_offsets(i ? R->Function : R->Location, nm, i ? R->func_slots : R->loc_slots) < 0)
+            return -1;
     }
     PyObject **refs[] = {&R->parser, &R->locations, &R->functions, &R->stacks, &R->stack_ix,
                          &R->function_ix, &R->by_parts, &R->callers, &R->Location,
@@ -1062,6 +1118,7 @@ static int reader_init(Reader *R, PyObject *args, PyObject *kw) {
         Py_INCREF(c);
         R->cols[i] = c;
     }
+    R->comms.last = R->events.last = -1;
     R->capchain = 256;
     R->chain = PyMem_Malloc(R->capchain * sizeof(int32_t));
     if (!R->chain) { PyErr_NoMemory(); return -1; }
@@ -1083,11 +1140,13 @@ static PyTypeObject ReaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "analysis.importers._script.Reader",
     .tp_basicsize = sizeof(Reader),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "The compiled block loop of one perf script import (see _script.c).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)reader_init,
     .tp_dealloc = (destructor)reader_dealloc,
+    .tp_traverse = (traverseproc)reader_traverse,
+    .tp_clear = (inquiry)reader_clear,
     .tp_methods = reader_methods,
     .tp_members = reader_members,
 };

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Callable, Iterable
+from typing import Iterable
 
 from ..errors import UnrecognizedFormat
 from ..offcpu.switches import (BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, WAKE,
@@ -225,15 +225,20 @@ def parse(source: Source, compiled: bool = True) -> Profile:
     prints. `compiled=False`: the Python reader alone (the reference the loop is tested
     against)."""
     parser = _Parser()
-    take = None
-    if compiled:
+    take, sync = None, _nothing
+    if compiled:  # sync() before the Python reader reads: the frames the loop made
         loop = _compiled_loop(parser)
-        take, parser.sync = loop.take, loop.sync
+        take, sync = loop.take, loop.sync
+
+    def piece(lines: bytes, last: bool) -> None:
+        sync()
+        parser.feed_piece(lines, last)
     tail: list[bytes] = []
-    for block in _blocks(open_binary(source), tail, parser.feed_piece, take):
+    for block in _blocks(open_binary(source), tail, piece, take):
+        sync()
         parser.block(block)
     if tail:  # the input did not end with a blank line: its last sample may be cut
-        parser.sync()
+        sync()
         for line in tail[0].decode("utf-8", "replace").split("\n"):
             parser.feed(line)
     return parser.finish()
@@ -358,16 +363,12 @@ class _Parser:
         self.seen_event_line = False
         self.unparsed = 0
         self.switch_row: int | None = None  # the switch-out this sample's stack is for
-        #: called before this parser reads a line itself: the compiled loop's sync,
-        #: which puts the frames it made into `frames`
-        self.sync: Callable[[], None] = _nothing
 
     # ---- blocks: the fast path, and the slow path that teaches it ----------------------
     def block(self, block: bytes) -> None:
         """One block: a call chain seen before maps to its stack with one lookup, and
         only the event line is parsed, as `feed` would parse it (the same decoded line,
         the same pattern); anything else goes through `feed_block`."""
-        self.sync()
         nl = block.find(b"\n")
         if nl > 0:
             sid = self.fast_stacks.get(block[nl + 1:])
@@ -405,7 +406,6 @@ class _Parser:
 
     def feed_piece(self, piece: bytes, last: bool) -> None:
         """Whole lines of a block too long to hold; `last`: the block ends after them."""
-        self.sync()
         for line in piece.decode("utf-8", "replace").split("\n"):
             self.feed(line)
         if last:
