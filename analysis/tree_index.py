@@ -10,7 +10,7 @@ the difference of two prefix sums of the weights of the stacks ending at each no
 a request costs the children of the rows it shows, not the stacks through them.
 
 `top_down` and `bottom_up` give exactly aggregate.tree's rows (tests/test_tree_index.py
-compares them on every corpus capture and on random selections, zooms and budgets); a
+compares them on corpus captures and random ones, for selections, zooms and budgets); a
 zoom deeper than the index holds is left to aggregate.tree, as is the sandwich view.
 The index is saved with the profile (profile_io), so a web process that loads a profile
 does not build it; a profile saved without one builds it on first use.

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Benchmark: the capture page in Chromium on a large capture.
 
-Loads the system-wide capture (239k samples; --perf-data, or a fresh 30 s recording) into
-a private instance of the app (SQLite under a temporary folder), symbolized from the
-files of its DSOs and a kallsyms copy, serves it with gunicorn as deployed, and measures
-in Chromium with performance.now():
+Loads a capture (--perf-data, or a fresh 30 s system-wide recording) into a private
+instance of the app (SQLite under a temporary folder), symbolized from the files of its
+DSOs and a kallsyms copy, collects the static files and serves them with gunicorn as
+deployed (the Dockerfile's collectstatic, docker-compose's gunicorn flags), and measures
+in Chromium with performance.now() and the Paint Timing API:
+  - the page cold (a fresh browser: every file fetched) on a server just started, and
+    on a server that has the profile loaded: first paint, the flame graph drawn, the
+    bytes fetched, whether Plotly was fetched before the timeline was shown,
   - the flame graph data response (20 fetches after the first; p50 and p95),
-  - the capture page until the flame graph is drawn (interactive),
   - a zoom (click -> data -> redraw) and its redraw alone, and a search redraw.
-Goals (issue step 5): data p50 < 200 ms, interactive < 1.5 s, zoom and search redraws
-< 50 ms.
+Goals (issue 16, on a capture of 50,000 distinct stacks or more): data p50 < 100 ms,
+first paint cold < 1 s, zoom and search redraws < 50 ms.
 """
 from __future__ import annotations
 
@@ -54,6 +57,13 @@ with open(data, "rb") as f:
     c.save()
 run_analysis(c.pk)
 c.refresh_from_db()
+if c.status == "done":
+    from perfweb.captures.services.profiles import stored_profile
+    p = stored_profile(c)
+    with c.latest_result().folded.open("rb") as f:
+        folded = sum(1 for _ in f)
+    print(f"{len(p.stacks)} distinct stacks, {folded} distinct folded stacks, "
+          f"{len({(l.mapping_id, l.address) for l in p.locations})} distinct addresses")
 print(c.pk, c.status, c.error)
 """
 
@@ -97,9 +107,16 @@ def main() -> int:
     if pk is None:
         print(out.stderr[-3000:])
         return 1
-    print(f"analysis of {data.name}: {time.perf_counter() - t0:.1f} s ({out.stdout.strip()})")
-    server = subprocess.Popen([py, "-m", "gunicorn", "perfweb.wsgi", "-w", "2", "-b",
-                               f"127.0.0.1:{args.port}"], cwd=ROOT, env=env,
+    lines = out.stdout.strip().splitlines()
+    print(f"capture {data}: {lines[0] if len(lines) > 1 else ''}")
+    print(f"analysis: {time.perf_counter() - t0:.1f} s ({lines[-1]})")
+    env["STATIC_ROOT"] = str(var / "static")
+    subprocess.run([py, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT,
+                   env=env, check=True)
+    # docker-compose.yml's web command
+    server = subprocess.Popen([py, "-m", "gunicorn", "perfweb.wsgi", "--bind",
+                               f"127.0.0.1:{args.port}", "--workers", "3", "--timeout",
+                               "120"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{args.port}"
     try:
@@ -119,24 +136,58 @@ def main() -> int:
     return 0
 
 
+COLD = """() => {
+  const paint = performance.getEntriesByName("first-contentful-paint")[0];
+  const files = performance.getEntriesByType("resource");
+  return {paint: paint ? paint.startTime : null, drawn: window.perfweb.interactiveMs,
+          bytes: files.reduce((n, e) => n + e.transferSize, 0) +
+                 performance.getEntriesByType("navigation")[0].transferSize,
+          plotly: files.some((e) => e.name.includes("/plotly.min."))};
+}"""
+
+
+def cold_visit(browser, base: str, url: str) -> dict:
+    """A fresh browser (nothing cached), signed in, then the capture page."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{base}/login/")
+    page.fill("#id_username", "bench")
+    page.fill("#id_password", "bench-password-1")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    page.goto(url)
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=60000)
+    page.wait_for_load_state("networkidle")
+    seen = page.evaluate(COLD)
+    context.close()
+    return seen
+
+
+def _cold_line(what: str, seen: dict) -> str:
+    return (f"{what}: first paint {seen['paint']:.0f} ms (goal < 1000 ms), flame graph drawn "
+            f"{seen['drawn']:.0f} ms, {seen['bytes'] / 1e3:.0f} kB fetched, Plotly "
+            f"{'fetched' if seen['plotly'] else 'not fetched'} before the timeline is shown")
+
+
 def measure(base: str, pk: str) -> list[str]:
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
+        url = f"{base}/captures/{pk}/"
+        first = cold_visit(browser, base, url)  # the server loads the profile too
+        cold = min((cold_visit(browser, base, url) for _ in range(3)),
+                   key=lambda seen: seen["drawn"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{base}/login/")
         page.fill("#id_username", "bench")
         page.fill("#id_password", "bench-password-1")
         page.click("button[type=submit]")
         page.wait_for_url(f"{base}/")
-        url = f"{base}/captures/{pk}/"
-        page.goto(url)  # warms the server's profile cache
-        page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=60000)
         page.goto(url)
         page.wait_for_selector("#explorer[data-flame-total]", state="attached")
-        interactive = page.evaluate("window.perfweb.interactiveMs")
+        page.wait_for_load_state("networkidle")  # the page's other views answered
         fetches = page.evaluate(MEASURE, [f"{base}/captures/{pk}/data/flame.json"])
         redraws = [page.evaluate("window.perfweb.redraw()") for _ in range(10)]
         # zoom: click the frame above the root, in the middle of the graph
@@ -155,11 +206,12 @@ def measure(base: str, pk: str) -> list[str]:
         browser.close()
     fetches.sort()
     return [
+        _cold_line("page cold, server just started", first),
+        _cold_line("page cold, profile loaded (fastest of 3)", cold),
         f"flame data response: p50 {statistics.median(fetches):.0f} ms, "
-        f"p95 {fetches[int(0.95 * len(fetches)) - 1]:.0f} ms (goal p50 < 200 ms)",
-        f"page interactive (flame graph drawn): {interactive:.0f} ms (goal < 1500 ms)",
-        f"zoom: {zoom_total:.0f} ms with its data request, redraw {zoom_draw:.1f} ms; "
-        f"plain redraw median {statistics.median(redraws):.1f} ms (goal < 50 ms)",
+        f"p95 {fetches[int(0.95 * len(fetches)) - 1]:.0f} ms (goal p50 < 100 ms)",
+        f"zoom: redraw {zoom_draw:.1f} ms (goal < 50 ms), {zoom_total:.0f} ms with its data "
+        f"request; plain redraw median {statistics.median(redraws):.1f} ms",
         f"search redraw: {search_draw:.1f} ms (goal < 50 ms)",
     ]
 
