@@ -226,6 +226,9 @@ class ShareLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    #: the explorer's view when the link was made (its URL query: zoom, focus, search,
+    #: threads, time range), which the link opens with
+    view = models.CharField(max_length=2000, blank=True, default="")
 
     def valid(self, now) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

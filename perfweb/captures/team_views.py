@@ -22,6 +22,7 @@ from .explore_views import data_response, load_profile
 from .exports import export_response
 from .services import buildids
 from .services.history import comparison, history, previous_capture
+from .share_links import view_query
 from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
 from .views import capture_context, status_payload
 
@@ -156,11 +157,12 @@ def share_create(request, pk: int):
     days = request.POST.get("days", "")
     expires = timezone.now() + timedelta(days=int(days)) if days.isdigit() and \
         0 < int(days) <= 365 else None
+    view = view_query(request.POST.get("view", ""))
     link = ShareLink.objects.create(capture=capture, token=secrets.token_urlsafe(24),
-                                    created_by=request.user, expires_at=expires)
-    messages.info(request, "Share link created: "
-                  + request.build_absolute_uri(reverse("shared", args=[link.url_token])))
-    return redirect(capture)
+                                    created_by=request.user, expires_at=expires, view=view)
+    messages.info(request, "Share link created: it is the first in the list below.")
+    # back to the same view, at the Share card with the new link in it
+    return redirect(f"{capture.get_absolute_url()}{'?' + view if view else ''}#sharing")
 
 
 @login_required

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from . import access, pipeline
 from .services import deletion
 from .services.history import previous_capture
+from .share_links import share_url
 from .explore_views import DATA
 from .exports import export_response
 from .forms import SymbolUploadForm, UploadForm
@@ -71,7 +72,10 @@ def _upload_refused(request, form, status: int = 400):
 def capture_detail(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user).select_related(
         "build__service__team"), pk=pk)
-    return render(request, "captures/capture.html", capture_context(capture))
+    context = capture_context(capture)
+    context["share_links"] = [(link, share_url(request, link)) for link in
+                              capture.share_links.order_by("-created_at")]
+    return render(request, "captures/capture.html", context)
 
 
 def capture_context(capture, share_token: str | None = None) -> dict:

@@ -403,3 +403,36 @@ def test_top_functions_rows_stay_short_with_long_names_and_paths(page, tmp_path,
     cell = page.locator("#functions td.dso", has_text="libqualla.so").first
     assert cell.text_content() == "libqualla.so"
     assert cell.get_attribute("title") == "/opt/qualla-1.0.0/bin/libqualla.so"
+
+
+def test_a_share_link_keeps_the_view_and_shows_in_full_with_a_copy_button(page, browser):
+    call_command("load_demo", "--username", "alice")
+    idle = Capture.objects.get(build__version="1.0.0", label="idle")
+    page.goto(page.base + idle.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _, (x, y) = _frame_spot(page, "qualla::ThreadPool::loop")
+    page.mouse.click(x, y)
+    page.wait_for_selector("#breadcrumbs .crumb:nth-child(3)")
+    page.fill("#flame-search", "futex")
+    page.wait_for_function("() => location.search.includes('search=futex')")
+    view = page.evaluate("location.search")
+    page.click("#sharing button[type=submit]")
+    page.wait_for_url(re.compile(r".*#sharing$"))
+    # the page keeps its view and stands at the Share card, the new link first in it
+    assert page.evaluate("location.search") == view
+    page.wait_for_selector("#breadcrumbs .crumb:nth-child(3)")
+    assert page.input_value("#flame-search") == "futex"
+    url = page.input_value("#share-links li:first-child input.share-url")
+    assert url.startswith(page.base + "/s/") and "root=" in url and "search=futex" in url
+    page.click("#share-links li:first-child button.copy")
+    page.wait_for_selector("#share-links li:first-child button.copy:text('Copied')")
+    # someone without an account sees the same view
+    other = browser.new_context(viewport={"width": 1280, "height": 900})
+    guest = other.new_page()
+    assert guest.goto(url).status == 200
+    guest.wait_for_selector("#breadcrumbs .crumb:nth-child(3)", timeout=30000)
+    assert guest.locator("#breadcrumbs .crumb").last.text_content() == \
+        "qualla::ThreadPool::loop"
+    assert guest.input_value("#flame-search") == "futex"
+    other.close()
+    assert not page.errors

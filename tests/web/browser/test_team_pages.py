@@ -26,7 +26,9 @@ def test_share_link_opens_without_login_until_revoked(page, browser, worker_fact
                         SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
     page.click("#sharing button[type=submit]")
     page.wait_for_selector("#share-links li")
-    path = page.text_content("#share-links li code")
+    url = page.input_value("#share-links li input.share-url")
+    assert url.startswith(page.base + "/s/")
+    path = url[len(page.base):]
     token = path.strip("/").split("/")[-1]
     assert len(token.split(".")[1]) >= 22  # 128 bits or more, urlsafe base64
 
