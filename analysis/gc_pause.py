@@ -8,6 +8,10 @@ was a third of the time: 1.0 of 2.7 s of the import and 0.8 of 2.9 s of the repo
 nothing, since those objects hold no reference cycles and are freed by reference counts
 when the profile is dropped. The collector's generations are those of gc(3)
 (https://docs.python.org/3/library/gc.html); resuming it does not collect at once.
+
+Pause it around the engine's own calls only. Around a whole worker attempt (its database
+calls, the heartbeat thread) a worker at its memory limit (RLIMIT_AS) hung instead of
+failing the capture with MemoryError (tests/web/test_limits_and_faults.py).
 """
 from __future__ import annotations
 

@@ -91,10 +91,11 @@ def _stage(mine: Claim, status: str, progress: int) -> None:
 
 
 def _run(mine: Claim, capture: Capture) -> None:
-    with work_dirs.work_dir() as work, paused_gc():
+    with work_dirs.work_dir() as work:
         _stage(mine, Status.PARSING, 10)
         try:
-            profile = load(local_copy(capture.file, work, capture.original_name))
+            with paused_gc():
+                profile = load(local_copy(capture.file, work, capture.original_name))
         except AnalysisError as e:
             raise Unreadable(str(e)) from e
         mine.update(format=profile.meta.format)
@@ -107,15 +108,18 @@ def _run(mine: Claim, capture: Capture) -> None:
         for sf, path in zip(ordered, paths):
             buildids.index(sf, path)  # for debuginfod; once per file
         if paths:  # the digests recorded on upload key the shared symbol cache
-            symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)})
+            with paused_gc():
+                symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)})
 
         _stage(mine, Status.ANALYZING, 70)
-        report = build_report(profile, label=capture.label, rate=rate_of(capture))
+        with paused_gc():  # (the engine's own work only: never around a database call)
+            report = build_report(profile, label=capture.label, rate=rate_of(capture))
         comparison = _compare_with_previous(capture, profile, report)
-        folded = "".join(line + "\n" for line in folded_lines(
-            fold(profile, FoldOptions(weight="samples"))))
-        buf = io.BytesIO()
-        profile_io.dump(profile, buf)
+        with paused_gc():
+            folded = "".join(line + "\n" for line in folded_lines(
+                fold(profile, FoldOptions(weight="samples"))))
+            buf = io.BytesIO()
+            profile_io.dump(profile, buf)
         mine.check()
         _store_result(mine, capture, report, comparison, folded.encode(), buf.getvalue())
 
