@@ -52,12 +52,18 @@ static uint64_t hash_ints(const int32_t *k, size_t n) {
     return mix(h, 0x8ebc6af09c88c6e3ULL ^ seed);
 }
 
+static inline int same(const int32_t *a, const int32_t *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 static Slot *tab_find(Table *T, const int32_t *k, size_t n, uint64_t h) {
     size_t i = h & T->mask;
     for (;;) {
         Slot *s = &T->slot[i];
         if (s->val < 0) return s;
-        if (s->h == h && s->len == n && memcmp(T->keys + s->off, k, n * 4) == 0) return s;
+        if (s->h == h && s->len == n && same(T->keys + s->off, k, n)) return s;
         i = (i + 1) & T->mask;
     }
 }

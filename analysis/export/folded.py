@@ -71,7 +71,7 @@ def fold(profile: Profile, opts: FoldOptions = FoldOptions(),
         rows -= 1  # the perl script only counts a sample at the blank line ending it
     procs = _process_columns(p, opts)
     keep = None
-    if any(e not in event_ids for e in set(islice(p.s_event, rows))):
+    if not event_ids.issuperset(p.s_event[:rows]):
         keep = bytes(i in event_ids for i in range(len(p.events)))
     if not compiled or any(c.typecode != t for c, t in zip(
             (p.s_stack, p.s_count, p.s_period, p.s_event) + procs, "iqQiiii")):

@@ -499,6 +499,15 @@ static MapInfo *mapping_of(Reader *R, const char *s, Py_ssize_t n) {
 
 static PyObject *empty_tuple;
 
+/* A tuple of ints and strs can hold no cycle: the collector itself stops tracking such
+ * a tuple the first time it sees one. Untracked as it is made, the hundreds of thousands
+ * of keys, stacks and function tuples cost the collector nothing, and their freeing
+ * no unlinking from its lists. */
+static inline PyObject *untracked(PyObject *t) {
+    if (t) PyObject_GC_UnTrack(t);
+    return t;
+}
+
 /* cls(*vals): a dataclass instance with `vals` for its first fields and the defaults for
  * the rest, set in field order as the generated __init__ sets them */
 static PyObject *make(PyObject *cls, PyObject *fields, PyObject *defaults,
@@ -544,7 +553,7 @@ static int slot_offsets(PyObject *cls, PyObject *fields, Py_ssize_t *slots) {
 /* Profile.function(name, mid, resolved, system_name): steals nothing */
 static PyObject *function(Reader *R, PyObject *name, PyObject *mid, int resolved,
                           PyObject *system_name) {
-    PyObject *key = PyTuple_Pack(3, name, mid, resolved ? Py_True : Py_False);
+    PyObject *key = untracked(PyTuple_Pack(3, name, mid, resolved ? Py_True : Py_False));
     if (!key) return NULL;
     PyObject *ix = PyDict_GetItemWithError(R->function_ix, key);
     if (ix) {
@@ -648,7 +657,7 @@ static int32_t new_location(Reader *R, const char *s, uint64_t ipv, PyObject *ip
         Py_XDECREF(name);
         Py_XDECREF(system);
         if (!fid) goto done;
-        funcs = PyTuple_New(1);
+        funcs = untracked(PyTuple_New(1));
         if (!funcs) { Py_DECREF(fid); goto done; }
         PyTuple_SET_ITEM(funcs, 0, fid);
     } else {
@@ -657,7 +666,7 @@ static int32_t new_location(Reader *R, const char *s, uint64_t ipv, PyObject *ip
         Py_ssize_t parts = 1;
         for (Py_ssize_t i = sa; i + 1 < sb; i++)
             if (s[i] == '-' && s[i + 1] == '>') { parts++; i++; }
-        funcs = PyTuple_New(parts);
+        funcs = untracked(PyTuple_New(parts));
         if (!funcs) goto done;
         Py_ssize_t slot;
         /* where each piece starts, from a left-to-right scan as str.split's */
@@ -692,7 +701,7 @@ static PyObject *parts_key(Reader *R, PyObject *ip, const char *k, size_t n) {
     const char *sym = k + 8, *nul = memchr(sym, 0, n - 8);
     PyObject *sym_o = str_of(sym, nul - sym);
     PyObject *dso = sym_o ? dso_str(R, nul + 1, k + n - (nul + 1)) : NULL;
-    PyObject *key = dso ? PyTuple_Pack(3, ip, sym_o, dso) : NULL;
+    PyObject *key = dso ? untracked(PyTuple_Pack(3, ip, sym_o, dso)) : NULL;
     Py_XDECREF(sym_o);
     Py_XDECREF(dso);
     return key;
@@ -819,7 +828,7 @@ static int32_t stack_of(Reader *R, const int32_t *chain, Py_ssize_t n) {
     uint64_t h = hash_bytes(key, len);
     int32_t sid = tab_get(&R->chains, key, len, h);
     if (sid >= 0) return sid;
-    PyObject *t = PyTuple_New(n);
+    PyObject *t = untracked(PyTuple_New(n));
     if (!t) return -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = loc_id(R, chain[i]);
