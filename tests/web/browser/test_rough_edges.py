@@ -436,3 +436,37 @@ def test_a_share_link_keeps_the_view_and_shows_in_full_with_a_copy_button(page, 
     assert guest.input_value("#flame-search") == "futex"
     other.close()
     assert not page.errors
+
+
+def _tip_inside(page, canvas, tip, x_frac, y_from_bottom):
+    """Hover the canvas y_from_bottom px above its bottom edge (the root row of a flame
+    orientation), scrolled so that edge is at the window's bottom; the tooltip's box."""
+    page.evaluate(f"""() => {{
+        const c = document.getElementById('{canvas}');
+        const r = c.getBoundingClientRect();
+        window.scrollBy(0, r.bottom - window.innerHeight + 2);
+    }}""")
+    box = page.locator(f"#{canvas}").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * x_frac, box["y"] + box["height"] - y_from_bottom)
+    page.wait_for_selector(f"#{tip}:not([hidden])")
+    return page.evaluate(f"""() => {{
+        const t = document.getElementById('{tip}').getBoundingClientRect();
+        return [t.left, t.top, t.right, t.bottom, window.innerWidth, window.innerHeight];
+    }}""")
+
+
+def test_tooltips_on_the_bottom_rows_stay_in_the_window(page):
+    call_command("load_demo", "--username", "alice")
+    before = Capture.objects.get(build__version="1.0.0", label="idle")
+    after = Capture.objects.get(build__version="1.1.0", label="idle")
+    page.goto(page.base + before.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    for x in (0.02, 0.5, 0.98):  # the root row, left, middle and right
+        left, top, right, bottom, w, h = _tip_inside(page, "flame-canvas", "flame-tooltip",
+                                                     x, 6)
+        assert 0 <= left and right <= w and 0 <= top and bottom <= h, (x, left, top, right,
+                                                                      bottom, w, h)
+    page.goto(page.base + f"/compare/{before.pk}/{after.pk}/")
+    page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
+    left, top, right, bottom, w, h = _tip_inside(page, "diff-canvas", "diff-tooltip", 0.9, 6)
+    assert 0 <= left and right <= w and 0 <= top and bottom <= h
