@@ -1,12 +1,14 @@
 # make run: create .venv, migrate, create the demo user, load the demo, start web + worker.
 # make test: create .venv from pyproject.toml and run the whole suite (PostgreSQL + Redis).
 # make bench: the import benchmark against perf script and stackcollapse-perf.pl.
+# make bench-size: the worker's time and peak memory on a 2M-sample perf.data and a 1 GB
+#   perf script text, against their halves (inputs: benchmarks/record_size.sh, as root).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf clean
+.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf bench-size clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
 # analysis/aggregate/_weigh.c, analysis/importers/_script.c, analysis/export/_fold.c) need a
@@ -59,6 +61,9 @@ bench-offcpu: $(STAMP)
 
 bench-dwarf: $(STAMP)
 	$(PY) benchmarks/bench_dwarf.py $(BENCH_ARGS)
+
+bench-size: $(STAMP)
+	$(PY) benchmarks/bench_size.py $(BENCH_ARGS)
 
 bench-browser: $(STAMP)
 	$(PY) benchmarks/bench_browser.py $(BENCH_ARGS)
