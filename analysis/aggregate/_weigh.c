@@ -201,6 +201,20 @@ fail:
     return NULL;
 }
 
+/* funcs[sid], a list (borrowed); NULL with KeyError or TypeError set */
+static PyObject *funcs_of(PyObject *funcs, PyObject *sid) {
+    PyObject *fs = PyDict_GetItemWithError(funcs, sid);
+    if (!fs) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+        return NULL;
+    }
+    if (!PyList_Check(fs)) {
+        PyErr_SetString(PyExc_TypeError, "_weigh: a stack's functions are a list");
+        return NULL;
+    }
+    return fs;
+}
+
 PyDoc_STRVAR(or_masks_doc,
 "or_masks(sids, funcs, fmask) -> {sid: mask}\n\n"
 "diagnosis.Context's stack bits: per stack id, the OR of fmask[f] (an int per function\n"
@@ -213,15 +227,8 @@ static PyObject *or_masks(PyObject *self, PyObject *args) {
     PyObject *out = PyDict_New(), *it = NULL, *sid = NULL, *zero = PyLong_FromLong(0);
     if (!out || !zero || !(it = PyObject_GetIter(sids))) goto fail;
     while ((sid = PyIter_Next(it))) {
-        PyObject *fs = PyDict_GetItemWithError(funcs, sid);
-        if (!fs) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
-            goto fail;
-        }
-        if (!PyList_Check(fs)) {
-            PyErr_SetString(PyExc_TypeError, "_weigh: a stack's functions are a list");
-            goto fail;
-        }
+        PyObject *fs = funcs_of(funcs, sid);
+        if (!fs) goto fail;
         PyObject *m = zero;
         Py_INCREF(m);
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(fs); j++) {
@@ -265,15 +272,8 @@ static PyObject *first_marked(PyObject *self, PyObject *args) {
     PyObject *out = PyDict_New(), *it = NULL, *sid = NULL;
     if (!out || !(it = PyObject_GetIter(sids))) goto fail;
     while ((sid = PyIter_Next(it))) {
-        PyObject *fs = PyDict_GetItemWithError(funcs, sid);
-        if (!fs) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
-            goto fail;
-        }
-        if (!PyList_Check(fs)) {
-            PyErr_SetString(PyExc_TypeError, "_weigh: a stack's functions are a list");
-            goto fail;
-        }
+        PyObject *fs = funcs_of(funcs, sid);
+        if (!fs) goto fail;
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(fs); j++) {
             int r = PyDict_Contains(marked, PyList_GET_ITEM(fs, j));
             if (r < 0) goto fail;

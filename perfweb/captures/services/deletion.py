@@ -94,19 +94,19 @@ def delete_capture(capture: Capture) -> Deletion:
 
 
 def delete_build(build: Build) -> Deletion:
-    with transaction.atomic():
-        build = Build.objects.select_for_update().get(pk=build.pk)
-        plan = plan_build(build)
-        build.delete()
-        transaction.on_commit(lambda: _remove(plan.files))
-    return plan
+    return _delete(Build, build.pk, plan_build)
 
 
 def delete_service(service: Service) -> Deletion:
+    return _delete(Service, service.pk, plan_service)
+
+
+def _delete(model, pk: int, plan_of) -> Deletion:
+    """The row (locked), with what cascades from it; its files once that commits."""
     with transaction.atomic():
-        service = Service.objects.select_for_update().get(pk=service.pk)
-        plan = plan_service(service)
-        service.delete()
+        row = model.objects.select_for_update().get(pk=pk)
+        plan = plan_of(row)
+        row.delete()
         transaction.on_commit(lambda: _remove(plan.files))
     return plan
 
