@@ -276,3 +276,20 @@ def test_replay_run_asks_for_what_its_caches_miss_and_stops_at_sideband():
     # row 3 has the (pid, chain) of row 0 and the thread of row 0: both cached now
     assert _scan.replay_run(order, 3, times, -1, pid, chain, tid, cache, comms,
                             stack_miss, comm_miss)[0] == 4 and len(asked) == 4
+
+
+def test_a_sideband_time_past_2_63_is_left_to_python(monkeypatch):
+    """A damaged record's time can be any u64; the compiled run takes a signed bound, so
+    the rows from 2^63 on are replayed by Python (found by the perf-data fuzz target)."""
+    original = perf_data._Reader._replay
+
+    def late_sideband(self):
+        self.side = [(t | 1 << 63, *rest) for t, *rest in self.side[1:]] + self.side[:1]
+        self.c_time[-1] = (1 << 64) - 1  # one sample after them all
+        return original(self)
+    monkeypatch.setattr(perf_data._Reader, "_replay", late_sideband)
+    path = FIX / CAPTURES[1]
+    with perf_data._mapped(path) as buf:
+        r = perf_data._Reader(buf, len(buf))
+        p = r.read()
+    assert len(p) == len(r.c_time) >= 50

@@ -47,6 +47,7 @@ _CTX_GUEST_KERNEL, _CTX_GUEST_USER = 0xFFFFFFFFFFFFF780, 0xFFFFFFFFFFFFF600
 _CTX_HV, _CTX_GUEST = 0xFFFFFFFFFFFFFFE0, 0xFFFFFFFFFFFFF800
 _CTX_USER_DEFERRED = 0xFFFFFFFFFFFFFD80
 MODE_KERNEL, MODE_USER = 1, 2
+_I64_MAX = (1 << 63) - 1
 _MARKER_MODE = {_CTX_KERNEL: MODE_KERNEL, _CTX_USER: MODE_USER, _CTX_HV: 3,
                 _CTX_GUEST_KERNEL: 4, _CTX_GUEST_USER: 5, _CTX_GUEST: 4}
 _MISC_COMM_EXEC = 1 << 13
@@ -680,9 +681,11 @@ class _Reader:
                 next_side = side[si][0] if si < n_side else None
                 comm_ids.clear()
             if not snaps:  # every row up to the next sideband record, compiled
+                # (a time past 2^63, from a damaged record, stops the run early: the rows
+                # from there are taken one by one below, against the real next_side)
                 j, run_stacks, run_comms = _scan.replay_run(
-                    order, i, times, -1 if next_side is None else next_side, c_pid, c_chain,
-                    c_tid, cache, comm_ids, stack_miss, comm_miss)
+                    order, i, times, -1 if next_side is None else min(next_side, _I64_MAX),
+                    c_pid, c_chain, c_tid, cache, comm_ids, stack_miss, comm_miss)
                 if j > i:
                     stacks.frombytes(run_stacks)
                     comm_col.frombytes(run_comms)
