@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from analysis.errors import AnalysisError
-from analysis.export.folded import FoldOptions, fold
-from analysis.importers import detect, load, perf_script
+from analysis.importers import detect, perf_script
 from conftest import CORPUS, FIXTURES, SPINPOOL
 from profile_snapshot import differences, snapshot
 

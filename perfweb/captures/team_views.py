@@ -11,7 +11,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -158,8 +157,8 @@ def share_create(request, pk: int):
     expires = timezone.now() + timedelta(days=int(days)) if days.isdigit() and \
         0 < int(days) <= 365 else None
     view = view_query(request.POST.get("view", ""))
-    link = ShareLink.objects.create(capture=capture, token=secrets.token_urlsafe(24),
-                                    created_by=request.user, expires_at=expires, view=view)
+    ShareLink.objects.create(capture=capture, token=secrets.token_urlsafe(24),
+                             created_by=request.user, expires_at=expires, view=view)
     messages.info(request, "Share link created: it is the first in the list below.")
     # back to the same view, at the Share card with the new link in it
     return redirect(f"{capture.get_absolute_url()}{'?' + view if view else ''}#sharing")
