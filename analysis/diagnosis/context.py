@@ -48,7 +48,6 @@ class Context:
     kernel_leaf_stacks: set[int] = field(default_factory=set)
     _bits: dict[str, int] = field(default_factory=dict)  # category -> its bit
     stack_funcs: StackFunctions | None = None  # funcs, and each stack's distinct ones
-    _stack_cats: dict[int, frozenset[str]] = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)
     _passes: dict[int, bool] = field(default_factory=dict)
     _library: dict = field(default_factory=dict)  # function -> software.Library | None
@@ -156,22 +155,8 @@ class Context:
     def dso(self, fid: int) -> str:
         return self.profile.mappings[self.profile.functions[fid].mapping_id].path
 
-    def kind_of_leaf(self, sid: int) -> str:
-        stack = self.profile.stacks[sid]
-        if not stack:
-            return ""
-        return self.profile.mappings[self.profile.locations[stack[0]].mapping_id].kind
-
     def has(self, sid: int, category: str) -> bool:
         return bool(self.mask[sid] & self.bit(category))
-
-    def stack_cats(self, sid: int) -> frozenset[str]:
-        """Every category of the stack's functions (computed once per stack)."""
-        cats = self._stack_cats.get(sid)
-        if cats is None:
-            cats = self._stack_cats[sid] = frozenset().union(
-                *(self.cats[f] for f in self.funcs[sid]))
-        return cats
 
     def memo(self, key, compute):
         """`compute()` once per key for this context (several rules ask the same)."""
@@ -196,9 +181,6 @@ class Context:
         """The stacks with a function of `category`, with their weights (once per
         category; callers must not modify the dict)."""
         return self.memo(("having", category), lambda: self.select(any_of=(category,)))
-
-    def matching(self, pred) -> dict[int, int]:
-        return {sid: w for sid, w in self.weights.items() if pred(sid)}
 
     def samples(self, stacks: dict[int, int]) -> int:
         return sum(stacks.values())
@@ -238,9 +220,6 @@ class Context:
         acc = _weigh.totals(stacks, self.stack_funcs.distincts)
         kept = Counter({f: c for f, c in acc.items() if pred(f)})
         return [self.function_row(f, c) for f, c in kept.most_common(n)]
-
-    def distinct_funcs(self, sid: int) -> tuple[int, ...]:
-        return self.stack_funcs.distinct(sid)
 
     def heaviest_stacks(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         out = []
@@ -305,21 +284,11 @@ class Context:
         order (once; callers must not modify the dict)."""
         def compute():
             out: dict[int, tuple[str, software.Library]] = {}
-            functions, mappings = self.profile.functions, self.profile.mappings
-            of_mapping: dict[int, tuple[str, software.Library] | None] = {}
-            funcs = self.funcs
             for sid in self.weights:
-                fs = funcs[sid]
-                if not fs:
-                    continue
-                mid = functions[fs[0]].mapping_id
-                if mid not in of_mapping:
-                    lib = software.library_of(mappings[mid].path)
-                    of_mapping[mid] = (mappings[mid].path, lib) \
-                        if lib is not None and lib.interpreter else None
-                hit = of_mapping[mid]
-                if hit is not None:
-                    out[sid] = hit
+                fs = self.funcs[sid]
+                lib = self.file_library(fs[0]) if fs else None
+                if lib is not None and lib.interpreter:
+                    out[sid] = (self.dso(fs[0]), lib)
             return out
         return self.memo("interpreter_leaves", compute)
 
