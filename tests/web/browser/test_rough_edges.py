@@ -7,7 +7,16 @@ from django.core.management import call_command
 
 from perfweb.captures.models import Build, Capture, Service
 
+from .test_capture_page import _click_frame
+
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _open(page, capture):
+    """The capture page with its flame graph's data in (the page's own requests end
+    before the test does: the database is emptied after it)."""
+    page.goto(page.base + capture.get_absolute_url())
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
 
 
 def test_upload_help_shows_commands_as_code_not_markdown(page):
@@ -24,9 +33,7 @@ def test_coverage_says_which_uploaded_file_the_symbols_came_from(page):
     perf's build-id cache inside the bundle."""
     call_command("load_demo", "--username", "alice")
     busy = Capture.objects.get(build__version="1.0.0", label="busy")
-    page.goto(page.base + busy.get_absolute_url())
-    # (the page's own requests end before the test does: the database is emptied after)
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, busy)
     rows = page.eval_on_selector_all(
         "section:has(h2:text('Symbol coverage')) tbody tr",
         "rows => rows.map(r => [r.cells[0].textContent, r.cells[5].innerText])")
@@ -152,11 +159,9 @@ def test_compare_with_previous_only_where_there_is_a_previous_capture(page):
     call_command("load_demo", "--username", "alice")
     first = Capture.objects.get(build__version="1.0.0", label="idle")
     second = Capture.objects.get(build__version="1.1.0", label="idle")
-    page.goto(page.base + first.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, first)
     assert page.locator("#compare-previous").count() == 0
-    page.goto(page.base + second.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, second)
     assert page.text_content("#compare-previous") == "Compare with 1.0.0 idle"
     assert page.get_attribute("#compare-previous", "href") == \
         f"/compare/{first.pk}/{second.pk}/"
@@ -165,8 +170,7 @@ def test_compare_with_previous_only_where_there_is_a_previous_capture(page):
 def test_evidence_lists_each_function_once_with_small_shares_readable(page):
     call_command("load_demo", "--username", "alice")
     busy = Capture.objects.get(build__version="1.0.0", label="busy")
-    page.goto(page.base + busy.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, busy)
     rows = page.eval_on_selector_all(
         "#finding-spin-wait table.evidence tbody tr",
         "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
@@ -271,8 +275,7 @@ def test_bottom_up_roots_carry_their_self_time_and_sort_by_it(page):
     self), the roots' selves add up to the samples, and sorting by self orders them."""
     call_command("load_demo", "--username", "alice")
     idle = Capture.objects.get(build__version="1.0.0", label="idle")
-    page.goto(page.base + idle.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, idle)
     functions = page.evaluate(f"""async () => (await (await fetch(
         '/captures/{idle.pk}/data/functions.json')).json()).functions""")
     # (kernel functions have no inline frames: there the leaf-most frame, the
@@ -299,19 +302,10 @@ def test_bottom_up_roots_carry_their_self_time_and_sort_by_it(page):
     assert caller.locator("td").nth(1).text_content() == "0"
 
 
-def _frame_spot(page, name):
-    spot = page.evaluate("(n) => window.perfweb.frameCenter(n)", name)
-    assert spot, f"{name} is not drawn"
-    page.locator("#flame-canvas").scroll_into_view_if_needed()
-    box = page.locator("#flame-canvas").bounding_box()
-    return spot, (box["x"] + spot["x"], box["y"] + spot["y"])
-
-
 def test_clicking_a_frame_in_the_focused_view_zooms_there_and_stays_focused(page):
     call_command("load_demo", "--username", "alice")
     idle = Capture.objects.get(build__version="1.0.0", label="idle")
-    page.goto(page.base + idle.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, idle)
     page.click("article[data-rule=spin-wait] a.show-flame")  # focuses its function
     page.wait_for_selector("#callers-box:not([hidden])")
     assert page.text_content("#focus-label") == "qualla::ThreadPool::loop"
@@ -320,8 +314,7 @@ def test_clicking_a_frame_in_the_focused_view_zooms_there_and_stays_focused(page
     callees = page.evaluate(f"""async () => (await (await fetch(
         '/captures/{idle.pk}/data/flame.json?focus={focus}')).json()).callees.nodes""")
     child = max((n for n in callees if n["p"] == 0 and n["f"] >= 0), key=lambda n: n["t"])
-    spot, (x, y) = _frame_spot(page, child["n"])
-    page.mouse.click(x, y)
+    spot = _click_frame(page, child["n"])
     page.wait_for_function(
         "(n) => [...document.querySelectorAll('#breadcrumbs .crumb')].pop().textContent === n",
         arg=child["n"])
@@ -352,8 +345,7 @@ def test_show_in_flame_graph_focuses_a_function_that_holds_the_lock_time(page):
     the flame graph is focused on a function of the lock stacks themselves."""
     call_command("load_demo", "--username", "alice")
     idle = Capture.objects.get(build__version="1.0.0", label="idle")
-    page.goto(page.base + idle.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, idle)
     assert "taken by qualla::ThreadPool::loop" in page.text_content("#finding-lock-contention")
     page.click("article[data-rule=lock-contention] a.show-flame")
     page.wait_for_selector("#callers-box:not([hidden])")
@@ -408,10 +400,8 @@ def test_top_functions_rows_stay_short_with_long_names_and_paths(page, tmp_path,
 def test_a_share_link_keeps_the_view_and_shows_in_full_with_a_copy_button(page, browser):
     call_command("load_demo", "--username", "alice")
     idle = Capture.objects.get(build__version="1.0.0", label="idle")
-    page.goto(page.base + idle.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
-    _, (x, y) = _frame_spot(page, "qualla::ThreadPool::loop")
-    page.mouse.click(x, y)
+    _open(page, idle)
+    _click_frame(page, "qualla::ThreadPool::loop")
     page.wait_for_selector("#breadcrumbs .crumb:nth-child(3)")
     page.fill("#flame-search", "futex")
     page.wait_for_function("() => location.search.includes('search=futex')")
@@ -459,8 +449,7 @@ def test_tooltips_on_the_bottom_rows_stay_in_the_window(page):
     call_command("load_demo", "--username", "alice")
     before = Capture.objects.get(build__version="1.0.0", label="idle")
     after = Capture.objects.get(build__version="1.1.0", label="idle")
-    page.goto(page.base + before.get_absolute_url())
-    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    _open(page, before)
     for x in (0.02, 0.5, 0.98):  # the root row, left, middle and right
         left, top, right, bottom, w, h = _tip_inside(page, "flame-canvas", "flame-tooltip",
                                                      x, 6)
