@@ -22,6 +22,7 @@ from .exports import export_response
 from .services import buildids
 from .services.history import comparison, history, previous_capture
 from .share_links import view_query
+from .templatetags.numbers import of_percent, points, signed_percent
 from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
 from .views import capture_context, status_payload
 
@@ -64,7 +65,7 @@ def compare_page(request, a: int, b: int):
     if "change" in per:
         context.update(cpu_ms_before=f"{1e3 * per['before']:.4g}",
                        cpu_ms_after=f"{1e3 * per['after']:.4g}",
-                       per_unit_change=f"{per['change']:+.1%}")
+                       per_unit_change=signed_percent(per["change"]))
     context["blocked_rows"] = blocked_rows(data.get("blocked") or [])
     context["blocked_unit"] = next((r["unit"] for r in context["blocked_rows"]
                                     if r["unit"]), "")
@@ -73,11 +74,6 @@ def compare_page(request, a: int, b: int):
 
 #: points of the threads' time a benign kind (waiting for work) must move to be shown
 BLOCKED_SHOWN_PP = 1.0
-
-
-def _points(value: float, signed: bool = False) -> str:
-    text = f"{value:+.1f}" if signed else f"{value:.1f}"
-    return text.lstrip("+-") if float(text) == 0 else text  # no "-0.0" / "+0.0"
 
 
 def _seconds_per_second(value: float) -> str:
@@ -92,8 +88,9 @@ def _per_unit(before: float, after: float) -> tuple[str, str, str]:
 
 
 def blocked_rows(rows: list[dict]) -> list[dict]:
-    """The comparison's blocked-time kinds the compare page shows, formatted: every kind
-    that is not waiting for work, and those that are if they moved a point or more.
+    """The comparison's blocked-time kinds the compare page shows, formatted as the
+    movers are (numbers.py): every kind that is not waiting for work, and those that are
+    if they moved a point or more.
     Older comparisons have no `blocked`: nothing."""
     out = []
     for r in rows:
@@ -103,9 +100,9 @@ def blocked_rows(rows: list[dict]) -> list[dict]:
             continue
         row = {"kind": r.get("kind", ""), "benign": benign,
                "where": (r.get("under") or [""])[0],
-               "before": _points(r.get("before") or 0.0),
-               "after": _points(r.get("after") or 0.0),
-               "change": _points(change, signed=True),
+               "before": of_percent(r.get("before") or 0.0),
+               "after": of_percent(r.get("after") or 0.0),
+               "change": points(change),
                "per_second_before": _seconds_per_second(r.get("per_second_before") or 0.0),
                "per_second_after": _seconds_per_second(r.get("per_second_after") or 0.0),
                "unit": "", "per_unit": None}

@@ -4,6 +4,7 @@
 "use strict";
 
 import {FlameGraph} from "./capture/flamegraph.js";
+import {percentText, points, signedText} from "./numbers.js";
 
 const box = document.getElementById("diff");
 const tree = JSON.parse(document.getElementById("diff-tree").textContent);
@@ -29,9 +30,18 @@ function color(delta) {
 const fg = new FlameGraph(document.getElementById("diff-canvas"),
                           document.getElementById("diff-tooltip"), {
   color: (n) => color(n.d),
-  describe: ({src: s}) => [s.n, `before ${(100 * s.sa).toFixed(2)}% (${s.a}) → after ` +
-                                `${(100 * s.sb).toFixed(2)}% (${s.b})`],
+  // shares as the tables beside it write them (numbers.js), and the change signed
+  describe: ({src: s}) => [
+    s.n,
+    `before ${percentText(s.sa)} (${s.a}) → after ${percentText(s.sb)} (${s.b})`,
+    `change ${points(100 * (s.sb - s.sa))} (${signedText(s.b - s.a, 0)} samples)`],
 });
+
+// for tests: where a frame is drawn
+window.perfweb = {frameCenter: (name) => {
+  const r = fg.frameAt(name);
+  return r ? {...fg.centerOf(r), src: r.node.src} : null;
+}};
 
 function show() {
   fg.setData(convert(), 0);

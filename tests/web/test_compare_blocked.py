@@ -67,7 +67,7 @@ def test_the_lock_is_named_in_the_blocked_table(client, member, worker_factory):
     assert "Blocked time" in html
     assert '<tr class="blocked-row" data-kind="lock">' in table
     assert "gateway::Worker::on_readable" in table
-    assert "<td>0.0%</td><td>33.9%</td><td>+33.9</td>" in table
+    assert "<td>0%</td><td>33.9%</td><td>+33.9 pp</td>" in table
     assert "0.00 → 1.02 s/s" in table
     assert "<th>Per request</th>" in table and "0 → 0.651 ms" in table
     # benign kinds that did not move a point (the event loop's wait) are left out
@@ -93,9 +93,9 @@ def test_which_rows_are_shown_and_how():
     assert [r["kind"] for r in rows] == ["lock", "idle", "disk"]
     lock, idle, disk = rows
     assert (lock["where"], lock["before"], lock["after"], lock["change"]) == \
-        ("gateway::Worker::on_readable", "0.0", "33.9", "+33.9")
-    assert (idle["benign"], idle["change"], idle["where"]) == (True, "-20.0", "")
-    assert (disk["change"], disk["per_second_before"]) == ("0.0", "0.003")
+        ("gateway::Worker::on_readable", "0%", "33.9%", "+33.9 pp")
+    assert (idle["benign"], idle["change"], idle["where"]) == (True, "−20.0 pp", "")
+    assert (disk["change"], disk["per_second_before"]) == ("+0.02 pp", "0.003")
     assert lock["per_unit"] is None and lock["unit"] == ""
     # per unit of work in one scale per row
     (r,) = blocked_rows([_row(per_unit_before=4.8e-05, per_unit_after=5.5e-05,

@@ -1,19 +1,22 @@
 """Numbers on the pages in one format: shares as percentages with the precision a small
-share needs (0.42%, not 0%), changes with their sign."""
+share needs (0.42%, not 0%), changes with their sign (the true minus, U+2212, so "+" and
+"−" are as wide). static/js/numbers.js mirrors these rules for what the pages draw."""
 from __future__ import annotations
 
 from django import template
 
 register = template.Library()
 
+MINUS = "−"
+
 
 def percent_text(share: float | None, signed: bool = False) -> str:
-    """0.0042 -> "0.42%", 0.3443 -> "34.4%", 1 -> "100%"; signed: "+1.5%", "-0.42%",
+    """0.0042 -> "0.42%", 0.3443 -> "34.4%", 1 -> "100%"; signed: "+1.5%", "−0.42%",
     "0%". One decimal from 1% up, two below (a share that rounds to 0.00% is "<0.01%")."""
     if share is None:
         return ""
     v = 100 * share
-    sign = "+" if signed and v > 0 else "-" if v < 0 else ""
+    sign = "+" if signed and v > 0 else MINUS if v < 0 else ""
     a = abs(v)
     if a == 0:
         return "0%"
@@ -41,7 +44,24 @@ def of_percent(value) -> str:
 
 @register.filter
 def points(change) -> str:
-    """A change in percentage points, always signed: 13.37 -> "+13.4 pp", 0 -> "0 pp"."""
+    """A change in percentage points, always signed: 13.37 -> "+13.4 pp", -0.42 ->
+    "−0.42 pp", 0 -> "0 pp"."""
     if change in (None, ""):
         return ""
     return percent_text(float(change) / 100, signed=True).replace("%", " pp")
+
+
+def signed_text(change: float | None, digits: int = 2) -> str:
+    """A change that is no share (CPUs busy), signed at `digits` decimals: "+0.12",
+    "−1.97", "0.00" when it rounds to nothing."""
+    if change is None:
+        return ""
+    text = f"{abs(change):.{digits}f}"
+    if float(text) == 0:
+        return text
+    return ("+" if change > 0 else MINUS) + text
+
+
+@register.filter
+def signed(change) -> str:
+    return signed_text(None if change in (None, "") else float(change))

@@ -23,14 +23,14 @@ def test_the_compare_page_shows_the_lock_row(page, client, member, worker_factor
     table = page.locator("#blocked")
     assert table.is_visible()
     headers = [h.strip() for h in table.locator("thead th").all_text_contents()]
-    assert headers == ["Kind", "Where", "Before %", "After %", "Change (points)",
+    assert headers == ["Kind", "Where", "Before", "After", "Change",
                        "Seconds per second", "Per request"]
     rows = table.locator("tbody tr")
     assert rows.count() == 1  # the event loop's wait did not move: not shown
     lock = rows.first
     assert lock.is_visible() and lock.get_attribute("data-kind") == "lock"
     cells = [c.strip() for c in lock.locator("td").all_text_contents()]
-    assert cells == ["lock", "gateway::Worker::on_readable", "0.0%", "33.9%", "+33.9",
+    assert cells == ["lock", "gateway::Worker::on_readable", "0%", "33.9%", "+33.9 pp",
                      "0.00 → 1.02 s/s", "0 → 0.651 ms"]
     # the table stays inside its card
     card = page.locator("#verdict").bounding_box()

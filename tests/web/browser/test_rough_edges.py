@@ -196,14 +196,14 @@ def test_comparison_numbers_in_one_format_with_a_sign_on_every_change(page):
     assert dsos, "the idle capture's DSOs all went"
     for dso, was, now, change in dsos:
         assert was.endswith("%") and now.endswith("%"), (dso, was, now)
-        assert change.endswith(" pp") and change[0] in "+-", (dso, change)
+        assert change.endswith(" pp") and change[0] in "+−", (dso, change)
     # 1.1.0 idle has no samples: every DSO of 1.0.0 went from its share to 0%
     kernel = next(r for r in dsos if r[0] == "[kernel.kallsyms]")
-    assert kernel[2] == "0%" and kernel[3] == "-" + kernel[1].replace("%", " pp")
+    assert kernel[2] == "0%" and kernel[3] == "−" + kernel[1].replace("%", " pp")
     for row in page.eval_on_selector_all(
             "#movers tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"):
         assert all(v.endswith("%") for v in (row[2], row[3], row[5], row[6])), row
-        assert row[4].endswith(" pp") and row[4][0] in "+-" or row[4] == "0 pp", row
+        assert row[4].endswith(" pp") and row[4][0] in "+−" or row[4] == "0 pp", row
 
 
 def _contrast(rgb_a, rgb_b):

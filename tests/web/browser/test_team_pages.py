@@ -85,7 +85,7 @@ def test_spinpool_history_and_comparison(page):
     page.select_option("#compare-pick select[name=b]", str(after.pk))
     page.click("#compare-pick button")
     page.wait_for_url(re.compile(rf".*/compare/{before.pk}/{after.pk}/$"))
-    assert page.text_content("#cpus-change").strip() == "CPUs busy: 1.97 → 0.00 (-1.97)"
+    assert page.text_content("#cpus-change").strip() == "CPUs busy: 1.97 → 0.00 (−1.97)"
     assert page.text_content("#verdict-word") == "improvement"
     assert page.text_content("#verdict-reason") == (
         "Both captures are idle (no work), so every CPU used is waste: CPUs busy "
@@ -117,7 +117,7 @@ def test_spinpool_history_and_comparison(page):
         "CPU per job -84% (4.93 ms -> 790 µs of CPU per job) at 400 -> 400 jobs/s")
     assert page.text_content("#rate-before").strip() == "400 jobs/s"
     assert page.text_content("#per-unit-before").strip() == "4.928 ms"
-    assert page.text_content("#per-unit-change").strip() == "-84.0%"
+    assert page.text_content("#per-unit-change").strip() == "−84.0%"
     # the capture page says it too, and the service page's history shows the rate
     page.goto(page.base + fixed.get_absolute_url())
     assert page.text_content("#capture-verdict").startswith("Against 1.0.0 busy: improvement.")
