@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .aggregate import stack_chart
 from .aggregate.functions import stack_functions, top_functions
 from .aggregate.lines import hot_lines, source_files
 from .aggregate.selection import Selection, stack_weights
@@ -39,6 +40,7 @@ class Query:
     search: str = ""
     #: on-cpu (samples), off-cpu or wall (µs; analysis.offcpu.views)
     view: str = ON_CPU
+    px: float | None = None  # the stack chart's seconds per pixel (0: exact boxes)
 
 
 def viewed(profile: Profile, q: Query) -> Profile:
@@ -197,6 +199,17 @@ def lines(profile: Profile, q: Query, function_id: int) -> dict:
             "lines": [{"file": r.file, "line": r.line, "s": r.self, "t": r.total}
                       for r in rows[:LINES_LIMIT]],
             "more": max(0, len(rows) - LINES_LIMIT)}
+
+
+def stacks(profile: Profile, q: Query) -> dict:
+    """The stack chart of the query's threads (else the busiest) and time range: on-CPU
+    samples in time order (analysis.aggregate.stack_chart)."""
+    t0 = first_time(profile)
+    if t0 is None:
+        return {"start": q.start, "end": q.end, "px": q.px, "lanes": [], "threads": 0,
+                "functions": {}, "truncated": False, "sample_s": None}
+    return stack_chart.chart(profile, profile.default_event(), t0, q.tids, q.start,
+                             q.end, q.px)
 
 
 def threads(profile: Profile, q: Query) -> dict:

@@ -1,8 +1,10 @@
 """`perfweb upload FILE --service NAME --build VERSION`: send a capture and its symbol
 files to perfweb from a host or a CI job, optionally wait for the diagnosis.
+`perfweb delete capture|build|service ID`: delete one with every file it owns.
 
-Exit codes: 0 uploaded (and, with --wait, analyzed); 1 the analysis failed; 2 the upload
-was refused or the server could not be reached; 3 --wait timed out.
+Exit codes: 0 uploaded (and, with --wait, analyzed) or deleted; 1 the analysis failed;
+2 the upload or deletion was refused (or found nothing) or the server could not be
+reached; 3 --wait timed out.
 """
 from __future__ import annotations
 
@@ -54,9 +56,15 @@ class Client:
         return r.status, data
 
     def get(self, path: str) -> tuple[int, object]:
+        return self._request("GET", path)
+
+    def delete(self, path: str) -> tuple[int, object]:
+        return self._request("DELETE", path)
+
+    def _request(self, method: str, path: str) -> tuple[int, object]:
         conn = self._conn()
         try:
-            conn.request("GET", self._path(path), headers=self._headers())
+            conn.request(method, self._path(path), headers=self._headers())
             return self._answer(conn)
         except OSError as e:
             raise ClientError(f"cannot reach {self.parts.netloc}: {e}") from None
@@ -190,6 +198,28 @@ def wait(client: Client, capture_id: int, timeout: float, out, err) -> int:
     return 0
 
 
+def delete(args, out=sys.stdout, err=sys.stderr) -> int:
+    """DELETE /api/v1/{captures,builds,services}/ID/: what went, as the server says."""
+    if not args.token:
+        err.write("perfweb: no API token: pass --token or set PERFWEB_TOKEN "
+                  "(create one on the API tokens page)\n")
+        return EXIT_REFUSED
+    status, data = Client(args.url, args.token).delete(f"/api/v1/{args.kind}s/{args.id}/")
+    if status != 200:
+        err.write(f"perfweb: deleting {args.kind} {args.id} refused ({status}): "
+                  f"{_error_text(data)}\n")
+        return EXIT_REFUSED
+    out.write(f"deleted {data['summary']}\n")
+    return 0
+
+
+def _server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", default=os.environ.get("PERFWEB_URL", "http://127.0.0.1:8000"),
+                   help="the perfweb server (default $PERFWEB_URL or %(default)s)")
+    p.add_argument("--token", default=os.environ.get("PERFWEB_TOKEN", ""),
+                   help="an API token (default $PERFWEB_TOKEN, which keeps it out of ps)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="perfweb", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -215,14 +245,17 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--team", help="needed only when you are in several teams")
     u.add_argument("--git-revision")
     u.add_argument("--notes")
-    u.add_argument("--url", default=os.environ.get("PERFWEB_URL", "http://127.0.0.1:8000"),
-                   help="the perfweb server (default $PERFWEB_URL or %(default)s)")
-    u.add_argument("--token", default=os.environ.get("PERFWEB_TOKEN", ""),
-                   help="an API token (default $PERFWEB_TOKEN, which keeps it out of ps)")
+    _server_options(u)
     u.add_argument("--wait", action="store_true",
                    help="wait for the analysis and print the findings")
     u.add_argument("--wait-timeout", type=float, default=1800, metavar="SECONDS")
     u.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    d = sub.add_parser("delete", help="delete a capture, a build or a service with every "
+                                      "file it owns (a build with its captures, a service "
+                                      "with its builds)")
+    d.add_argument("kind", choices=["capture", "build", "service"])
+    d.add_argument("id", type=int)
+    _server_options(d)
     return p
 
 
@@ -241,7 +274,7 @@ def _rate(text: str) -> float:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
-        return upload(args)
+        return delete(args) if args.command == "delete" else upload(args)
     except ClientError as e:
         sys.stderr.write(f"perfweb: {e}\n")
         return EXIT_REFUSED

@@ -167,7 +167,11 @@ class _Reader:
         self.c_event = array("i")
         self.c_chain = array("i")
         self.chain_ix: dict[tuple, int] = {}
-        self.chains: list[tuple[tuple[int, int], ...]] = []  # (mode, address) leaf first
+        #: per chain id, its key in chain_ix and the sample's ip: the frames are decoded
+        # from them when a stack is resolved (chain_frames), not kept as tuples of
+        # (mode, address) tuples, which were 110 bytes a frame, 220 MiB at 2M samples
+        self.chains: list[tuple] = []
+        self.chain_ips = array("Q")
         self.side: list[tuple] = []  # (time, seq, kind, ...)
         self.thread_names: dict[int, str] = {}  # THREAD_MAP: comm of threads perf saw
         self.lost = 0
@@ -388,8 +392,17 @@ class _Reader:
     def _intern_chain(self, ckey: tuple, mode: int, ip: int, chain: bytes | None,
                       branch_from=None, user_ip=None) -> int:
         cid = self.chain_ix[ckey] = len(self.chains)
-        self.chains.append(self._frames(mode, ip, chain, branch_from, user_ip))
+        self.chains.append(ckey)
+        self.chain_ips.append(ip)
         return cid
+
+    def chain_frames(self, cid: int) -> tuple[tuple[int, int], ...]:
+        """The frames of chain `cid`, from the key it was interned by (see chains)."""
+        ckey, ip = self.chains[cid], self.chain_ips[cid]
+        if len(ckey) == 5:  # (mode, chain, branch_from, user_ip, ip)
+            return self.frames_py(ckey[0], ip, ckey[1], ckey[2], ckey[3])
+        chain = ckey[1] if isinstance(ckey[1], bytes) else None  # (mode, chain | ip)
+        return self._frames(ckey[0], ip, chain, None, None)
 
     def _frames(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
                 ) -> tuple[tuple[int, int], ...]:
@@ -629,6 +642,7 @@ class _Reader:
         spaces = AddressSpaces()
         comms: dict[int, str] = dict(self.thread_names)
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
+        self.chain_ix = {}  # (only the scan interns chains)
         times = self.c_time
         order = array("i", _scan.argsort(times))
         # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
@@ -651,7 +665,7 @@ class _Reader:
         def stack_miss(row: int) -> int:
             pid = c_pid[row]
             key = (pid + 1) << 32 | c_chain[row]
-            sid = cache[key] = self._resolve(self.chains[c_chain[row]], procs_of.get(pid),
+            sid = cache[key] = self._resolve(self.chain_frames(c_chain[row]), procs_of.get(pid),
                                              spaces, pid, locs, build_ids)
             keys_of_pid.setdefault(pid, []).append(key)
             return sid
@@ -711,17 +725,22 @@ class _Reader:
             stacks.append(sid)
             cid = comm_ids.get(c_tid[row])
             comm_col.append(comm_miss(row) if cid is None else cid)
-        # the other columns are the same values in time order
+        # the other columns are the same values in time order; each file-order column
+        # is dropped as soon as its copy is made (at 2M samples they are 72 MiB)
         n = len(order)
         p.s_stack = stacks
         p.s_comm = comm_col
+        self.chains, self.chain_ips = [], array("Q")
+        c_pid = c_tid = c_chain = times = None
         p.s_count = array("q", [1]) * n
-        p.s_period = array("Q", _scan.take(self.c_period, order))
-        p.s_pid = array("i", _scan.take(c_pid, order))
-        p.s_tid = array("i", _scan.take(c_tid, order))
-        p.s_cpu = array("i", _scan.take(self.c_cpu, order))
-        p.s_time = array("d", _scan.seconds(times, order))
-        p.s_event = array("i", _scan.take(self.c_event, order))
+        p.s_period = self._in_time_order("c_period", order)
+        p.s_pid = self._in_time_order("c_pid", order)
+        p.s_tid = self._in_time_order("c_tid", order)
+        p.s_cpu = self._in_time_order("c_cpu", order)
+        p.s_event = self._in_time_order("c_event", order)
+        self.c_chain = None
+        p.s_time = array("d", _scan.seconds(self.c_time, order))
+        self.c_time = None
         p.user_stacks = user_stacks
         self.snaps = {}
         self._switches(order)
@@ -729,6 +748,12 @@ class _Reader:
                                   for a in self.attrs)
         # (-a writes one entry, -1 as a u64: all threads, none watched in particular)
         p.switches.watched = sorted(t for t in self.thread_names if 0 < t < 1 << 31)
+
+    def _in_time_order(self, name: str, order: array) -> array:
+        """File-order column `name` in time order; the reader lets go of it."""
+        col = getattr(self, name)
+        setattr(self, name, None)
+        return array(col.typecode, _scan.take(col, order))
 
     @staticmethod
     def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]):

@@ -69,7 +69,7 @@ def query_of(request) -> Query:
                  end=_float(g.get("end")), root=_ints(g.get("root")),
                  invert=g.get("invert") in ("1", "true"),
                  focus=focus[0] if focus else None, search=g.get("search", ""),
-                 view=_view(g.get("view")))
+                 view=_view(g.get("view")), px=_float(g.get("px")))
 
 
 def _json(data) -> HttpResponse:

@@ -87,6 +87,7 @@ def _routes(w):
         "data-threads": ("get", reverse("data-threads", args=[a.pk]), None, 200, 404),
         "data-timeline": ("get", reverse("data-timeline", args=[a.pk]), None, 200, 404),
         "data-states": ("get", reverse("data-states", args=[a.pk]), None, 200, 404),
+        "data-stacks": ("get", reverse("data-stacks", args=[a.pk]), None, 200, 404),
         # (no function chosen: the member's 400 says so; the outsider's 404 hides it)
         "data-lines": ("get", reverse("data-lines", args=[a.pk]), None, 400, 404),
         "capture-export": ("get", reverse("capture-export", args=[a.pk, "speedscope"]), None,
@@ -119,6 +120,7 @@ def _routes(w):
         "api-service-list": ("get", "/api/v1/services/", None, 200, 200),
         "api-service-detail": ("get", f"/api/v1/services/{svc.pk}/", None, 200, 404),
         "api-service-builds": ("get", f"/api/v1/services/{svc.pk}/builds/", None, 200, 404),
+        "api-build-detail": ("get", f"/api/v1/builds/{a.build.pk}/", None, 200, 404),
         "api-service-history": ("get", f"/api/v1/services/{svc.pk}/history/", None, 200,
                                 404),
         "api-capture-list": ("get", "/api/v1/captures/", None, 200, 200),
@@ -224,7 +226,7 @@ def test_shared_link_gives_only_its_capture(world):
     client = Client()
     token = world["link"].url_token
     assert client.get(reverse("shared", args=[token])).status_code == 200
-    for kind in ("flame", "functions", "threads", "timeline", "status"):
+    for kind in ("flame", "functions", "threads", "timeline", "stacks", "status"):
         assert client.get(reverse("shared-data", args=[token, kind])).status_code == 200
     assert client.get(reverse("shared-data", args=[token, "secrets"])).status_code == 404
     pk = world["link"].pk

@@ -268,6 +268,9 @@ def test_openapi_schema(client, member):
     for p in ("/api/v1/captures/", "/api/v1/captures/{id}/result/",
               "/api/v1/captures/{id}/compare/", "/api/v1/services/{id}/builds/"):
         assert p in paths
+    for p in ("/api/v1/captures/{id}/", "/api/v1/builds/{id}/", "/api/v1/services/{id}/"):
+        answer = paths[p]["delete"]["responses"]["200"]["content"]["application/json"]
+        assert answer["schema"] == {"$ref": "#/components/schemas/Deleted"}
     assert "multipart/form-data" in paths["/api/v1/captures/"]["post"]["requestBody"]["content"]
     assert "tokenAuth" in schema["components"]["securitySchemes"]
 

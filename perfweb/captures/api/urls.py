@@ -2,10 +2,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
 
-from .views import CaptureViewSet, ServiceViewSet
+from .views import BuildViewSet, CaptureViewSet, ServiceViewSet
 
 router = DefaultRouter()
 router.register("services", ServiceViewSet, basename="api-service")
+router.register("builds", BuildViewSet, basename="api-build")
 router.register("captures", CaptureViewSet, basename="api-capture")
 
 urlpatterns = [

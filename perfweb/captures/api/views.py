@@ -2,19 +2,21 @@
 is "not found" (404), exactly as on the pages."""
 from __future__ import annotations
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError, transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, status, viewsets
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
 from .. import access
 from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
 from ..services.history import comparison, history, previous_capture
+from ..services import deletion
 from ..services.profiles import stored_profile
 from ..models import Build, Capture, Service
 from ..upload_limits import STORAGE_FULL, storage_full
@@ -54,6 +56,26 @@ def _finished(capture: Capture):
     return result
 
 
+DELETED = inline_serializer("Deleted", {
+    "deleted": inline_serializer("DeletedCounts", {
+        "services": serializers.IntegerField(), "builds": serializers.IntegerField(),
+        "captures": serializers.IntegerField(), "files": serializers.IntegerField()}),
+    "summary": serializers.CharField()})
+
+
+def _destroy(delete, row) -> Response:
+    """What deletion.py removed (the rows, then their files once that commits), the
+    same service and the same answer as the delete pages. A row another request deleted
+    between the lookup and the lock is gone: 404, as the next DELETE gets."""
+    try:
+        done = delete(row)
+    except ObjectDoesNotExist:
+        raise NotFound() from None
+    return Response({"deleted": {"services": done.services, "builds": done.builds,
+                                 "captures": done.captures, "files": len(done.files)},
+                     "summary": done.summary()})
+
+
 class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                      mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Services of your teams. Creating one that exists returns it (200)."""
@@ -72,6 +94,11 @@ class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                 name=s.validated_data["name"].strip())
         return Response(ServiceSerializer(service).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(responses={200: DELETED})
+    def destroy(self, request, *args, **kwargs):
+        """Delete the service with its builds, captures and every file they own."""
+        return _destroy(deletion.delete_service, self.get_object())
 
     @extend_schema(request=BuildSerializer, responses=BuildSerializer(many=True))
     @action(detail=True, methods=["get", "post"])
@@ -97,6 +124,19 @@ class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         """Chart data across builds: one point per analyzed capture, per-build shares of the
         top functions and of each finding's rule."""
         return Response(history(self.get_object()))
+
+
+class BuildViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """A build of your teams' services (list them under /services/{id}/builds/)."""
+    serializer_class = BuildSerializer
+
+    def get_queryset(self):
+        return access.builds_of(self.request.user).order_by("id")
+
+    @extend_schema(responses={200: DELETED})
+    def destroy(self, request, *args, **kwargs):
+        """Delete the build with its captures, symbol files and every file they own."""
+        return _destroy(deletion.delete_build, self.get_object())
 
 
 @extend_schema(parameters=[
@@ -143,6 +183,12 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         data = CaptureSerializer(capture, context={"request": request}).data
         data["duplicate"] = not created
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(responses={200: DELETED})
+    def destroy(self, request, *args, **kwargs):
+        """Delete the capture with its symbol files and results, and its build when
+        nothing else is in it (as the capture page's Delete)."""
+        return _destroy(deletion.delete_capture, self.get_object())
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     @action(detail=True)

@@ -7,7 +7,7 @@ from analysis.errors import AnalysisError
 Query = explore.Query
 to_json = jsonio.dumps  # the explorer's answers, encoded as the engine's JSON is
 
-KINDS = ("flame", "functions", "threads", "timeline", "states", "lines")
+KINDS = ("flame", "functions", "threads", "timeline", "states", "lines", "stacks")
 VIEWS = explore.VIEWS
 
 __all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data", "functions_page",
@@ -27,6 +27,8 @@ def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
         return explore.timeline(profile)
     if kind == "states":
         return explore.thread_states(profile)
+    if kind == "stacks":  # the stack chart, at the resolution `px` the page asks
+        return explore.stacks(profile, q)
     if kind == "lines":  # the hot lines of the function `focus` names
         if q.focus is None:
             raise AnalysisError("Choose a function (focus=ID) to see its lines.")

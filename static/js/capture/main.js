@@ -11,6 +11,7 @@ import {drawHeatmap, drawTimeline, loadPlotly} from "./timeline.js";
 import {drawStates} from "./states.js";
 import {unitOf} from "./units.js";
 import {basename, HotLines} from "./hotlines.js";
+import {StackChart} from "./stackchart.js";
 
 const $ = (id) => document.getElementById(id);
 const root = $("explorer");
@@ -18,6 +19,7 @@ const urls = {
   flame: root.dataset.flameUrl, functions: root.dataset.functionsUrl,
   threads: root.dataset.threadsUrl, timeline: root.dataset.timelineUrl,
   states: root.dataset.statesUrl, lines: root.dataset.linesUrl,
+  stacks: root.dataset.stacksUrl,
 };
 // the off-CPU and wall-clock views need the capture's context switches
 const switches = root.dataset.switches === "1";
@@ -66,6 +68,7 @@ function changed(what) {
     refreshFlame();
     refreshTree();
     refreshFunctions();
+    refreshStacks();
   }
   refreshLines();  // asks again only when the focus or the selection changed
 }
@@ -344,6 +347,22 @@ function whenShown(el, show) {
   seen.observe(el);
 }
 
+// The stack chart: the selected threads (else the busiest) over the page's time range;
+// a drag across it sets that range. Asked for once it comes near the screen.
+const stacks = new StackChart($("stack-canvas"), $("stack-tooltip"), $("stack-status"),
+                              {onRange: setRange});
+let stacksShown = false;
+
+function refreshStacks() {
+  if (!stacksShown || !urls.stacks) return;
+  const params = dataParams(state);
+  params.delete("view");  // samples in time order: the on-CPU view only
+  const extent = state.start !== null && state.end !== null ? [state.start, state.end] : null;
+  stacks.load(urls.stacks, params, extent).catch((e) => {
+    $("stack-status").textContent = `The stack chart could not be drawn: ${e.message}`;
+  });
+}
+
 async function loadStates() {
   const box = $("thread-states");
   if (!box || !urls.states) return;
@@ -447,6 +466,9 @@ perf.frameCenter = (name) => {
   return r ? {...fg.centerOf(r), total: r.node.t, self: r.node.s} : null;
 };
 perf.redraw = () => fg.draw();
+// the names the stack chart paints at time t (s from the first sample) in a thread's lane
+perf.stackAt = (tid, t) => stacks.stackAt(tid, t);
+perf.stackView = () => stacks.view;
 
 wire();
 showRange();
@@ -462,6 +484,7 @@ refreshFlame().finally(() => {
     $("thread-states").textContent = "The thread states could not be drawn.";
     $("states-box").hidden = false;
   });
+  whenShown($("stack-chart-box"), () => { stacksShown = true; refreshStacks(); });
   whenShown($("timeline").closest("section"), () => loadTimeline().catch(() => {
     $("timeline").textContent = "The timeline could not be drawn.";
   }));
