@@ -23,6 +23,7 @@ from .offcpu.views import ON_CPU, VIEWS, view
 from .profile import NO_ID, Profile
 from .search import FunctionSearch
 from .symbols.demangle import signature
+from .transforms import Transform, chain as transformed, describe as described
 from .tree_index import bottom_up, top_down
 
 #: frames narrower than this share of the zoomed frame are merged (~1 px at 2000 px)
@@ -40,6 +41,9 @@ class Query:
     search: str = ""
     #: on-cpu (samples), off-cpu or wall (µs; analysis.offcpu.views)
     view: str = ON_CPU
+    #: call-tree transforms, applied in order (analysis.transforms)
+    transforms: tuple[Transform, ...] = ()
+    sort: str = "self"  # the functions table's order: self, total, name or dso
     px: float | None = None  # the stack chart's seconds per pixel (0: exact boxes)
 
 
@@ -50,6 +54,11 @@ def viewed(profile: Profile, q: Query) -> Profile:
     if q.view not in VIEWS:
         raise AnalysisError(f"no view {q.view!r}: on-cpu, off-cpu or wall")
     return profile.memo(("view", q.view), lambda: view(profile, q.view))
+
+
+def shown(profile: Profile, q: Query) -> Profile:
+    """The view's profile after the query's transforms."""
+    return transformed(viewed(profile, q), q.transforms)[-1]
 
 
 def selection(profile: Profile, q: Query) -> Selection:
@@ -70,12 +79,15 @@ def flame(profile: Profile, q: Query) -> dict:
     focused), each tree `{"nodes": [...]}` with parents before children (see _nodes).
     In the off-CPU and wall views the weights are microseconds (`unit`)."""
     sel = selection(profile, q)  # times from the capture's first sample, in every view
-    profile = viewed(profile, q)
+    steps = transformed(viewed(profile, q), q.transforms)
+    profile = steps[-1]
     weights = stack_weights(profile, sel)
     grand = sum(weights.values())
     search = FunctionSearch(profile, q.search) if q.search else None
     out = {"total": grand, "search": _share(profile, weights, search),
            "unit": "samples" if q.view == ON_CPU else "µs"}
+    if q.transforms:
+        out["transforms"] = described(steps, q.transforms)
     if q.focus is not None:
         if not 0 <= q.focus < len(profile.functions):
             raise AnalysisError("no such function")
@@ -160,10 +172,12 @@ def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 2
     """The top functions table from `offset`, `limit` rows (the whole table pages: the
     report lists only the notable functions); `count` is how many there are."""
     sel = selection(profile, q)
-    profile = viewed(profile, q)
+    profile = shown(profile, q)
     weights = stack_weights(profile, sel)
     total = sum(weights.values())
     rows = [f for f in top_functions(profile, weights) if dso is None or f.dso == dso]
+    if q.sort != "self":  # top_functions' order
+        rows.sort(key=FUNCTION_ORDERS[q.sort])
     files = source_files(profile)
     out = []
     for f in rows[offset:offset + limit]:
@@ -177,7 +191,14 @@ def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 2
             row["src"] = files[f.function_id]
         out.append(row)
     return {"total": total, "functions": out, "count": len(rows), "offset": offset,
-            "dsos": sorted({m.path for m in profile.mappings})}
+            "sort": q.sort, "dsos": sorted({m.path for m in profile.mappings})}
+
+
+#: the functions table's orders besides by self (the sandwich view's columns)
+FUNCTION_ORDERS = {"total": lambda f: (-f.total, -f.self, f.name),
+                   "name": lambda f: (f.name.casefold(), f.name, f.dso),
+                   "dso": lambda f: (f.dso, -f.self, -f.total, f.name)}
+SORTS = ("self", *FUNCTION_ORDERS)
 
 
 #: lines a hot-lines table lists at most
@@ -187,10 +208,10 @@ LINES_LIMIT = 100
 def lines(profile: Profile, q: Query, function_id: int) -> dict:
     """A function's source lines by samples in the selection (self: executing that
     line; total: the line on the stack), hottest first; empty without debug info."""
+    sel = selection(profile, q)
+    profile = shown(profile, q)  # (a collapsed library is a function of its own)
     if not 0 <= function_id < len(profile.functions):
         raise AnalysisError("no such function")
-    sel = selection(profile, q)
-    profile = viewed(profile, q)
     weights = stack_weights(profile, sel)
     fn = profile.functions[function_id]
     rows = hot_lines(profile, weights, function_id)

@@ -13,7 +13,8 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from . import access
-from .services.explore import KINDS, VIEWS, AnalysisError, Query, explorer_data, to_json
+from .services.explore import (KINDS, SORTS, VIEWS, AnalysisError, Query, explorer_data,
+                                parse_transforms, to_json)
 from .services.profiles import stored_profile
 from .services.sources import with_source
 
@@ -61,6 +62,15 @@ def _view(value: str | None) -> str:
     return value
 
 
+def _sort(value: str | None) -> str:
+    """The functions table's order: self (the default), total, name or dso."""
+    if value in (None, ""):
+        return SORTS[0]
+    if value not in SORTS:
+        raise BadQuery(f"Unknown order {value[:40]!r}: choose self, total, name or dso.")
+    return value
+
+
 def query_of(request) -> Query:
     g = request.GET
     tids = _ints(g.get("tids"))
@@ -69,7 +79,8 @@ def query_of(request) -> Query:
                  end=_float(g.get("end")), root=_ints(g.get("root")),
                  invert=g.get("invert") in ("1", "true"),
                  focus=focus[0] if focus else None, search=g.get("search", ""),
-                 view=_view(g.get("view")), px=_float(g.get("px")))
+                 view=_view(g.get("view")), px=_float(g.get("px")),
+                 transforms=parse_transforms(g.get("tf")), sort=_sort(g.get("sort")))
 
 
 def _json(data) -> HttpResponse:

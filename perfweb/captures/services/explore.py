@@ -1,7 +1,7 @@
 """The capture page's explorer views, computed by the engine over a stored profile."""
 from __future__ import annotations
 
-from analysis import explore, jsonio
+from analysis import explore, jsonio, transforms
 from analysis.errors import AnalysisError
 
 Query = explore.Query
@@ -9,9 +9,11 @@ to_json = jsonio.dumps  # the explorer's answers, encoded as the engine's JSON i
 
 KINDS = ("flame", "functions", "threads", "timeline", "states", "lines", "stacks")
 VIEWS = explore.VIEWS
+SORTS = explore.SORTS  # the functions table's orders
+parse_transforms = transforms.parse  # the `tf` parameter; AnalysisError when malformed
 
-__all__ = ["AnalysisError", "KINDS", "Query", "VIEWS", "explorer_data", "functions_page",
-           "to_json"]
+__all__ = ["AnalysisError", "KINDS", "Query", "SORTS", "VIEWS", "explorer_data",
+           "functions_page", "parse_transforms", "to_json"]
 
 
 def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
