@@ -11,6 +11,7 @@ import {drawHeatmap, drawTimeline, loadPlotly} from "./timeline.js";
 import {drawStates} from "./states.js";
 import {unitOf} from "./units.js";
 import {basename, HotLines} from "./hotlines.js";
+import {SandwichView} from "./sandwich.js";
 import {StackChart} from "./stackchart.js";
 
 const $ = (id) => document.getElementById(id);
@@ -58,6 +59,16 @@ const tree = new CallTree($("calltree"), {
 });
 
 const hot = new HotLines($("hot-lines-box"));
+// the sandwich view's pick is the page's focus (hot lines follow it too)
+const sandwich = new SandwichView({
+  panel: $("sandwich-panel"), table: $("sandwich-functions"), count: $("sandwich-count"),
+  title: $("sandwich-title"), callers: $("sandwich-callers"), callees: $("sandwich-callees"),
+  tooltip: $("sandwich-tooltip"),
+}, {
+  urls, load: (params, url) => flameData(params, url),
+  onSelect: (fid) => { state.focus = fid; state.root = []; changed({flame: true}); },
+  onSort: (key) => { state.sort = key; changed({}); },
+});
 
 function changed(what) {
   writeState(state);
@@ -71,6 +82,7 @@ function changed(what) {
     refreshStacks();
   }
   refreshLines();  // asks again only when the focus or the selection changed
+  sandwich.refresh(state);  // (when it is the view shown)
 }
 
 /** The weights' unit everywhere: samples, or time in ms/s in the off-CPU and wall views. */
@@ -89,9 +101,12 @@ function showView() {
   for (const b of document.querySelectorAll("#view-tabs button")) {
     b.classList.toggle("active", b.dataset.view === state.view);
   }
+  const sandwiched = state.view === "sandwich";
   $("flame-panel").hidden = state.view !== "flame";
-  $("tree-panel").hidden = state.view === "flame";
-  if (state.view !== "flame") refreshTree();
+  $("tree-panel").hidden = state.view === "flame" || sandwiched;
+  $("sandwich-panel").hidden = !sandwiched;
+  if (sandwiched) sandwich.refresh(state);
+  else if (state.view !== "flame") refreshTree();
   else fg.draw();  // drawn while hidden, it took a fallback width
 }
 
@@ -192,7 +207,7 @@ async function refreshFlame() {
 }
 
 async function refreshTree() {
-  if (state.view === "flame") return;
+  if (state.view === "flame" || state.view === "sandwich") return;
   const invert = state.view === "bottomup";
   const asked = treeFilter;
   const params = dataParams({...state, root: [], focus: null, search: asked},
@@ -466,6 +481,10 @@ perf.frameCenter = (name) => {
   return r ? {...fg.centerOf(r), total: r.node.t, self: r.node.s} : null;
 };
 perf.redraw = () => fg.draw();
+// the sandwich view's drawn frames: "callers" or "callees"
+perf.sandwichFrames = (which) => sandwich[which].rects.map(
+  (r) => ({name: r.node.n, f: r.node.f, total: r.node.t, self: r.node.s, depth: r.depth,
+           ...sandwich[which].centerOf(r)}));
 // the names the stack chart paints at time t (s from the first sample) in a thread's lane
 perf.stackAt = (tid, t) => stacks.stackAt(tid, t);
 perf.stackView = () => stacks.view;

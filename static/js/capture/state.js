@@ -9,7 +9,7 @@ export function readState(search = window.location.search) {
   const p = new URLSearchParams(search);
   const num = (k) => (p.has(k) && p.get(k) !== "" ? Number(p.get(k)) : null);
   return {
-    view: p.get("view") || "flame",          // flame | topdown | bottomup
+    view: p.get("view") || "flame",          // flame | topdown | bottomup | sandwich
     // what the views weigh: on-cpu (samples) | off-cpu | wall (µs, from context switches)
     time: TIME_VIEWS.includes(p.get("time")) ? p.get("time") : "on-cpu",
     orient: p.get("orient") || "flame",      // flame (root at bottom) | icicle
@@ -21,6 +21,8 @@ export function readState(search = window.location.search) {
     start: num("start"),
     end: num("end"),
     dso: p.get("dso") || "",
+    // the sandwich view's table order (its pick is `focus`)
+    sort: ["total", "name", "dso"].includes(p.get("sort")) ? p.get("sort") : "self",
   };
 }
 
@@ -37,6 +39,7 @@ export function writeState(state) {
   if (state.start !== null) p.set("start", state.start.toFixed(3));
   if (state.end !== null) p.set("end", state.end.toFixed(3));
   if (state.dso) p.set("dso", state.dso);
+  if (state.sort && state.sort !== "self") p.set("sort", state.sort);
   const qs = p.toString();
   window.history.replaceState(null, "", qs ? `?${qs}` : window.location.pathname);
 }
