@@ -15,6 +15,8 @@ export class CallTree {
     this.sortKey = "t";
     this.filter = null;
     this.format = String;  // a weight as the cells show it (units.js)
+    this.marked = null;  // the row a frame's "Show in call tree" opened the tree to
+    this._scroll = false;
     table.querySelectorAll("th[data-sort]").forEach((th) => {
       th.addEventListener("click", () => {
         this.sortKey = th.dataset.sort;
@@ -36,6 +38,20 @@ export class CallTree {
   _self(node, depth) {
     if (!this.bottomUp) return node.s;
     return depth === 1 ? node.t : 0;
+  }
+
+  /** Open the tree down to `path` (function ids from the root) and mark that row; it
+   * is scrolled to when next rendered (the data may still be on its way). */
+  reveal(path) {
+    let key = "";
+    this.open.add(key);
+    for (const f of path.slice(0, -1)) {
+      key = `${key}/${f}`;
+      this.open.add(key);
+    }
+    this.marked = path.length ? `${key}/${path[path.length - 1]}` : "";
+    this._scroll = true;
+    if (this.tree) this.render();
   }
 
   /** `matcher`: {test(node)} (search.js) or null; `render`: false while the table is
@@ -75,6 +91,7 @@ export class CallTree {
         .sort((a, b) => key_(b) - key_(a) || b.t - a.t || a.n.localeCompare(b.n));
       const tr = document.createElement("tr");
       tr.dataset.key = key;
+      if (key === this.marked) tr.classList.add("marked");
       const name = document.createElement("td");
       name.className = "fn";
       name.style.paddingLeft = `${0.4 + depth * 1.1}rem`;
@@ -121,5 +138,10 @@ export class CallTree {
       }
     }
     body.append(...rows);
+    const marked = this._scroll && body.querySelector("tr.marked");
+    if (marked) {
+      this._scroll = false;
+      marked.scrollIntoView({block: "center"});
+    }
   }
 }

@@ -13,6 +13,7 @@ import {unitOf} from "./units.js";
 import {basename, HotLines} from "./hotlines.js";
 import {SandwichView} from "./sandwich.js";
 import {StackChart} from "./stackchart.js";
+import {copyText, FrameMenu} from "./framemenu.js";
 
 const $ = (id) => document.getElementById(id);
 const root = $("explorer");
@@ -44,6 +45,7 @@ const fg = new FlameGraph($("flame-canvas"), $("flame-tooltip"), {
     state.root = [];
     changed({flame: true});
   },
+  onMenu: (rect, event) => frameMenu(rect, event),
 });
 const callers = new FlameGraph($("callers-canvas"), $("flame-tooltip"), {
   onFocus: (fid) => { state.focus = fid; changed({flame: true}); },
@@ -71,7 +73,8 @@ const sandwich = new SandwichView({
 });
 
 function changed(what) {
-  writeState(state);
+  writeState(state, {push: true});  // Back returns to the view before this change
+  showToggles();
   if (what.view) showView();
   if (what.time) showTime();
   if (what.flame) refreshFlame();
@@ -166,12 +169,82 @@ function showShare(search, error) {
     `(${(100 * search.share).toFixed(2)}% of the selection)`;
 }
 
+/** The toggles show their state (aria-pressed, styled as pressed). */
+function showToggles() {
+  $("flame-orient").setAttribute("aria-pressed", String(state.orient === "icicle"));
+  $("flame-invert").setAttribute("aria-pressed", String(state.invert));
+}
+
+/** The figure beside "Selection": the zoomed frame's weight when zoomed (the whole
+ * selection's after it), else the selection's. */
+function showSelection(total) {
+  const unit = unitOf(state.time);
+  const zoomed = state.root.length > 0 && fg.tree && fg.tree.f >= 0;
+  $("selection-total").textContent = unit.value(zoomed ? fg.tree.t : total);
+  const whole = $("selection-whole");
+  whole.hidden = !zoomed;
+  whole.textContent = zoomed ? `in the zoomed frame, of ${unit.value(total)}` : "";
+}
+
+// The names of the frames above the flame graph's drawn root (the zoom's path, or the
+// focused function's crumbs), for a frame's whole stack.
+let flameAbove = [];
+
+/** The right-click menu of a flame graph frame. */
+const menu = new FrameMenu();
+function frameMenu(rect, event) {
+  const node = rect.node;
+  const chain = [];
+  for (let r = rect; r; r = r.up) if (r.node.k !== "root") chain.push(r.node.n);
+  const stack = flameAbove.concat(chain.reverse());
+  const focused = state.focus !== null;
+  menu.open(event.clientX, event.clientY, node.n, [
+    {id: "copy-name", label: "Copy name", action: () => copyText(node.n)},
+    {id: "copy-stack", label: "Copy stack", title: "The frames from the root to this one, one a line",
+     action: () => copyText(stack.join("\n"))},
+    {id: "show-tree", label: "Show in call tree", disabled: focused || node.f < 0,
+     title: focused ? "The call trees are of the whole selection, not of a focused function" : "",
+     action: () => {
+       state.view = state.invert ? "bottomup" : "topdown";  // the tree the graph draws
+       treeFilter = "";
+       $("calltree-filter").value = "";
+       tree.filter = null;
+       tree.reveal(state.root.concat(pathOf(rect)));
+       changed({view: true});
+     }},
+    {id: "focus", label: "Focus on this function", disabled: node.f < 0,
+     action: () => fg.onFocus(node.f)},
+  ]);
+}
+
+/** Back or Forward: the view that URL holds, redrawn. */
+function restore() {
+  const before = {...state};
+  Object.assign(state, readState());
+  const same = (k) => JSON.stringify(before[k]) === JSON.stringify(state[k]);
+  $("flame-search").value = state.search;
+  treeFilter = state.search;
+  for (const cb of $("threads").querySelectorAll("input")) {
+    cb.checked = state.tids.includes(Number(cb.value));
+  }
+  showToggles();
+  showRange();
+  showTime();
+  showView();  // (and the call tree, when it is the view shown)
+  refreshFlame();
+  if (!["time", "tids", "start", "end", "dso"].every(same)) {
+    $("dso-filter").value = state.dso;
+    refreshFunctions();
+  }
+  refreshLines();
+}
+
 async function refreshFlame() {
   const t0 = performance.now();
   const {data, error} = await flameData(dataParams(state, {flame: true}));
-  $("selection-total").textContent = unitOf(state.time).value(data.total);
   showShare(data.search, error);
   fg.orient = state.orient;  // setData below draws once
+  flameAbove = [];
   fg.search = error ? textMatcher(state.search) : serverMatcher(state.search, data.search);
   const focused = data.focus !== undefined;
   $("callers-box").hidden = !focused;
@@ -190,12 +263,15 @@ async function refreshFlame() {
       crumbs.push({n: sub.n});
     }
     fg.setData(sub, data.total);
+    flameAbove = crumbs.slice(0, -1).map((c) => c.n);
     breadcrumbs(crumbs, true);
     $("focus-label").textContent = data.callees.nodes[0].n;
   } else {
     fg.setData(unflatten(data.tree), data.total);
+    flameAbove = data.path.slice(0, -1).map((p) => p.n);
     breadcrumbs(data.path);
   }
+  showSelection(data.total);
   perf.draws.push(fg.lastDrawMs);
   perf.lastFlameMs = performance.now() - t0;
   if (!perf.ready) {
@@ -425,7 +501,8 @@ function wire() {
   });
   $("flame-orient").addEventListener("click", () => {
     state.orient = state.orient === "flame" ? "icicle" : "flame";
-    writeState(state);
+    writeState(state, {push: true});
+    showToggles();
     fg.setOrientation(state.orient);
   });
   $("flame-invert").addEventListener("click", () => {
@@ -472,6 +549,9 @@ function wire() {
     else if (e.key === "i") $("flame-invert").click();
     else if (e.key === "o") $("flame-orient").click();
     else if (e.key === "f" && fg.hover && fg.hover.node.f >= 0) fg.onFocus(fg.hover.node.f);
+    else if (e.key === "f" && e.target === fg.canvas && fg.selected && fg.selected.f >= 0) {
+      fg.onFocus(fg.selected.f);  // the frame picked with the arrow keys
+    }
   });
 }
 
@@ -488,8 +568,26 @@ perf.sandwichFrames = (which) => sandwich[which].rects.map(
 // the names the stack chart paints at time t (s from the first sample) in a thread's lane
 perf.stackAt = (tid, t) => stacks.stackAt(tid, t);
 perf.stackView = () => stacks.view;
+// the viewport as weights of the drawn root (a wheel zoom narrows it), and what is drawn
+// at a point of the canvas, once a pending redraw is done
+perf.flameView = () => {
+  fg.flush();
+  const t = fg.tree ? fg.tree.t : 0;
+  return {start: fg.view.start * t, end: fg.view.end * t, total: t, width: fg.width};
+};
+const frameInfo = (r) => (r ? {name: r.node.n, total: r.node.t, self: r.node.s, f: r.node.f,
+                                depth: r.depth, dim: Boolean(r.dim), label: r.label,
+                                room: r.room, left: r.x, w: r.w, ...fg.centerOf(r)} : null);
+perf.frameAtPoint = (x, y) => { fg.flush(); return frameInfo(fg.hitAt(x, y)); };
+perf.selectedFrame = () => {
+  fg.flush();
+  return fg.selected ? frameInfo(fg.rectOf(fg.selected)) : null;
+};
+perf.drawnFrames = () => { fg.flush(); return fg.rects.map(frameInfo); };
 
 wire();
+window.addEventListener("popstate", restore);
+showToggles();
 showRange();
 showTime();
 showView();

@@ -26,7 +26,10 @@ export function readState(search = window.location.search) {
   };
 }
 
-export function writeState(state) {
+/** The state into the URL. `push`: a new history entry (a zoom, a focus, an invert: Back
+ * returns to the view before it) when the URL changes; else the current one is replaced
+ * (typing in the search box, the page correcting a link). */
+export function writeState(state, {push = false} = {}) {
   const p = new URLSearchParams();
   if (state.view !== "flame") p.set("view", state.view);
   if (state.time !== "on-cpu") p.set("time", state.time);
@@ -41,7 +44,12 @@ export function writeState(state) {
   if (state.dso) p.set("dso", state.dso);
   if (state.sort && state.sort !== "self") p.set("sort", state.sort);
   const qs = p.toString();
-  window.history.replaceState(null, "", qs ? `?${qs}` : window.location.pathname);
+  const url = qs ? `?${qs}` : window.location.pathname;
+  if (push && (qs ? `?${qs}` : "") !== window.location.search) {
+    window.history.pushState(null, "", url);
+  } else {
+    window.history.replaceState(null, "", url);
+  }
 }
 
 // What the data endpoints need: the view, the filters, and for the flame graph the zoom
