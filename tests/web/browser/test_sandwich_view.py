@@ -105,4 +105,12 @@ def test_sandwich_table_sorts_and_shows_callers_and_callees(page):
     row = next(f for f in by_total if f["f"] == caller["f"])
     assert [r["total"] for r in callees if r["depth"] == 0] == [row["t"]]
     page.wait_for_selector("#hot-lines-box[data-state]", state="attached")
+    # the other views hide it; the flame graph shows the same focus
+    page.click("#view-tabs button[data-view='flame']")
+    page.wait_for_selector("#sandwich-panel", state="hidden")
+    assert page.is_visible("#flame-panel") and page.is_visible("#callers-box")
+    page.click("#view-tabs button[data-view='topdown']")
+    page.wait_for_selector("#calltree tbody tr", state="attached", timeout=30000)
+    assert page.is_hidden("#sandwich-panel") and page.is_visible("#tree-panel")
+    page.wait_for_load_state("networkidle")
     assert not page.errors
