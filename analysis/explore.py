@@ -45,6 +45,9 @@ class Query:
     transforms: tuple[Transform, ...] = ()
     sort: str = "self"  # the functions table's order: self, total, name or dso
     px: float | None = None  # the stack chart's seconds per pixel (0: exact boxes)
+    #: the event whose samples the on-CPU view weighs (an id of profile.events; None:
+    #: the profile's default event)
+    event: int | None = None
 
 
 def viewed(profile: Profile, q: Query) -> Profile:
@@ -65,7 +68,18 @@ def selection(profile: Profile, q: Query) -> Selection:
     t0 = first_time(profile)
     start = None if q.start is None or t0 is None else t0 + q.start
     end = None if q.end is None or t0 is None else t0 + q.end
-    return Selection(tids=q.tids, start_s=start, end_s=end)
+    # the off-CPU and wall views are profiles of their own, of one event
+    event = event_of(profile, q) if q.view == ON_CPU else None
+    return Selection(event_id=event, tids=q.tids, start_s=start, end_s=end)
+
+
+def event_of(profile: Profile, q: Query) -> int | None:
+    """The event the query weighs: the one it names, else the profile's default."""
+    if q.event is None:
+        return profile.default_event()
+    if not 0 <= q.event < len(profile.events):
+        raise AnalysisError("no such event")
+    return q.event
 
 
 def first_time(profile: Profile) -> float | None:
@@ -229,12 +243,12 @@ def stacks(profile: Profile, q: Query) -> dict:
     if t0 is None:
         return {"start": q.start, "end": q.end, "px": q.px, "lanes": [], "threads": 0,
                 "functions": {}, "truncated": False, "sample_s": None}
-    return stack_chart.chart(profile, profile.default_event(), t0, q.tids, q.start,
-                             q.end, q.px)
+    return stack_chart.chart(profile, event_of(profile, q), t0, q.tids, q.start, q.end,
+                             q.px)
 
 
 def threads(profile: Profile, q: Query) -> dict:
-    sel = selection(profile, Query(start=q.start, end=q.end))
+    sel = selection(profile, Query(start=q.start, end=q.end, event=q.event))
     return {"threads": by_thread(profile, sel)}
 
 
@@ -246,7 +260,8 @@ MAX_SERIES = 64  # threads drawn one by one; the rest are one "other threads" se
 MAX_HEAT_SECONDS = 3600  # heat map columns (one per second), from the first sample
 
 
-def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50) -> dict:
+def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50,
+             event: int | None = None) -> dict:
     """Samples per thread per bucket, and the FlameScope heat map: one column per second,
     `rows_per_s` rows within it, each cell the samples in that slice of time. Buckets
     widen past MAX_BUCKETS, threads past MAX_SERIES share a series, and the heat map
@@ -259,7 +274,7 @@ def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50) -> d
     per_tid: dict[int, int] = {}
     last = 0.0
     per_row: list[tuple[float, int, int]] = []
-    event, events = profile.default_event(), profile.s_event
+    event, events = event_of(profile, Query(event=event)), profile.s_event
     for i in range(len(profile)):
         if events[i] != event:  # the sampling event, not sched_switch's tracepoint
             continue

@@ -75,11 +75,13 @@ def query_of(request) -> Query:
     g = request.GET
     tids = _ints(g.get("tids"))
     focus = _ints(g.get("focus"))
+    event = _ints(g.get("event"))
     return Query(tids=frozenset(tids) if tids else None, start=_float(g.get("start")),
                  end=_float(g.get("end")), root=_ints(g.get("root")),
                  invert=g.get("invert") in ("1", "true"),
                  focus=focus[0] if focus else None, search=g.get("search", ""),
                  view=_view(g.get("view")), px=_float(g.get("px")),
+                 event=event[0] if event else None,
                  transforms=parse_transforms(g.get("tf")), sort=_sort(g.get("sort")))
 
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 #: the explorer's view state (static/js/capture/state.js): the only keys a link keeps
 VIEW_KEYS = ("view", "time", "orient", "invert", "root", "focus", "search", "tids",
-             "start", "end", "dso", "sort", "tf")
+             "start", "end", "dso", "sort", "tf", "event")
 MAX_VIEW = 2000
 
 

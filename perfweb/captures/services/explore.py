@@ -26,7 +26,7 @@ def explorer_data(profile, kind: str, q: Query, dso: str | None = None) -> dict:
     if kind == "threads":
         return explore.threads(profile, q)
     if kind == "timeline":
-        return explore.timeline(profile)
+        return explore.timeline(profile, event=q.event)
     if kind == "states":
         return explore.thread_states(profile)
     if kind == "stacks":  # the stack chart, at the resolution `px` the page asks

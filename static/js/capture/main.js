@@ -13,6 +13,7 @@ import {unitOf} from "./units.js";
 import {basename, HotLines} from "./hotlines.js";
 import {SandwichView} from "./sandwich.js";
 import {StackChart} from "./stackchart.js";
+import {EventPicker, eventParams} from "./eventpicker.js";
 import {copyText, FrameMenu} from "./framemenu.js";
 
 const $ = (id) => document.getElementById(id);
@@ -61,6 +62,16 @@ const tree = new CallTree($("calltree"), {
 });
 
 const hot = new HotLines($("hot-lines-box"));
+// another event's samples: every view again (the flame graph, trees, tables, charts)
+const events = new EventPicker($("event-picker"), state, {
+  onPick: () => { changed({filters: true}); eventViews(); },
+  onBack: () => { refreshFunctions(); refreshStacks(); eventViews(); },  // (restore: the rest)
+});
+
+function eventViews() {
+  loadThreads();
+  if (window.Plotly) loadTimeline();  // drawn already: again, else when it is shown
+}
 // the sandwich view's pick is the page's focus (hot lines follow it too)
 const sandwich = new SandwichView({
   panel: $("sandwich-panel"), table: $("sandwich-functions"), count: $("sandwich-count"),
@@ -98,6 +109,7 @@ function showTime() {
   tree.format = hot.format = unit.value;
   $("selection-unit").textContent = unit.label;
   root.dataset.time = state.time;
+  events.show();
 }
 
 function showView() {
@@ -384,7 +396,7 @@ async function refreshLines() {
 }
 
 async function loadThreads() {
-  const data = await getJSON(urls.threads);
+  const data = await getJSON(urls.threads, eventParams(state));
   const box = $("threads");
   box.replaceChildren();
   for (const t of data.threads) {
@@ -421,7 +433,7 @@ function showRange() {
 
 async function loadTimeline() {
   const [data] = await Promise.all([
-    getJSON(urls.timeline), loadPlotly(document.getElementById("capture-main").dataset.plotlyUrl)]);
+    getJSON(urls.timeline, eventParams(state)), loadPlotly(document.getElementById("capture-main").dataset.plotlyUrl)]);
   drawTimeline($("timeline"), data, setRange);
   drawHeatmap($("heatmap"), data, setRange);
 }

@@ -21,6 +21,7 @@ export function readState(search = window.location.search) {
     start: num("start"),
     end: num("end"),
     dso: p.get("dso") || "",
+    event: num("event"),                      // an index of the capture's events; null: default
     // the sandwich view's table order (its pick is `focus`)
     sort: ["total", "name", "dso"].includes(p.get("sort")) ? p.get("sort") : "self",
   };
@@ -42,6 +43,7 @@ export function writeState(state, {push = false} = {}) {
   if (state.start !== null) p.set("start", state.start.toFixed(3));
   if (state.end !== null) p.set("end", state.end.toFixed(3));
   if (state.dso) p.set("dso", state.dso);
+  if (state.event !== null) p.set("event", String(state.event));
   if (state.sort && state.sort !== "self") p.set("sort", state.sort);
   const qs = p.toString();
   const url = qs ? `?${qs}` : window.location.pathname;
@@ -60,6 +62,7 @@ export function dataParams(state, {flame = false, invert = state.invert} = {}) {
   if (state.tids.length) p.set("tids", state.tids.join(","));
   if (state.start !== null) p.set("start", String(state.start));
   if (state.end !== null) p.set("end", String(state.end));
+  if (state.event !== null) p.set("event", String(state.event));
   if (flame) {
     if (state.focus !== null) p.set("focus", String(state.focus));
     else if (state.root.length) p.set("root", state.root.join(","));

@@ -368,7 +368,10 @@ def test_the_frame_menu_copies_shows_in_the_call_tree_and_focuses(page):
     chain.reverse()  # the root's child down to the target
     _menu(page, target["n"])
     assert page.eval_on_selector_all("#frame-menu button", "bs => bs.map(b => b.textContent)") \
-        == ["Copy name", "Copy stack", "Show in call tree", "Focus on this function"]
+        == ["Copy name", "Copy stack", "Show in call tree", "Focus on this function",
+            # the call-tree transforms (tests/web/browser/test_transforms_browser.py)
+            "Merge function", "Drop samples with this function", "Collapse library",
+            "Collapse recursion"]
     page.click("#frame-menu [data-action=copy-name]")
     assert page.is_hidden("#frame-menu")
     assert _clipboard(page) == target["n"]
