@@ -12,6 +12,7 @@ import {drawStates} from "./states.js";
 import {unitOf} from "./units.js";
 import {basename, HotLines} from "./hotlines.js";
 import {SandwichView} from "./sandwich.js";
+import {menuItems, TransformBar, without} from "./transforms.js";
 import {StackChart} from "./stackchart.js";
 import {EventPicker, eventParams} from "./eventpicker.js";
 import {copyText, FrameMenu} from "./framemenu.js";
@@ -82,6 +83,27 @@ const sandwich = new SandwichView({
   onSelect: (fid) => { state.focus = fid; state.root = []; changed({flame: true}); },
   onSort: (key) => { state.sort = key; changed({}); },
 });
+
+// Call-tree transforms: every view is of the stacks after them (the server applies them)
+const transformBar = new TransformBar($("transforms"), {
+  apply: (kind, fid) => applyTransform(kind, fid),
+  remove: (i) => {
+    // a collapsed library's frame (a focus on it) goes with its collapse
+    if (state.transforms[i].startsWith("cr-")) state.focus = null;
+    state.transforms = without(state.transforms, i);
+    state.root = [];
+    changed({filters: true});
+  },
+});
+
+function applyTransform(kind, fid) {
+  const t = `${kind}-${fid}`;
+  if (state.transforms[state.transforms.length - 1] === t) return;
+  state.transforms = state.transforms.concat([t]);
+  if (kind !== "rec") state.focus = null;  // the function leaves the stacks
+  state.root = [];  // (a zoom's path may no longer be)
+  changed({filters: true});
+}
 
 function changed(what) {
   writeState(state, {push: true});  // Back returns to the view before this change
@@ -161,6 +183,10 @@ async function flameData(params, url = urls.flame) {
       state.time = "on-cpu";
       writeState(state);
       showTime();
+    } else if (params.has("tf") && /^(Transform|At most)/.test(e.message)) {
+      params.delete("tf");  // a link's transforms this capture does not have
+      state.transforms = [];
+      writeState(state);
     } else if (params.has("search")) {
       params.delete("search");
     } else {
@@ -226,6 +252,7 @@ function frameMenu(rect, event) {
      }},
     {id: "focus", label: "Focus on this function", disabled: node.f < 0,
      action: () => fg.onFocus(node.f)},
+    ...menuItems(node, applyTransform),
   ]);
 }
 
@@ -244,7 +271,7 @@ function restore() {
   showTime();
   showView();  // (and the call tree, when it is the view shown)
   refreshFlame();
-  if (!["time", "tids", "start", "end", "dso"].every(same)) {
+  if (!["time", "tids", "start", "end", "dso", "transforms"].every(same)) {
     $("dso-filter").value = state.dso;
     refreshFunctions();
   }
@@ -254,6 +281,8 @@ function restore() {
 async function refreshFlame() {
   const t0 = performance.now();
   const {data, error} = await flameData(dataParams(state, {flame: true}));
+  transformBar.show(data.transforms || []);
+  transformBar.focus(data.focus ?? null, data.focus === undefined ? "" : data.callees.nodes[0].n);
   showShare(data.search, error);
   fg.orient = state.orient;  // setData below draws once
   flameAbove = [];

@@ -24,6 +24,8 @@ export function readState(search = window.location.search) {
     event: num("event"),                      // an index of the capture's events; null: default
     // the sandwich view's table order (its pick is `focus`)
     sort: ["total", "name", "dso"].includes(p.get("sort")) ? p.get("sort") : "self",
+    // call-tree transforms in the order applied: "mf-12", "df-40" (transforms.js)
+    transforms: (p.get("tf") || "").split(".").filter(Boolean),
   };
 }
 
@@ -45,6 +47,7 @@ export function writeState(state, {push = false} = {}) {
   if (state.dso) p.set("dso", state.dso);
   if (state.event !== null) p.set("event", String(state.event));
   if (state.sort && state.sort !== "self") p.set("sort", state.sort);
+  if (state.transforms.length) p.set("tf", state.transforms.join("."));
   const qs = p.toString();
   const url = qs ? `?${qs}` : window.location.pathname;
   if (push && (qs ? `?${qs}` : "") !== window.location.search) {
@@ -63,6 +66,7 @@ export function dataParams(state, {flame = false, invert = state.invert} = {}) {
   if (state.start !== null) p.set("start", String(state.start));
   if (state.end !== null) p.set("end", String(state.end));
   if (state.event !== null) p.set("event", String(state.event));
+  if (state.transforms && state.transforms.length) p.set("tf", state.transforms.join("."));
   if (flame) {
     if (state.focus !== null) p.set("focus", String(state.focus));
     else if (state.root.length) p.set("root", state.root.join(","));
