@@ -12,6 +12,7 @@ from ..aggregate.functions import StackFunctions
 from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 from . import knowledge, software
+from .stack_threads import StackThreads
 
 
 #: the threads of a stack no sample has (shared, never changed)
@@ -40,7 +41,7 @@ class Context:
     funcs: dict[int, list[int]] = field(default_factory=dict)  # stack -> function ids
     cats: dict[int, frozenset[str]] = field(default_factory=dict)  # function -> categories
     app: dict[int, bool] = field(default_factory=dict)  # function -> application code?
-    thread_of: dict[int, dict[int, int]] = field(default_factory=dict)  # stack -> {tid: n}
+    thread_of: StackThreads | dict = field(default_factory=dict)  # stack -> {tid: n}
     comm_of: dict[int, str] = field(default_factory=dict)  # tid -> its thread name
     mask: dict[int, int] = field(default_factory=dict)  # stack -> bits of its categories
     leaf_mask: dict[int, int] = field(default_factory=dict)  # stack -> bits of its leaf
@@ -71,7 +72,7 @@ class Context:
         ctx.cpus_busy = cpu.cpus_busy(profile, event_id) if event_id is not None else None
         ctx.cpus_online = profile.meta.cpus_online
         ctx._index_stacks()
-        ctx.thread_of = _thread_weights(profile, event_id)
+        ctx.thread_of = _thread_weights(profile, event_id, ctx.weights)
         ctx.comm_of = _thread_names(profile, event_id)
         idle_bit = ctx.bit("idle")
         for sid in ctx.weights:
@@ -340,16 +341,10 @@ class Context:
         return [name for name, _ in c.most_common() if name]
 
 
-def _thread_weights(profile: Profile, event_id: int | None) -> dict[int, dict[int, int]]:
+def _thread_weights(profile: Profile, event_id: int | None,
+                    weights: dict[int, int]) -> StackThreads:
     """stack -> {tid: samples}, threads in first-seen order."""
-    per: dict[int, dict[int, int]] = {}
-    for (sid, tid), w in stack_thread_weights(profile, event_id).items():
-        d = per.get(sid)
-        if d is None:
-            per[sid] = {tid: w}
-        else:
-            d[tid] = w
-    return per
+    return StackThreads(stack_thread_weights(profile, event_id).items(), weights)
 
 
 def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:

@@ -1,0 +1,66 @@
+"""Context.thread_of (analysis/diagnosis/stack_threads.py) reads as the dict per stack it
+replaced: the same threads and samples for every stack, in the same order, on real
+captures with stacks of one thread and of several, of two events and of one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.aggregate.selection import stack_thread_weights
+from analysis.diagnosis import Context
+from analysis.diagnosis.stack_threads import StackThreads
+from analysis.importers import load
+from analysis.profile import is_scheduler_event
+
+FIX = Path(__file__).parent / "fixtures"
+CAPTURES = [
+    "realworld/cpython-gil-server/fixed.perf.data",  # kernel and interpreter stacks
+    "realworld-holdout/postgres-sync-commit/bad-sync-on.perf.data",
+    "perfdata/two-events.perf.data",
+    "offcpu/cpp-server-mutex/1.1.perf.data",  # on-CPU samples and switches
+    "realworld/openblas-oversubscribed/bad.perf.data",  # a pool: stacks of many threads
+]
+
+
+def _dict_per_stack(profile, event_id) -> dict[int, dict[int, int]]:
+    """What Context.thread_of was."""
+    per: dict[int, dict[int, int]] = {}
+    for (sid, tid), w in stack_thread_weights(profile, event_id).items():
+        per.setdefault(sid, {})[tid] = w
+    return per
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_reads_as_the_dict_per_stack(name):
+    profile = load(FIX / name)
+    events = [i for i, e in enumerate(profile.events) if not is_scheduler_event(e.name)]
+    assert events  # (the scheduler's events have no on-CPU context)
+    for event_id in events:
+        ctx = Context.build(profile, event_id)
+        want = _dict_per_stack(profile, event_id)
+        got = ctx.thread_of
+        assert isinstance(got, StackThreads)
+        assert [(s, list(d.items())) for s, d in got.items()] == \
+            [(s, list(d.items())) for s, d in want.items()]
+        assert len(got) == len(want)
+        for sid in range(len(profile.stacks)):
+            assert got.get(sid) == want.get(sid)
+            assert (sid in got) == (sid in want)
+        assert got.get(-1, "none") == "none"
+        with pytest.raises(KeyError):
+            got[-1]
+
+
+def test_the_captures_have_stacks_of_several_threads():
+    profile = load(FIX / CAPTURES[4])
+    per = _dict_per_stack(profile, profile.default_event())
+    assert sum(len(d) > 1 for d in per.values()) == 275
+    assert sum(len(d) == 1 for d in per.values()) == 909 - 275
+
+
+def test_a_stack_whose_samples_are_not_its_weight_keeps_them():
+    """(the weights are another selection's: each thread's own count is kept)"""
+    pairs = [((0, 5), 3), ((1, 6), 2), ((1, 7), 4), ((2, 5), 1)]
+    got = StackThreads(pairs, {0: 3, 1: 6, 2: 9})
+    assert list(got.items()) == [(0, {5: 3}), (1, {6: 2, 7: 4}), (2, {5: 1})]
