@@ -59,7 +59,7 @@ def viewed(profile: Profile, q: Query) -> Profile:
     return profile.memo(("view", q.view), lambda: view(profile, q.view))
 
 
-def shown(profile: Profile, q: Query) -> Profile:
+def transformed_view(profile: Profile, q: Query) -> Profile:
     """The view's profile after the query's transforms."""
     return transformed(viewed(profile, q), q.transforms)[-1]
 
@@ -186,7 +186,7 @@ def functions(profile: Profile, q: Query, dso: str | None = None, limit: int = 2
     """The top functions table from `offset`, `limit` rows (the whole table pages: the
     report lists only the notable functions); `count` is how many there are."""
     sel = selection(profile, q)
-    profile = shown(profile, q)
+    profile = transformed_view(profile, q)
     weights = stack_weights(profile, sel)
     total = sum(weights.values())
     rows = [f for f in top_functions(profile, weights) if dso is None or f.dso == dso]
@@ -223,7 +223,7 @@ def lines(profile: Profile, q: Query, function_id: int) -> dict:
     """A function's source lines by samples in the selection (self: executing that
     line; total: the line on the stack), hottest first; empty without debug info."""
     sel = selection(profile, q)
-    profile = shown(profile, q)  # (a collapsed library is a function of its own)
+    profile = transformed_view(profile, q)  # (a collapsed library is a function of its own)
     if not 0 <= function_id < len(profile.functions):
         raise AnalysisError("no such function")
     weights = stack_weights(profile, sel)
