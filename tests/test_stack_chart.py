@@ -191,3 +191,65 @@ def test_sample_time_without_a_frequency_is_the_usual_gap():
 def test_no_timestamps_no_boxes():
     p = _toy([math.nan, math.nan], [("main",), ("main",)])
     assert explore.stacks(p, explore.Query())["lanes"] == []
+
+
+def _reference(times, stops, paths, px):
+    """The chart by the definition, slowly: every box of consecutive touching samples
+    (gaps up to a pixel bridged) sharing a frame, then narrow siblings merged and what
+    lies below a narrow box dropped."""
+    bridge = max(px, stack_chart.TOUCH)
+    boxes, open_ = [], []  # [start, end, depth, function, parent]
+    prev = -math.inf
+    for t, stop, path in zip(times, stops, paths):
+        same = 0
+        if t - prev <= bridge:
+            while same < min(len(path), len(open_)) and boxes[open_[same]][3] == path[same]:
+                same += 1
+        del open_[same:]
+        for d in range(same, len(path)):
+            boxes.append([t, t, d, path[d], open_[-1] if open_ else -1])
+            open_.append(len(boxes) - 1)
+        for i in open_:
+            boxes[i][1] = stop
+        prev = stop
+    kept, out = {-1: -1}, []
+    for d in range(max((b[2] for b in boxes), default=-1) + 1):
+        last = {}
+        for i in sorted((i for i, b in enumerate(boxes) if b[2] == d), key=lambda i: boxes[i][0]):
+            a, e, _, f, parent = boxes[i]
+            if parent not in kept:
+                continue
+            p = kept[parent]
+            if e - a >= px:
+                kept[i] = len(out)
+                out.append([a, e, d, f, p])
+                last.pop(p, None)
+            elif p in last and a - out[last[p]][1] <= bridge:
+                out[last[p]][1] = e
+            else:
+                last[p] = len(out)
+                out.append([a, e, d, stack_chart.MERGED, p])
+    return [tuple(b) for b in out]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_rows_are_the_definitions_boxes(seed):
+    """Random stacks over a few functions, random gaps: the chart at several
+    resolutions is the reference's, box for box (parents by index too)."""
+    import random
+    rnd = random.Random(seed)
+    t, times, paths = 100.0, [], []
+    for _ in range(400):
+        t += 0.001 if rnd.random() < 0.8 else rnd.choice([0.0015, 0.004, 0.02])
+        times.append(round(t, 6))
+        paths.append(tuple(rnd.choice("abc") for _ in range(rnd.randint(1, 6))))
+    p = _toy(times, paths)
+    ln0 = stack_chart.lane(p, 7, 0)
+    stops = [min(a + 0.001, b) for a, b in zip(times, times[1:] + [math.inf])]
+    name = {f.id: f.name for f in p.functions}
+    for px in (0.0, 0.0005, 0.0011, 0.003, 0.01, 0.05):
+        got = [(b.start, b.end, b.depth, name.get(b.function, b.function), b.parent)
+               for b in stack_chart.lane(p, 7, 0, px=px).boxes]
+        want = _reference(times, stops, paths, px)
+        assert got == [(a, e, d, f, q) for a, e, d, f, q in want], px
+    assert ln0.sampled_s == pytest.approx(sum(b - a for a, b in zip(times, stops)))

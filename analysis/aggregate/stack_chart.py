@@ -113,7 +113,13 @@ def _ends(profile: Profile, event_id: int | None, times: list, rows: list,
 def lane(profile: Profile, tid: int, event_id: int | None, start: float | None = None,
          end: float | None = None, px: float = 0.0, max_boxes: int = MAX_BOXES) -> Lane:
     """The boxes of thread `tid`'s samples with start <= time < end (absolute seconds),
-    merged at `px` seconds a pixel (0: every box, exact)."""
+    merged at `px` seconds a pixel (0: every box, exact).
+
+    Row by row from the root: a box of depth d is a run of consecutive, touching samples
+    with the same frame at d, looked for only among the samples of a box of depth d - 1
+    wide enough to keep. A box narrower than `px` joins the run of narrow boxes before
+    it (one MERGED box) and is not looked into, so a zoomed-out chart of a million
+    samples reads the shallow rows only, and what is sent is what is drawn."""
     times, rows = thread_rows(profile, event_id).get(tid, ([], []))
     lo = 0 if start is None else bisect_left(times, start)
     hi = len(times) if end is None else bisect_left(times, end)
@@ -121,78 +127,67 @@ def lane(profile: Profile, tid: int, event_id: int | None, start: float | None =
     if lo >= hi:
         return out
     next_time = times[hi] if hi < len(times) else math.inf
-    ends = _ends(profile, event_id, times, rows, lo, hi, next_time)
+    stops = _ends(profile, event_id, times, rows, lo, hi, next_time)
+    t = times[lo:hi]
     fns = location_functions(profile)
     paths: dict[int, list[int]] = {}
     s_stack, s_count = profile.s_stack, profile.s_count
-    boxes: list[Box] = []
-    open_: list[int] = []  # indexes in `boxes` of the boxes still growing, by depth
-    prev_end = -math.inf
-    bridge = max(px, TOUCH)
-    for k, stop in zip(range(lo, hi), ends):
+    stacks: list[list[int]] = []  # per sample, its function ids from the root
+    for k in range(lo, hi):
         sid = s_stack[rows[k]]
         path = paths.get(sid)
         if path is None:
             path = paths[sid] = functions_of(fns, profile.stacks[sid], False, MAX_DEPTH)
-        t = times[k]
-        same = 0
-        if t - prev_end <= bridge:  # no gap a pixel would show: the boxes may go on
-            most = min(len(path), len(open_))
-            while same < most and boxes[open_[same]].function == path[same]:
-                same += 1
-        del open_[same:]
-        for depth in range(same, len(path)):
-            boxes.append(Box(t, t, depth, path[depth], open_[-1] if open_ else -1))
-            open_.append(len(boxes) - 1)
-        prev_end = stop
-        for ix in open_:
-            boxes[ix].end = stop
+        stacks.append(path)
         out.samples += s_count[rows[k]]
-        out.sampled_s += stop - t
-    out.boxes, out.truncated = _merge(boxes, px, max_boxes)
+    out.sampled_s = sum(b - a for a, b in zip(t, stops))
+    # a sample touches the one before it when no gap a pixel would show lies between
+    touches = [False] + [t[k] - stops[k - 1] <= max(px, TOUCH) for k in range(1, len(t))]
+    out.boxes, out.truncated = _rows(t, stops, stacks, touches, px, max_boxes)
     return out
 
 
-def _merge(boxes: list[Box], px: float, max_boxes: int) -> tuple[list[Box], bool]:
-    """Boxes narrower than `px` that follow each other under one parent become one MERGED
-    box, and what lies below a narrow box is dropped; a row of boxes that would pass
-    `max_boxes` is cut with every row below it. Rows come in depth order, each in time
-    order, so parents come before their children."""
-    if px <= 0 and len(boxes) <= max_boxes:
-        return boxes, False
-    rows: list[list[int]] = []
-    for i, b in enumerate(boxes):
-        while len(rows) <= b.depth:
-            rows.append([])
-        rows[b.depth].append(i)
-    keep: list[Box] = []
-    new_ix: dict[int, int] = {}  # index in `boxes` -> index in `keep`
-    for row in rows:
-        row.sort(key=lambda i: boxes[i].start)
-        made: list[Box] = []
-        made_ix: dict[int, int] = {}
-        last_merged: dict[int, Box] = {}  # parent (in `keep`) -> its open merged child
-        for i in row:
-            b = boxes[i]
-            if b.parent >= 0 and b.parent not in new_ix:
-                continue  # below a narrow box
-            parent = new_ix.get(b.parent, -1)
-            if b.end - b.start >= px:
-                made_ix[i] = len(keep) + len(made)
-                made.append(Box(b.start, b.end, b.depth, b.function, parent))
-                last_merged.pop(parent, None)
-                continue
-            m = last_merged.get(parent)
-            if m is not None and b.start - m.end <= max(px, TOUCH):
-                m.end = b.end
-                continue
-            last_merged[parent] = m = Box(b.start, b.end, b.depth, MERGED, parent)
-            made.append(m)
-        if len(keep) + len(made) > max_boxes:
-            return keep, True
-        keep.extend(made)
-        new_ix.update(made_ix)
-    return keep, False
+def _rows(t: list, stops: list, stacks: list, touches: list, px: float,
+          max_boxes: int) -> tuple[list[Box], bool]:
+    """The boxes, depth by depth and in time order within a depth (parents before their
+    children); a row that would pass `max_boxes` is cut with every row below it."""
+    bridge = max(px, TOUCH)
+    boxes: list[Box] = []
+    level = [(-1, 0, len(t))]  # (parent box, its first sample, one past its last)
+    depth = 0
+    while level:
+        row: list[Box] = []
+        following = []
+        for parent, i0, i1 in level:
+            run: Box | None = None  # narrow boxes one after the other, as one
+            k = i0
+            while k < i1:
+                path = stacks[k]
+                if len(path) <= depth:  # this sample's stack ends above
+                    k += 1
+                    continue
+                key = path[depth]
+                j = k + 1
+                while j < i1 and touches[j] and len(stacks[j]) > depth and \
+                        stacks[j][depth] == key:
+                    j += 1
+                a, b = t[k], stops[j - 1]
+                if b - a >= px:
+                    run = None
+                    row.append(Box(a, b, depth, key, parent))
+                    following.append((len(boxes) + len(row) - 1, k, j))
+                elif run is not None and a - run.end <= bridge:
+                    run.end = b
+                else:
+                    run = Box(a, b, depth, MERGED, parent)
+                    row.append(run)
+                k = j
+        if len(boxes) + len(row) > max_boxes:
+            return boxes, True
+        boxes.extend(row)
+        level = following
+        depth += 1
+    return boxes, False
 
 
 def busiest_threads(profile: Profile, event_id: int | None, start: float | None,
@@ -206,12 +201,6 @@ def busiest_threads(profile: Profile, event_id: int | None, start: float | None,
             counts.append((-(hi - lo), tid))
     counts.sort()
     return [tid for _, tid in counts[:limit]], len(counts)
-
-
-def stack_at(lane_: Lane, t: float) -> list[int]:
-    """Function ids of the boxes over time t, root first (what the chart draws there)."""
-    found = sorted((b.depth, b.function) for b in lane_.boxes if b.start <= t < b.end)
-    return [f for _, f in found]
 
 
 #: pixels a chart is drawn across when the request does not say its resolution
