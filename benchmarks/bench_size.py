@@ -14,11 +14,9 @@ perfweb.settings, perfweb.celery and the captures tasks; no database connection 
   2. (symbolize: only when symbol files were uploaded; none are here)
   3. analysis.report.build_report(profile, label="", rate=None), compared_with None
      (the first capture of its label has nothing to be compared with)
-  4. the folded text, "".join(line + "\\n" for line in folded_lines(fold(profile,
-     FoldOptions(weight="samples"))))
-  5. analysis.profile_io.dump(profile, BytesIO)
-  6. the stored result: folded.encode() and the dump's getvalue() written as files, the
-     report as the JSON its JSONField stores (json.dumps)
+  4-5. analysis_run.write_outputs(profile, folder): the folded text and the saved
+     profile (analysis.profile_io.dump) written to files in the work folder
+  6. the stored result: the report as the JSON its JSONField stores (json.dumps)
 with the cyclic collector paused (analysis.gc_pause) around 1, 3 and 4-5, as there.
 The child's peak RSS (wait4's ru_maxrss) is the worker's peak; its wall time includes
 start-up and imports, which the worker pays once, so the per-sample rates use the time of
@@ -69,17 +67,15 @@ def child(path: str, work: str) -> None:
     os.environ.setdefault("PERFWEB_VAR_DIR", work)  # the settings' secret key goes there
     sys.path.insert(0, str(ROOT))
     import importlib
-    import io
 
     import django
     django.setup()
     for module in ("perfweb.celery", "perfweb.captures.tasks"):  # what a worker holds
         importlib.import_module(module)
-    from analysis import profile_io
-    from analysis.export.folded import FoldOptions, fold, folded_lines
     from analysis.gc_pause import paused_gc
     from analysis.importers import load
     from analysis.report import build_report
+    from perfweb.captures.services.analysis_run import write_outputs
 
     stages = [("imports", 0.0, *_rss_mib())]
     t0 = last = time.perf_counter()
@@ -98,16 +94,8 @@ def child(path: str, work: str) -> None:
     report["compared_with"] = None
     stage("report")
     with paused_gc():
-        folded = "".join(line + "\n" for line in folded_lines(
-            fold(profile, FoldOptions(weight="samples"))))
-        stage("fold")
-        buf = io.BytesIO()
-        profile_io.dump(profile, buf)
-    stage("dump")
-    folded_bytes, profile_bytes = folded.encode(), buf.getvalue()
-    for name, data in (("folded", folded_bytes), ("profile", profile_bytes)):
-        with open(os.path.join(work, name), "wb") as f:
-            f.write(data)
+        folded, saved = write_outputs(profile, work)
+    stage("outputs")
     report_json = json.dumps(report).encode()
     stage("store")
     rest = report.get("functions_rest") or {}
@@ -123,8 +111,8 @@ def child(path: str, work: str) -> None:
         "functions": len(profile.functions),
         "locations": len(profile.locations),
         "stacks": len(profile.stacks),
-        "folded_bytes": len(folded_bytes),
-        "profile_bytes": len(profile_bytes),
+        "folded_bytes": os.path.getsize(folded),
+        "profile_bytes": os.path.getsize(saved),
     }))
 
 

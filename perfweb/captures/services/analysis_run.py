@@ -7,12 +7,13 @@ its claim and writes nothing, so a late or duplicate task never overwrites a res
 """
 from __future__ import annotations
 
-import io
 import logging
+import os
+import tempfile
 import time
 
 from django.conf import settings
-from django.core.files.base import ContentFile
+from django.core.files import File
 
 from analysis import ANALYSIS_VERSION, compare, profile_io
 from analysis.errors import AnalysisError
@@ -116,23 +117,35 @@ def _run(mine: Claim, capture: Capture) -> None:
             report = build_report(profile, label=capture.label, rate=rate_of(capture))
         comparison = _compare_with_previous(capture, profile, report)
         with paused_gc():
-            folded = "".join(line + "\n" for line in folded_lines(
-                fold(profile, FoldOptions(weight="samples"))))
-            buf = io.BytesIO()
-            profile_io.dump(profile, buf)
+            folded, saved = write_outputs(profile, tempfile.mkdtemp(dir=work))
         mine.check()
-        _store_result(mine, capture, report, comparison, folded.encode(), buf.getvalue())
+        _store_result(mine, capture, report, comparison, folded, saved)
+
+
+def write_outputs(profile, folder: str) -> tuple[str, str]:
+    """(the folded stacks, the saved profile) as files in `folder`: written to disk, not
+    into memory first (a 2M-sample profile is 120 MB; in a BytesIO it was the worker's
+    peak). benchmarks/bench_size.py measures this function."""
+    folded, saved = os.path.join(folder, "folded"), os.path.join(folder, "profile")
+    with open(folded, "w", encoding="utf-8", newline="\n") as f:
+        for line in folded_lines(fold(profile, FoldOptions(weight="samples"))):
+            f.write(line)
+            f.write("\n")
+    with open(saved, "wb") as f:
+        profile_io.dump(profile, f)
+    return folded, saved
 
 
 def _store_result(mine: Claim, capture: Capture, report: dict, comparison: dict | None,
-                  folded: bytes, profile: bytes) -> None:
+                  folded: str, profile: str) -> None:
     """Files first (they may be slow to write, and the row lock would hold up this
     attempt's own heartbeat), then the rows under the lock, if the capture is still
-    ours; a lost claim leaves no files behind."""
+    ours; a lost claim leaves no files behind. `folded` and `profile` are paths."""
     result = AnalysisResult(capture=capture, analysis_version=ANALYSIS_VERSION,
                             report=report, comparison=comparison)
-    result.folded.save("folded", ContentFile(folded), save=False)
-    result.profile.save("profile", ContentFile(profile), save=False)
+    for field, path in ((result.folded, folded), (result.profile, profile)):
+        with open(path, "rb") as f:
+            field.save(os.path.basename(path), File(f), save=False)
     try:
         with mine.final():
             AnalysisResult.objects.filter(capture=capture,
