@@ -47,6 +47,21 @@ def test_reads_as_the_dict_per_stack(name):
         for sid in range(len(profile.stacks)):
             assert got.get(sid) == want.get(sid)
             assert (sid in got) == (sid in want)
+        tids = sorted({t for d in want.values() for t in d})
+        some = set(tids[::2])
+        for sid in range(-1, len(profile.stacks)):
+            d = want.get(sid, {})
+            assert got.on_any(sid, some) == (not some.isdisjoint(d))
+            for tid in tids[:3] + [0]:
+                assert got.only_on(sid, tid) == (list(d) == [tid])
+        sids = list(want)[::3]
+        out: dict[int, int] = {}
+        got.sum_into(out, sids + [-1])
+        expect: dict[int, int] = {}
+        for sid in sids:
+            for tid, n in want[sid].items():
+                expect[tid] = expect.get(tid, 0) + n
+        assert list(out.items()) == list(expect.items()) and len(expect) >= 1
         assert got.get(-1, "none") == "none"
         with pytest.raises(KeyError):
             got[-1]

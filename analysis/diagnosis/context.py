@@ -41,7 +41,7 @@ class Context:
     funcs: dict[int, list[int]] = field(default_factory=dict)  # stack -> function ids
     cats: dict[int, frozenset[str]] = field(default_factory=dict)  # function -> categories
     app: dict[int, bool] = field(default_factory=dict)  # function -> application code?
-    thread_of: StackThreads | dict = field(default_factory=dict)  # stack -> {tid: n}
+    thread_of: StackThreads = field(default_factory=lambda: StackThreads((), {}))
     comm_of: dict[int, str] = field(default_factory=dict)  # tid -> its thread name
     mask: dict[int, int] = field(default_factory=dict)  # stack -> bits of its categories
     leaf_mask: dict[int, int] = field(default_factory=dict)  # stack -> bits of its leaf
@@ -76,8 +76,7 @@ class Context:
         ctx.comm_of = _thread_names(profile, event_id)
         idle_bit = ctx.bit("idle")
         for sid in ctx.weights:
-            tids = ctx.thread_of.get(sid, NO_THREADS)
-            if (len(tids) == 1 and 0 in tids) or ctx.leaf_mask[sid] & idle_bit:
+            if ctx.thread_of.only_on(sid, 0) or ctx.leaf_mask[sid] & idle_bit:
                 ctx.idle.add(sid)
         return ctx
 
@@ -188,10 +187,7 @@ class Context:
 
     def threads(self, stacks: dict[int, int]) -> Counter:
         out: dict[int, int] = {}
-        get, thread_of = out.get, self.thread_of
-        for sid in stacks:
-            for tid, n in thread_of.get(sid, NO_THREADS).items():
-                out[tid] = get(tid, 0) + n
+        self.thread_of.sum_into(out, stacks)
         return Counter(out)
 
     def same_threads(self, stacks: dict[int, int]) -> dict[int, int]:
@@ -200,9 +196,8 @@ class Context:
 
     def of_threads(self, tids: set[int]) -> dict[int, int]:
         """The stacks of these threads, with their weights."""
-        thread_of = self.thread_of
-        return {sid: w for sid, w in self.weights.items()
-                if not tids.isdisjoint(thread_of.get(sid, NO_THREADS))}
+        on_any = self.thread_of.on_any
+        return {sid: w for sid, w in self.weights.items() if on_any(sid, tids)}
 
     def thread_totals(self) -> Counter:
         """Samples per thread (once; callers must not modify the Counter)."""
@@ -349,12 +344,16 @@ def _thread_weights(profile: Profile, event_id: int | None,
 
 def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:
     """Each thread's most frequent comm (a thread renamed during the capture keeps one)."""
-    counts: defaultdict[int, Counter] = defaultdict(Counter)
     s_tid, s_comm, s_event = profile.s_tid, profile.s_comm, profile.s_event
-    for i in range(len(s_tid)):
-        if event_id is not None and s_event[i] != event_id:
-            continue
-        counts[s_tid[i]][s_comm[i]] += 1
+    # (tid, comm) rows counted in one pass of Counter's loop, then per thread: the same
+    # counts in the same first-seen order as counting row by row, in a third of the time
+    if event_id is None or profile.only_event(event_id):
+        pairs = Counter(zip(s_tid, s_comm))
+    else:
+        pairs = Counter(tc for tc, e in zip(zip(s_tid, s_comm), s_event) if e == event_id)
+    counts: defaultdict[int, Counter] = defaultdict(Counter)
+    for (tid, comm), n in pairs.items():
+        counts[tid][comm] += n
     strings = profile.strings
 
     def name(ix: int) -> str:

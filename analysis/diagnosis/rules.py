@@ -8,7 +8,7 @@ from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
 from . import (blocked_rules, code_rules, io_rules, knowledge, software, stack_rules,
                wait_rules)
-from .context import APP, NO_THREADS, Context
+from .context import APP, Context
 from .finding import (SEVERITY_RANK, Finding, Rule, cpus_text, focus_of, pct,
                       severity_of)
 
@@ -87,7 +87,7 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
         return None
     spinning = set(spinners)
     spin_stacks = {sid: w for sid, w in sync.items()
-                   if not spinning.isdisjoint(ctx.thread_of.get(sid, NO_THREADS))}
+                   if ctx.thread_of.on_any(sid, spinning)}
     spin_stacks.update(loops)
     samples = ctx.samples(spin_stacks)
     share = ctx.share(samples)

@@ -60,6 +60,34 @@ class StackThreads:
     def __len__(self) -> int:
         return len(self._tid)
 
+    def sum_into(self, out: dict[int, int], sids) -> None:
+        """out[tid] += the samples of each of these stacks on thread tid (Context.threads:
+        the same sums, in the same order, as walking get(sid).items(), without a dict
+        per stack)."""
+        one, many, weights, get = self._tid, self._many, self._weights, out.get
+        for sid in sids:
+            tid = one.get(sid, _ABSENT)
+            if tid is None:
+                for t, n in many[sid].items():
+                    out[t] = get(t, 0) + n
+            elif tid is not _ABSENT:
+                out[tid] = get(tid, 0) + weights[sid]
+
+    def on_any(self, sid: int, tids: set[int]) -> bool:
+        """Has the stack samples on any of these threads?"""
+        tid = self._tid.get(sid, _ABSENT)
+        if tid is None:
+            return not tids.isdisjoint(self._many[sid])
+        return tid is not _ABSENT and tid in tids
+
+    def only_on(self, sid: int, tid: int) -> bool:
+        """Are all the stack's samples on thread tid?"""
+        one = self._tid.get(sid, _ABSENT)
+        if one is None:
+            many = self._many[sid]
+            return len(many) == 1 and tid in many
+        return one == tid
+
     def items(self) -> Iterator[tuple[int, dict[int, int]]]:
         many, weights = self._many, self._weights
         for sid, tid in self._tid.items():
