@@ -238,13 +238,16 @@ def lines(profile: Profile, q: Query, function_id: int) -> dict:
 
 def stacks(profile: Profile, q: Query) -> dict:
     """The stack chart of the query's threads (else the busiest) and time range: on-CPU
-    samples in time order (analysis.aggregate.stack_chart)."""
+    samples in time order (analysis.aggregate.stack_chart), of the stacks after the
+    query's transforms as every other view (times still from the capture's first
+    sample, which a dropped function may have held)."""
     t0 = first_time(profile)
     if t0 is None:
         return {"start": q.start, "end": q.end, "px": q.px, "lanes": [], "threads": 0,
                 "functions": {}, "truncated": False, "sample_s": None}
-    return stack_chart.chart(profile, event_of(profile, q), t0, q.tids, q.start, q.end,
-                             q.px)
+    event = event_of(profile, q)
+    profile = transformed(profile, q.transforms)[-1]
+    return stack_chart.chart(profile, event, t0, q.tids, q.start, q.end, q.px)
 
 
 def threads(profile: Profile, q: Query) -> dict:

@@ -275,6 +275,9 @@ function restore() {
     $("dso-filter").value = state.dso;
     refreshFunctions();
   }
+  // the stack chart is of the threads, range and transforms too (the event picker's own
+  // Back redraws it for an event)
+  if (!["tids", "start", "end", "transforms"].every(same)) refreshStacks();
   refreshLines();
 }
 
