@@ -141,6 +141,24 @@ def test_the_box_budget_cuts_whole_rows(busy):
     assert depth < max(b.depth for b in full.boxes)
 
 
+def test_a_row_past_the_budget_is_not_made_whole(monkeypatch):
+    """Exact boxes (px=0) of 5,000 samples, each a root of its own: the row is cut once
+    it passes the budget, not built to its 5,000 boxes and then dropped (the memory a
+    request of px=0 on a million-sample capture holds)."""
+    p = _toy([i / 1000 for i in range(5000)], [(f"f{i % 2}",) for i in range(5000)])
+    made = []
+
+    class Counted(stack_chart.Box):
+        __slots__ = ()
+
+        def __init__(self, *args):
+            made.append(1)
+            super().__init__(*args)
+    monkeypatch.setattr(stack_chart, "Box", Counted)
+    cut = stack_chart.lane(p, 7, p.default_event(), px=0.0, max_boxes=100)
+    assert cut.truncated and cut.boxes == [] and len(made) == 101
+
+
 def _toy(times, stacks, event="cycles", frequency=1000.0, tid=7):
     """A profile of one thread: sample i at times[i] with the function path stacks[i]."""
     p = Profile("test")

@@ -182,8 +182,10 @@ def _rows(t: list, stops: list, stacks: list, touches: list, px: float,
                     run = Box(a, b, depth, MERGED, parent)
                     row.append(run)
                 k = j
-        if len(boxes) + len(row) > max_boxes:
-            return boxes, True
+                # a row past the budget is cut with the rows below: at once, so an
+                # exact row (px=0) of a million samples is not made to be dropped
+                if len(boxes) + len(row) > max_boxes:
+                    return boxes, True
         boxes.extend(row)
         level = following
         depth += 1
