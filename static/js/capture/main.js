@@ -283,7 +283,8 @@ function restore() {
 
 async function refreshFlame() {
   const t0 = performance.now();
-  const {data, error} = await flameData(dataParams(state, {flame: true}));
+  const params = dataParams(state, {flame: true});
+  const {data, error} = await flameData(params);
   transformBar.show(data.transforms || []);
   transformBar.focus(data.focus ?? null, data.focus === undefined ? "" : data.callees.nodes[0].n);
   showShare(data.search, error);
@@ -324,6 +325,9 @@ async function refreshFlame() {
   }
   root.dataset.flameTotal = String(data.total);
   root.dataset.flameUnit = data.unit;
+  // the time view these data weigh (off-CPU and wall both come in µs; data-time changes
+  // on the click, before they arrive): the view asked, or on-CPU when it was refused
+  root.dataset.flameView = params.get("view") || "on-cpu";
 }
 
 async function refreshTree() {

@@ -17,14 +17,20 @@ TIME = r"\d+\.\d{1,2} (?:ms|s)"
 
 
 def _redrawn(page, time):
-    """Wait until the flame graph is drawn from the `time` view's data."""
+    """Wait until the flame graph is drawn from the `time` view's data (data-flame-view
+    names the view its last answer weighs: off-CPU and wall data are both in µs, and
+    data-time changes on the click, before the answer), and the top functions, asked at
+    the same time, are in that view's unit (this tells the on-CPU table from the others,
+    which is all the test reads of it)."""
     unit = "samples" if time == "on-cpu" else "µs"
     page.wait_for_function(
-        """([time, unit]) => {
+        """([time, unit, format]) => {
             const e = document.getElementById("explorer");
-            return e.dataset.time === time && e.dataset.flameUnit === unit;
-        }""", arg=[time, unit])
-    page.wait_for_timeout(300)  # the call tree and top functions come with it
+            const cell = document.querySelector("#functions tbody tr td");
+            return e.dataset.time === time && e.dataset.flameView === time &&
+                e.dataset.flameUnit === unit && cell !== null &&
+                new RegExp(format).test(cell.textContent);
+        }""", arg=[time, unit, r"^\d+$" if time == "on-cpu" else f"^{TIME}$"])
 
 
 def _hover(page, name):
@@ -71,8 +77,11 @@ def test_switch_the_mutex_capture_to_off_cpu_and_wall_time(page, browser, worker
     first = page.locator("#functions tbody tr").first.locator("td")
     assert re.fullmatch(TIME, first.nth(0).text_content())
     page.click("#view-tabs button[data-view=topdown]")
-    page.wait_for_selector("#calltree tbody tr")
-    page.wait_for_timeout(300)
+    page.wait_for_function(  # the tree's first answer, asked in the off-CPU view
+        """(format) => {
+            const cell = document.querySelector("#calltree tbody tr td:nth-child(4)");
+            return cell !== null && new RegExp(format).test(cell.textContent);
+        }""", arg=f"^{TIME}$")
     assert page.locator("#calltree tbody tr").first.locator("td").nth(3).text_content() == \
         f"{total / 1e6:.2f} s"
     page.click("#view-tabs button[data-view=flame]")
