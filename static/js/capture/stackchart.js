@@ -232,14 +232,18 @@ export class StackChart {
    * wheel rests. */
   _wheel(e) {
     if (!this.data) return;
+    const [a, b] = this.view;
+    const [lo, hi] = this.extent;
+    const sideways = Math.abs(e.deltaX) > Math.abs(e.deltaY);
+    // zoomed all the way out, a wheel down scrolls the page (as over the flame graph):
+    // the chart is wide and tall, and the page's cards go on below it
+    if (!sideways && e.deltaY > 0 && a <= lo && b >= hi) return;
     e.preventDefault();
     const width = this._width();
     const at = this._t(e.clientX - this.canvas.getBoundingClientRect().left, width);
-    const [a, b] = this.view;
-    const [lo, hi] = this.extent;
     let span = b - a;
     let start = a;
-    if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {  // a sideways scroll pans
+    if (sideways) {  // a sideways scroll pans
       start = a + e.deltaX / width * span;
     } else {
       const f = e.deltaY > 0 ? 1.15 : 1 / 1.15;

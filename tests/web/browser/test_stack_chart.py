@@ -152,3 +152,29 @@ def test_a_share_link_shows_the_chart_and_an_outsider_gets_no_data(page, busy, b
     assert client.get(url).status_code == 404
     assert client.get(reverse("shared-data", args=[link.url_token, "stacks"])).status_code \
         == 200
+
+
+def test_a_wheel_down_zoomed_all_the_way_out_scrolls_the_page(page, busy):
+    """Over the whole range a wheel down cannot zoom out further: the page scrolls (it
+    was held, the pointer over the chart stuck the page); zoomed in, it zooms out."""
+    _open_chart(page, page.base + busy.get_absolute_url())
+    whole = page.evaluate("() => window.perfweb.stackView()")
+    box = page.locator("#stack-canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 30)
+    y0 = page.evaluate("window.scrollY")
+    page.mouse.wheel(0, 200)
+    page.wait_for_function(f"() => window.scrollY > {y0}")
+    assert page.evaluate("() => window.perfweb.stackView()") == whole
+    box = page.locator("#stack-canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 30)
+    page.mouse.wheel(0, -100)
+    page.wait_for_function("(w) => window.perfweb.stackView()[1] - "
+                           "window.perfweb.stackView()[0] < (w[1] - w[0]) * 0.9", arg=whole)
+    y1 = page.evaluate("window.scrollY")
+    page.mouse.wheel(0, 100)  # zoomed in: a wheel down zooms out, the page stays
+    page.wait_for_function("(w) => window.perfweb.stackView()[1] - "
+                           "window.perfweb.stackView()[0] > (w[1] - w[0]) * 0.99", arg=whole)
+    assert page.evaluate("window.scrollY") == y1
+    page.wait_for_selector("#stack-canvas[data-boxes]", state="attached")
+    page.wait_for_load_state("networkidle")
+    assert page.errors == []
