@@ -281,10 +281,16 @@ function restore() {
   refreshLines();
 }
 
+// Answers to a question asked again since are dropped: a slow one (a transform computed
+// the first time) must not draw over the view Back or the next click asked for.
+const latest = {flame: 0, functions: 0};
+
 async function refreshFlame() {
   const t0 = performance.now();
+  const asked = ++latest.flame;
   const params = dataParams(state, {flame: true});
   const {data, error} = await flameData(params);
+  if (asked !== latest.flame) return;
   transformBar.show(data.transforms || []);
   transformBar.focus(data.focus ?? null, data.focus === undefined ? "" : data.callees.nodes[0].n);
   showShare(data.search, error);
@@ -343,9 +349,11 @@ async function refreshTree() {
 }
 
 async function refreshFunctions() {
+  const asked = ++latest.functions;
   const params = dataParams(state);
   if (state.dso) params.set("dso", state.dso);
   const {data} = await flameData(params, urls.functions);
+  if (asked !== latest.functions) return;
   const select = $("dso-filter");
   if (select.options.length <= 1) {
     for (const d of data.dsos) {

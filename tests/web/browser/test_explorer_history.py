@@ -152,3 +152,33 @@ def test_back_restores_the_event_picked(page, events):
     assert page.input_value("#event-picker") == value
     page.wait_for_load_state("networkidle")
     assert not page.errors
+
+
+def test_a_slow_answer_does_not_draw_over_the_view_back_returned_to(page):
+    """The drop's flame and functions answers held until Back has drawn the view before
+    it: when they come, the page stays on that view (973 samples, no chip)."""
+    busy = _busy(page)
+    syscall = next(f for f in _data(page, busy, "functions")["functions"]
+                   if f["n"] == "do_syscall_64")
+    _open(page, busy, f"?focus={syscall['f']}")
+    held = []
+    page.route(lambda url: "tf=" in url and ("/flame.json" in url or "/functions.json" in url),
+               lambda route: held.append(route))
+    page.click("#transform-tools button[data-kind='df']")
+    page.wait_for_function("() => location.search.includes('tf=')")
+    page.wait_for_timeout(300)
+    assert len(held) == 2  # the flame graph's and the top functions'
+    page.go_back()
+    page.wait_for_function("() => !location.search.includes('tf=')")
+    page.wait_for_load_state("networkidle")
+    _total(page, 973)
+    for route in held:
+        route.continue_()
+    page.wait_for_function("""() => performance.getEntriesByType('resource').filter(
+        (e) => e.name.includes('tf=') && e.responseEnd > 0).length === 2""")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)  # (their answers parsed and handled)
+    assert page.text_content("#selection-total") == "973"
+    assert page.get_attribute("#transforms", "data-transforms") == ""
+    assert "do_syscall_64" in page.text_content("#functions tbody")
+    assert not page.errors
