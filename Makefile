@@ -3,12 +3,14 @@
 # make bench: the import benchmark against perf script and stackcollapse-perf.pl.
 # make bench-size: the worker's time and peak memory on a 2M-sample perf.data and a 1 GB
 #   perf script text, against their halves (inputs: benchmarks/record_size.sh, as root).
+# make screenshots: the README's pictures of the capture page, taken again on the demo
+#   (docs/screenshots/make.py: Chromium at /usr/bin/chromium).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf bench-size clean
+.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf bench-size screenshots clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
 # analysis/aggregate/_weigh.c, analysis/importers/_script.c, analysis/export/_fold.c) need a
@@ -67,6 +69,9 @@ bench-size: $(STAMP)
 
 bench-browser: $(STAMP)
 	$(PY) benchmarks/bench_browser.py $(BENCH_ARGS)
+
+screenshots: $(STAMP)
+	$(PY) docs/screenshots/make.py
 
 clean:
 	rm -rf $(VENV) benchmarks/out
