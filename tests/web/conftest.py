@@ -70,6 +70,23 @@ def wait_for(predicate, timeout=90.0, every=0.25):
     raise AssertionError("timed out waiting")
 
 
+def analysed(user, path: Path, service: str, version: str, label: str):
+    """`path` uploaded by `user` to the "inference" team and analysed in this process;
+    the finished Capture (the test fails here if the analysis did not finish)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from perfweb.captures import services
+    from perfweb.captures.models import Capture, Team
+    from perfweb.captures.uploads import store_upload
+    c, _ = store_upload(user, Team.objects.get(name="inference"), {
+        "service": service, "version": version, "label": label,
+        "capture": SimpleUploadedFile(path.name, path.read_bytes())})
+    services.run_analysis(c.pk)
+    capture = Capture.objects.get(pk=c.pk)
+    assert capture.status == "done", capture.error
+    return capture
+
+
 def _user_in_team(user_model, username: str, team_name: str):
     from perfweb.captures.models import Membership, Team
     user = user_model.objects.create_user(username, password=f"pw-{username}-123")

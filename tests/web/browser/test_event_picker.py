@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from perfweb.captures import services
-from perfweb.captures.models import Capture, ShareLink, Team
+from perfweb.captures.models import ShareLink
 from script_samples import raw_samples
+
+from ..conftest import analysed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,15 +23,7 @@ CPU, FAULTS = "cpu-clock/freq=199/", "page-faults/period=200/"
 
 @pytest.fixture
 def events(member):
-    from perfweb.captures.uploads import store_upload
-    name = "events.perf.data"
-    capture, _ = store_upload(member, Team.objects.get(name="inference"), {
-        "service": "faults", "version": "1", "label": "two events",
-        "capture": SimpleUploadedFile(name, (HERE / name).read_bytes())})
-    services.run_analysis(capture.pk)
-    capture = Capture.objects.get(pk=capture.pk)
-    assert capture.status == "done", capture.error
-    return capture
+    return analysed(member, HERE / "events.perf.data", "faults", "1", "two events")
 
 
 def _perf():

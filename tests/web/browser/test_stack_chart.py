@@ -3,30 +3,20 @@ what it paints at each sample's time is the stack `perf script` printed for that
 and the stack the server's exact boxes give; zoom, range selection, tooltip, share link,
 and no chart data for an outsider."""
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from perfweb.captures import services
-from perfweb.captures.models import Capture, ShareLink, Team
+from perfweb.captures.models import ShareLink
 from script_samples import raw_samples
 
-from ..conftest import SPINPOOL
+from ..conftest import SPINPOOL, analysed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def busy(member):
-    from perfweb.captures.uploads import store_upload
-    name = "1.0.0-busy.perf.data"
-    capture, _ = store_upload(member, Team.objects.get(name="inference"), {
-        "service": "llm-api", "version": "1.0.0", "label": "busy",
-        "capture": SimpleUploadedFile(name, (SPINPOOL / name).read_bytes())})
-    services.run_analysis(capture.pk)
-    capture = Capture.objects.get(pk=capture.pk)
-    assert capture.status == "done", capture.error
-    return capture
+    return analysed(member, SPINPOOL / "1.0.0-busy.perf.data", "llm-api", "1.0.0", "busy")
 
 
 def perf_samples():
