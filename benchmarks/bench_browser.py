@@ -89,6 +89,7 @@ def main() -> int:
     var = Path(tempfile.mkdtemp(prefix="perfweb-bench-"))
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(PERFWEB_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="perfweb.settings")
+    OUT.mkdir(parents=True, exist_ok=True)  # (record() makes it; --perf-data skips it)
     kallsyms = OUT / "kallsyms"
     shutil.copyfile("/proc/kallsyms", kallsyms)
     dsos = subprocess.run(
