@@ -23,7 +23,8 @@ from .offcpu.views import ON_CPU, VIEWS, view
 from .profile import NO_ID, Profile
 from .search import FunctionSearch
 from .symbols.demangle import signature
-from .transforms import Transform, chain as transformed, describe as described
+from .transforms import Transform, chain as transformed, describe as described, forget, \
+    kept_bytes
 from .tree_index import bottom_up, top_down
 
 #: frames narrower than this share of the zoomed frame are merged (~1 px at 2000 px)
@@ -59,9 +60,27 @@ def viewed(profile: Profile, q: Query) -> Profile:
     return profile.memo(("view", q.view), lambda: view(profile, q.view))
 
 
+def _and_views(profile: Profile) -> list[Profile]:
+    """`profile` and the off-CPU and wall views made of it so far (each keeps the
+    transformed profiles asked of it)."""
+    made = (profile._cache.get(("view", v)) for v in VIEWS if v != ON_CPU)  # memo entries
+    return [profile] + [entry[1] for entry in made if entry is not None]
+
+
+def derived_bytes(profile: Profile) -> int:
+    """Estimated bytes of the transformed profiles kept with `profile` and its views, for
+    a cache of profiles that counts them (analysis.transforms)."""
+    return sum(map(kept_bytes, _and_views(profile)))
+
+
+def forget_derived(profile: Profile) -> int:
+    """Let go of those; the bytes they held."""
+    return sum(map(forget, _and_views(profile)))
+
+
 def transformed_view(profile: Profile, q: Query) -> Profile:
     """The view's profile after the query's transforms."""
-    return transformed(viewed(profile, q), q.transforms)[-1]
+    return transformed(viewed(profile, q), q.transforms).profile
 
 
 def selection(profile: Profile, q: Query) -> Selection:
@@ -93,15 +112,15 @@ def flame(profile: Profile, q: Query) -> dict:
     focused), each tree `{"nodes": [...]}` with parents before children (see _nodes).
     In the off-CPU and wall views the weights are microseconds (`unit`)."""
     sel = selection(profile, q)  # times from the capture's first sample, in every view
-    steps = transformed(viewed(profile, q), q.transforms)
-    profile = steps[-1]
+    applied = transformed(viewed(profile, q), q.transforms)
+    profile = applied.profile
     weights = stack_weights(profile, sel)
     grand = sum(weights.values())
     search = FunctionSearch(profile, q.search) if q.search else None
     out = {"total": grand, "search": _share(profile, weights, search),
            "unit": "samples" if q.view == ON_CPU else "µs"}
     if q.transforms:
-        out["transforms"] = described(steps, q.transforms)
+        out["transforms"] = described(applied, q.transforms)
     if q.focus is not None:
         if not 0 <= q.focus < len(profile.functions):
             raise AnalysisError("no such function")
@@ -246,7 +265,7 @@ def stacks(profile: Profile, q: Query) -> dict:
         return {"start": q.start, "end": q.end, "px": q.px, "lanes": [], "threads": 0,
                 "functions": {}, "truncated": False, "sample_s": None}
     event = event_of(profile, q)
-    profile = transformed(profile, q.transforms)[-1]
+    profile = transformed(profile, q.transforms).profile
     return stack_chart.chart(profile, event, t0, q.tids, q.start, q.end, q.px)
 
 

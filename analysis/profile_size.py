@@ -34,3 +34,25 @@ def approx_bytes(profile: Profile) -> int:
             + len(profile.mappings) * _PER_MAPPING
             + sum(len(s) + 60 for s in profile.strings)
             + held_bytes(profile))  # the flame graph's prepared trees
+
+
+_LIST_SLOT = 8  # a list's pointer to an object another list holds too
+
+
+def derived_bytes(origin: Profile, derived: Profile) -> int:
+    """About how many bytes `derived` (a profile analysis.transforms made from `origin`)
+    holds that `origin` does not: its sample columns unless shared, its tables' lists
+    (copies of pointers: the objects are shared), the stacks, locations and functions it
+    made, and the weights its first view memoises. Its tree index comes later: count it
+    with held_bytes."""
+    columns = sum(len(col) * col.itemsize for c in _COLUMNS
+                  if (col := getattr(derived, c)) is not getattr(origin, c))
+    old = origin.stacks
+    made = sum(56 + _SLOT * len(s) for sid, s in enumerate(derived.stacks)
+               if sid >= len(old) or s is not old[sid])
+    slots = _LIST_SLOT * (len(derived.stacks) + len(derived.locations)
+                          + len(derived.functions) + len(derived.mappings)
+                          + len(derived.events) + len(derived.strings))
+    return (columns + made + slots + 100 * len(derived.stacks)
+            + max(0, len(derived.locations) - len(origin.locations)) * _PER_LOCATION
+            + max(0, len(derived.functions) - len(origin.functions)) * _PER_FUNCTION)

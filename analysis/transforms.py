@@ -15,6 +15,13 @@ applied to what the ones before it made (a collapsed library's frame is a functi
 its own, which a later transform may name). Every result is a Profile over the same
 sample rows (dropping removes some), with the function ids of the profile before it
 kept, so a URL's focus and zoom keep meaning what they meant.
+
+Memory: a profile keeps the last few stacks of transforms asked of it (KEEP), each as
+its final profile and the names its chips say, never the profiles between (each step is
+freed as the next is made); together they hold at most about the profile's own size
+(KEEP_BYTES_MIN at least). A drop copies the sample columns it keeps; the other
+transforms share them. The web process counts what is kept against its cache of
+profiles (perfweb/captures/services/profiles.py, via kept_bytes and forget).
 """
 from __future__ import annotations
 
@@ -26,6 +33,8 @@ from itertools import compress
 
 from .errors import AnalysisError
 from .profile import Function, Location, Profile
+from .profile_size import approx_bytes, derived_bytes
+from .tree_index import held_bytes
 
 MERGE, DROP, COLLAPSE_LIB, COLLAPSE_REC = "mf", "df", "cr", "rec"
 #: what each transform says in a sentence (the page's chips)
@@ -34,6 +43,9 @@ VERBS = {MERGE: "merge", DROP: "drop", COLLAPSE_LIB: "collapse", COLLAPSE_REC: "
 MAX_TRANSFORMS = 12
 #: transformed profiles kept per profile (a few stacks of transforms tried in turn)
 KEEP = 4
+#: the bytes those may hold together: the profile's own estimated size, and at least
+#: this (a small profile's few derived ones all fit)
+KEEP_BYTES_MIN = 8 << 20
 _LOCK = threading.Lock()  # the kept results, which threads serving requests share
 _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
             "s_event", "s_comm")
@@ -71,44 +83,104 @@ def unparse(transforms) -> str:
     return ".".join(map(str, transforms))
 
 
+@dataclass(frozen=True)
+class Applied:
+    """A profile after a stack of transforms, with the names its chips say (taken from
+    the profile before each transform as it was applied: those are not kept)."""
+    profile: Profile
+    names: tuple[str, ...]  # per transform, the function's (for `cr` the DSO's) name
+    size: int = 0  # bytes of its own (profile_size.derived_bytes), what keeping it costs
+
+
+class _Kept(OrderedDict):
+    """transforms -> Applied, least recently used first, within `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def held(self) -> int:
+        # a kept profile's tree index is built by the first flame graph asked of it
+        return sum(a.size + held_bytes(a.profile) for a in self.values())
+
+    def fit(self) -> None:
+        while len(self) > KEEP or (self and self.held() > self.limit):
+            self.popitem(last=False)
+
+
 def apply(profile: Profile, transforms: tuple[Transform, ...]) -> Profile:
     """The profile after `transforms`; `profile` itself for none. The last few results
     are kept with the profile, and a stack of transforms that extends a kept one (the
     page adds one at a time) starts from it."""
-    return chain(profile, transforms)[-1]
+    return chain(profile, transforms).profile
 
 
-def chain(profile: Profile, transforms: tuple[Transform, ...]) -> list[Profile]:
-    """[profile, after the first transform, after the second, ...]."""
+def chain(profile: Profile, transforms: tuple[Transform, ...]) -> Applied:
+    """`profile` after `transforms`, and what its chips say (describe)."""
     if not transforms:
-        return [profile]
-    kept: OrderedDict = profile.memo(("transforms",), OrderedDict)
-    steps = [profile]
+        return Applied(profile, ())
+    kept: _Kept = profile.memo(("transforms",), lambda: _Kept(
+        max(approx_bytes(profile), KEEP_BYTES_MIN)))
+    start = Applied(profile, ())
     with _LOCK:
         for n in range(len(transforms), 0, -1):  # the longest prefix kept
             hit = kept.get(transforms[:n])
             if hit is not None:
                 kept.move_to_end(transforms[:n])
-                steps = hit
+                start = hit
                 break
-    for t in transforms[len(steps) - 1:]:
-        steps = steps + [_one(steps[-1], t)]
+    if len(start.names) == len(transforms):
+        return start
+    p, names = start.profile, list(start.names)
+    for t in transforms[len(names):]:
+        names.append(_name(p, t))
+        p = _one(p, t)  # (the step before is dropped here, unless it is a kept one)
+    out = Applied(p, tuple(names), derived_bytes(profile, p))
     with _LOCK:
-        kept[transforms] = steps
-        while len(kept) > KEEP:
-            kept.popitem(last=False)
-    return steps
-
-
-def describe(steps: list[Profile], transforms: tuple[Transform, ...]) -> list[dict]:
-    """Per transform, what the page's chip says: {"t": "mf-12", "kind", "verb", "n": the
-    function's (or for `cr` the DSO's) name}; `steps` from chain()."""
-    out = []
-    for t, before in zip(transforms, steps):
-        fn = before.functions[t.function]
-        name = before.mappings[fn.mapping_id].basename if t.kind == COLLAPSE_LIB else fn.name
-        out.append({"t": str(t), "kind": t.kind, "verb": VERBS[t.kind], "n": name})
+        kept[transforms] = out
+        kept.move_to_end(transforms)
+        kept.fit()
     return out
+
+
+def kept_bytes(profile: Profile) -> int:
+    """Estimated bytes of the transformed profiles kept with `profile`."""
+    kept = _kept(profile)
+    if kept is None:
+        return 0
+    with _LOCK:
+        return kept.held()
+
+
+def forget(profile: Profile) -> int:
+    """Let go of the transformed profiles kept with `profile`; the bytes they held."""
+    kept = _kept(profile)
+    if kept is None:
+        return 0
+    with _LOCK:
+        held = kept.held()
+        kept.clear()
+    return held
+
+
+def _kept(profile: Profile) -> _Kept | None:
+    entry = profile._cache.get(("transforms",))  # memo's (stamp, value), not made here
+    return None if entry is None else entry[1]
+
+
+def describe(applied: Applied, transforms: tuple[Transform, ...]) -> list[dict]:
+    """Per transform, what the page's chip says: {"t": "mf-12", "kind", "verb", "n": the
+    function's (or for `cr` the DSO's) name}; `applied` from chain()."""
+    return [{"t": str(t), "kind": t.kind, "verb": VERBS[t.kind], "n": name}
+            for t, name in zip(transforms, applied.names)]
+
+
+def _name(p: Profile, t: Transform) -> str:
+    """The name `t`'s chip says, in `p`, the profile `t` applies to."""
+    if not 0 <= t.function < len(p.functions):
+        raise AnalysisError(f"Transform {t}: no such function.")
+    fn = p.functions[t.function]
+    return p.mappings[fn.mapping_id].basename if t.kind == COLLAPSE_LIB else fn.name
 
 
 def _one(p: Profile, t: Transform) -> Profile:
@@ -132,13 +204,13 @@ def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = Non
     """A profile over `p`'s tables with `stacks` in place of its stacks (the same ids),
     and its sample rows, all of them or those `rows` marks. Functions and locations are
     copied lists (a transform appends to them), as are the other tables (small); the
-    sample columns are shared when every row is kept (nothing appends to them)."""
+    sample columns are shared when every row is kept (nothing appends to them). The
+    result is only read (the views): its interning dicts are left empty, not copied
+    (they cost about 100 bytes a function, per profile kept)."""
     v = Profile(p.meta.format)
     v.meta, v.notes, v.approximate, v.coverage = p.meta, p.notes, p.approximate, p.coverage
     v.mappings, v.events, v.strings = list(p.mappings), list(p.events), list(p.strings)
     v.functions, v.locations, v.stacks = list(p.functions), list(p.locations), stacks
-    v._mapping_ix, v._event_ix = dict(p._mapping_ix), dict(p._event_ix)
-    v._string_ix, v._function_ix = dict(p._string_ix), dict(p._function_ix)
     for c in _COLUMNS:
         col = getattr(p, c)
         setattr(v, c, col if rows is None else array(col.typecode, compress(col, rows)))

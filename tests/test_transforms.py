@@ -304,14 +304,18 @@ def test_a_collapsed_library_is_a_function_later_transforms_name(busy):
     assert lines["n"] == "libc.so.6" and lines["lines"] == []
 
 
-def test_results_are_kept_and_extended(busy):
+def test_results_are_kept_and_extended(busy, monkeypatch):
     T = transforms.Transform
     a = (T("mf", _fid(busy, "do_syscall_64")),)
     b = a + (T("rec", _fid(busy, "futex_wait")),)
     first = transforms.chain(busy, a)
+    made = []  # the profiles each transform applied to
+    one = transforms._one
+    monkeypatch.setattr(transforms, "_one", lambda p, t: made.append(p) or one(p, t))
     longer = transforms.chain(busy, b)
-    assert longer[1] is first[1]  # started from the kept prefix
-    assert transforms.chain(busy, b) is longer
+    assert made == [first.profile]  # started from the kept prefix
+    assert longer.names == ("do_syscall_64", "futex_wait")
+    assert transforms.chain(busy, b) is longer and len(made) == 1
     for i in range(transforms.KEEP + 1):
         transforms.chain(busy, (T("df", i),))
     assert len(busy.memo(("transforms",), dict)) == transforms.KEEP

@@ -5,7 +5,9 @@ recently used profiles stay in an LRU cache keyed by the result that holds them,
 by their estimated size in memory (PERFWEB_PROFILE_CACHE_BYTES per web process), not by
 their number: eight profiles of a few hundred kilobytes and one of hundreds of megabytes
 are very different loads. A profile larger than the whole budget is served without
-being kept.
+being kept. The transformed profiles the explorer keeps with a profile (a drop copies
+the sample columns it keeps: analysis.transforms) count against the same budget, and
+go before any profile does.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from collections import OrderedDict
 from django.conf import settings
 
 from analysis import profile_io
+from analysis.explore import derived_bytes, forget_derived
 from analysis.profile import Profile
 from analysis.profile_size import approx_bytes
 
@@ -22,7 +25,7 @@ DEFAULT_BUDGET = 128 << 20
 
 _CACHE: OrderedDict = OrderedDict()  # key -> (profile, bytes)
 _LOCK = threading.Lock()
-_held = 0  # bytes of the cached profiles
+_held = 0  # bytes of the cached profiles and of the transformed ones they keep
 
 
 def budget() -> int:
@@ -62,8 +65,15 @@ def result_profile(result) -> Profile | None:
 
 
 def _trim(limit: int) -> None:
-    """Least recently used first, until the cache fits `limit` (called with _LOCK)."""
+    """Least recently used first, until the cache fits `limit` (called with _LOCK): the
+    transformed profiles kept with the cached ones, then the profiles. Those are made
+    by the requests a profile serves after it was sized, so they are counted anew."""
     global _held
+    _held = sum(size + derived_bytes(p) for p, size in _CACHE.values())
+    for profile, _ in list(_CACHE.values()):
+        if _held <= limit:
+            return
+        _held -= forget_derived(profile)
     while _held > limit:
         _, (_, size) = _CACHE.popitem(last=False)
         _held -= size
