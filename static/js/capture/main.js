@@ -283,7 +283,7 @@ function restore() {
 
 // Answers to a question asked again since are dropped: a slow one (a transform computed
 // the first time) must not draw over the view Back or the next click asked for.
-const latest = {flame: 0, functions: 0};
+const latest = {flame: 0, functions: 0, tree: 0};
 
 async function refreshFlame() {
   const t0 = performance.now();
@@ -340,9 +340,11 @@ async function refreshTree() {
   if (state.view === "flame" || state.view === "sandwich") return;
   const invert = state.view === "bottomup";
   const asked = treeFilter;
+  const n = ++latest.tree;
   const params = dataParams({...state, root: [], focus: null, search: asked},
                             {flame: true, invert});
   const {data, error} = await flameData(params);
+  if (n !== latest.tree) return;
   if (error) showShare(null, error);
   tree.filter = error ? textMatcher(asked) : serverMatcher(asked, data.search);
   tree.setData(unflatten(data.tree), data.total, invert);
