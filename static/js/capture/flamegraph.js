@@ -88,12 +88,14 @@ export class FlameGraph {
   /** `color(node)` and `describe(node)` (the tooltip's lines, the first in bold) let
    * other graphs (the differential one) reuse drawing, hit testing and tooltips;
    * `onMenu(rect, event)`, when given, opens a menu on a right click instead of the
-   * browser's. */
-  constructor(canvas, tooltip, {onZoom, onFocus, onMenu, color, describe} = {}) {
+   * browser's; `onView(view)` hears the viewport move on the page (wheel, drag, the
+   * keyboard), not a new tree's whole view. */
+  constructor(canvas, tooltip, {onZoom, onFocus, onMenu, onView, color, describe} = {}) {
     this.canvas = canvas;
     this.tooltip = tooltip;
     this.onZoom = onZoom || (() => {});
     this.onFocus = onFocus || (() => {});
+    this.onView = onView || (() => {});
     this.color = color || frameColor;
     // how a weight reads: samples as they are, time views as ms or s (units.js)
     this.unit = {value: String, suffix: ""};
@@ -222,6 +224,7 @@ export class FlameGraph {
   /** The viewport moved (wheel, drag, keyboard): drawn at the next frame, once. */
   setView(view) {
     this.view = view;
+    this.onView(view);
     if (!this._frame) {
       this._frame = requestAnimationFrame(() => {
         this._frame = 0;
@@ -317,7 +320,11 @@ export class FlameGraph {
     this.selected = node;
     if (node && this.tree && this.tree.t > 0) {
       const a = this.starts.get(node) ?? 0;
-      this.view = showSpan(this.view, a, a + node.t / this.tree.t);
+      const view = showSpan(this.view, a, a + node.t / this.tree.t);
+      if (view !== this.view) {
+        this.view = view;
+        this.onView(view);
+      }
     }
     this.draw();
   }

@@ -4,6 +4,7 @@
 
 import {dataParams, readState, writeState} from "./state.js";
 import {FlameGraph, pathOf, percent, unflatten} from "./flamegraph.js";
+import {isFull} from "./flameview.js";
 import {getJSON} from "../http.js";
 import {CallTree} from "./calltree.js";
 import {serverMatcher, textMatcher} from "./search.js";
@@ -48,6 +49,7 @@ const fg = new FlameGraph($("flame-canvas"), $("flame-tooltip"), {
     changed({flame: true});
   },
   onMenu: (rect, event) => frameMenu(rect, event),
+  onView: () => showSelection(),
 });
 const callers = new FlameGraph($("callers-canvas"), $("flame-tooltip"), {
   onFocus: (fid) => { state.focus = fid; changed({flame: true}); },
@@ -214,14 +216,23 @@ function showToggles() {
 }
 
 /** The figure beside "Selection": the zoomed frame's weight when zoomed (the whole
- * selection's after it), else the selection's. */
-function showSelection(total) {
+ * selection's after it), else the selection's. A wheel zoom (or a drag, or a frame
+ * picked with the keyboard off screen) that narrows the flame graph to a range shows
+ * the drawn root's weight in that range, to the unit: what is on screen. `total`: the
+ * selection's, from the last flame data (kept for the viewport's moves). */
+let selectionTotal = 0;
+function showSelection(total = selectionTotal) {
+  selectionTotal = total;
   const unit = unitOf(state.time);
   const zoomed = state.root.length > 0 && fg.tree && fg.tree.f >= 0;
-  $("selection-total").textContent = unit.value(zoomed ? fg.tree.t : total);
+  const narrowed = Boolean(fg.tree) && !isFull(fg.view);
+  const shown = narrowed ? Math.round(fg.tree.t * (fg.view.end - fg.view.start))
+    : zoomed ? fg.tree.t : total;
+  $("selection-total").textContent = unit.value(shown);
   const whole = $("selection-whole");
-  whole.hidden = !zoomed;
-  whole.textContent = zoomed ? `in the zoomed frame, of ${unit.value(total)}` : "";
+  whole.hidden = !zoomed && !narrowed;
+  whole.textContent = narrowed ? `in view, of ${unit.value(total)}`
+    : zoomed ? `in the zoomed frame, of ${unit.value(total)}` : "";
 }
 
 // The names of the frames above the flame graph's drawn root (the zoom's path, or the

@@ -79,9 +79,11 @@ def _pixel(page, x, y):
 
 def test_wheel_zooms_about_the_pointer_and_a_drag_pans_without_clicking(page):
     _idle(page)
-    nodes = _nested(_flame(page)["tree"])
+    data = _flame(page)
+    nodes = _nested(data["tree"])
     view = page.evaluate("window.perfweb.flameView()")
-    assert (view["start"], view["end"]) == (0, 975)
+    assert (view["start"], view["end"]) == (0, 975) == (0, data["total"])
+    assert page.text_content("#selection-total") == "975"
     box = _box(page)
     spot = _spot(page, LOOP)
     assert spot["total"] == _node(nodes, LOOP)["t"] == 52
@@ -97,6 +99,10 @@ def test_wheel_zooms_about_the_pointer_and_a_drag_pans_without_clicking(page):
     assert span == pytest.approx(975 * math.exp(-0.6), rel=1e-6)
     assert view["start"] + at * span == pytest.approx(at * 975, abs=1e-6)
     assert view["start"] > 0 and view["end"] < 975
+    # the Selection figure: the samples of the root in the range on screen (535 of 975)
+    in_view = round(975 * math.exp(-0.6))
+    assert page.text_content("#selection-total") == str(in_view) == "535"
+    assert page.text_content("#selection-whole") == f"in view, of {data['total']}"
     under = _at(page, x, y)
     assert under["name"] == LOOP and under["total"] == 52
     assert under["w"] == pytest.approx(52 / span * view["width"], rel=1e-6)  # wider now
@@ -130,6 +136,7 @@ def test_wheel_zooms_about_the_pointer_and_a_drag_pans_without_clicking(page):
     assert moved["end"] - moved["start"] == pytest.approx(span, rel=1e-9)
     assert moved["end"] < 975  # (not stopped at the right end)
     assert page.url == url and _crumbs(page) == ["all"]
+    assert page.text_content("#selection-total") == str(in_view)  # (the same width)
     # the frame went with the pointer: the same sample under it
     assert moved["start"] + (x - 20) / view["width"] * span == pytest.approx(at * 975, abs=1e-6)
     assert _at(page, x - 20, y)["name"] == LOOP
@@ -139,6 +146,20 @@ def test_wheel_zooms_about_the_pointer_and_a_drag_pans_without_clicking(page):
     assert _crumbs(page)[-1] == LOOP
     view = page.evaluate("window.perfweb.flameView()")
     assert (view["start"], view["end"], view["total"]) == (0, 52, 52)
+    assert page.text_content("#selection-total") == "52"
+    assert page.text_content("#selection-whole") == f"in the zoomed frame, of {data['total']}"
+    # a wheel zoom in the zoomed frame, then out all the way: its whole weight again
+    box, spot = _box(page), _spot(page, LOOP)
+    page.mouse.move(box["x"] + spot["x"], box["y"] + spot["y"])
+    page.mouse.wheel(0, -300)
+    page.wait_for_function("() => window.perfweb.flameView().end < 52")
+    assert page.text_content("#selection-total") == str(round(52 * math.exp(-0.6))) == "29"
+    for _ in range(3):
+        page.mouse.wheel(0, 500)
+    page.wait_for_function("() => window.perfweb.flameView().end === 52")
+    assert page.text_content("#selection-total") == "52"
+    assert page.text_content("#selection-whole") == f"in the zoomed frame, of {data['total']}"
+    page.wait_for_load_state("networkidle")
     assert not page.errors
 
 
