@@ -191,14 +191,17 @@ def measure(base: str, pk: str) -> list[str]:
         page.wait_for_load_state("networkidle")  # the page's other views answered
         fetches = page.evaluate(MEASURE, [f"{base}/captures/{pk}/data/flame.json"])
         redraws = [page.evaluate("window.perfweb.redraw()") for _ in range(10)]
-        # zoom: click the frame above the root, in the middle of the graph
-        page.locator("#flame-canvas").scroll_into_view_if_needed()
+        # zoom: click the frame above the root, in the middle of the graph (its bottom
+        # on the screen: a graph taller than the window has its root below it, and a
+        # click there reaches nothing)
+        page.locator("#flame-canvas").evaluate("(c) => c.scrollIntoView({block: 'end'})")
         box = page.locator("#flame-canvas").bounding_box()
         before = page.evaluate("window.perfweb.draws.length")
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 27)
-        for _ in range(200):
-            if page.evaluate("window.perfweb.draws.length") > before:
-                break
+        deadline = time.monotonic() + 60
+        while page.evaluate("window.perfweb.draws.length") == before:
+            if time.monotonic() > deadline:  # else the figures below are the first draw's
+                raise SystemExit("the zoom click drew nothing in 60 s")
             time.sleep(0.01)
         zoom_total = page.evaluate("window.perfweb.lastFlameMs")
         zoom_draw = page.evaluate("window.perfweb.draws[window.perfweb.draws.length - 1]")
