@@ -7,6 +7,7 @@
 
 import {frameColor, MATCH_COLOR} from "./colors.js";
 import {fitLabel} from "./labels.js";
+import {sizedContext} from "./canvas.js";
 import {FULL, isFull, panView, showSpan, zoomView} from "./flameview.js";
 
 export const ROW = 18;
@@ -350,23 +351,7 @@ export class FlameGraph {
     for (const r of this.rects) (this.byDepth[r.depth] ||= []).push(r);
     const depth = this.rows;
     const height = Math.max(depth, 1) * ROW;
-    // a canvas past 32,767 device pixels a side (or 2^28 in all) stays blank: a tall
-    // tree is drawn at a lower resolution instead
-    const dpr = Math.min(window.devicePixelRatio || 1, 32767 / height, 32767 / width,
-                         Math.sqrt(2 ** 28 / (width * height)));
-    const w = Math.round(width * dpr);
-    const h = Math.round(height * dpr);
-    if (canvas.width !== w || canvas.height !== h) {  // (a resize clears it as well)
-      canvas.width = w;
-      canvas.height = h;
-    }
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
-    ctx.font = "12px system-ui, sans-serif";
-    ctx.textBaseline = "middle";
+    const ctx = sizedContext(canvas, width, height);
     let picked = null;
     for (const r of this.rects) {
       // a search dims every frame it does not match (speedscope's and Firefox's way)

@@ -8,6 +8,7 @@
 
 import {frameColor} from "./colors.js";
 import {getJSON} from "../http.js";
+import {sizedContext} from "./canvas.js";
 
 export const ROW = 16;
 const LABEL = 18;  // a lane's heading row
@@ -120,17 +121,7 @@ export class StackChart {
       return {tid: l.tid, top, bottom: height - GAP};
     });
     height = Math.max(height, ROW);
-    const dpr = Math.min(window.devicePixelRatio || 1, 32767 / height, 32767 / width,
-                         Math.sqrt(2 ** 28 / (width * height)));
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
-    ctx.font = "12px system-ui, sans-serif";
-    ctx.textBaseline = "middle";
+    const ctx = sizedContext(canvas, width, height);
     this.painted = [];
     data.lanes.forEach((l, li) => {
       const top = this.lanesY[li].top;
