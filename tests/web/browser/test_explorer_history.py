@@ -35,6 +35,30 @@ def _total(page, n):
                            ".textContent === String(n)", arg=n, timeout=30000)
 
 
+def _drop_held(page) -> list:
+    """Drop the focused function from the toolbar with the answers of its flame and
+    functions requests held (returned, to be released later)."""
+    held = []
+    page.route(lambda url: "tf=" in url and ("/flame.json" in url or "/functions.json" in url),
+               lambda route: held.append(route))
+    page.click("#transform-tools button[data-kind='df']")
+    page.wait_for_function("() => location.search.includes('tf=')")
+    page.wait_for_timeout(300)
+    return held
+
+
+def _release(page, held: list) -> None:
+    """Let the held answers through and wait until the page has handled them (the stack
+    chart may ask its own, not held, when it is in view)."""
+    for route in held:
+        route.continue_()
+    page.wait_for_function("""(n) => performance.getEntriesByType('resource').filter(
+        (e) => e.name.includes('tf=') && /[/](flame|functions)[.]json/.test(e.name)
+               && e.responseEnd > 0).length === n""", arg=len(held))
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)  # (their answers parsed and handled)
+
+
 def _chart(page):
     """The stack chart scrolled to and drawn; its status line."""
     page.locator("#stack-chart-box").scroll_into_view_if_needed()
@@ -161,23 +185,13 @@ def test_a_slow_answer_does_not_draw_over_the_view_back_returned_to(page):
     syscall = next(f for f in _data(page, busy, "functions")["functions"]
                    if f["n"] == "do_syscall_64")
     _open(page, busy, f"?focus={syscall['f']}")
-    held = []
-    page.route(lambda url: "tf=" in url and ("/flame.json" in url or "/functions.json" in url),
-               lambda route: held.append(route))
-    page.click("#transform-tools button[data-kind='df']")
-    page.wait_for_function("() => location.search.includes('tf=')")
-    page.wait_for_timeout(300)
+    held = _drop_held(page)
     assert len(held) == 2  # the flame graph's and the top functions'
     page.go_back()
     page.wait_for_function("() => !location.search.includes('tf=')")
     page.wait_for_load_state("networkidle")
     _total(page, 973)
-    for route in held:
-        route.continue_()
-    page.wait_for_function("""() => performance.getEntriesByType('resource').filter(
-        (e) => e.name.includes('tf=') && e.responseEnd > 0).length === 2""")
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(300)  # (their answers parsed and handled)
+    _release(page, held)
     assert page.text_content("#selection-total") == "973"
     assert page.get_attribute("#transforms", "data-transforms") == ""
     assert "do_syscall_64" in page.text_content("#functions tbody")
@@ -193,26 +207,14 @@ def test_a_slow_call_tree_answer_does_not_draw_over_the_view_back_returned_to(pa
     _open(page, busy, f"?view=topdown&focus={syscall['f']}")
     first = "#calltree tbody tr:first-child td:nth-child(4)"  # the root's total
     page.wait_for_function(f"() => document.querySelector('{first}')?.textContent === '973'")
-    held = []
-    page.route(lambda url: "tf=" in url and ("/flame.json" in url or "/functions.json" in url),
-               lambda route: held.append(route))
-    page.click("#transform-tools button[data-kind='df']")
-    page.wait_for_function("() => location.search.includes('tf=')")
-    page.wait_for_timeout(300)
+    held = _drop_held(page)
     assert len(held) == 3  # the flame graph's, the call tree's and the top functions'
     page.go_back()
     page.wait_for_function("() => !location.search.includes('tf=')")
     page.wait_for_load_state("networkidle")
     _total(page, 973)
     page.wait_for_function(f"() => document.querySelector('{first}')?.textContent === '973'")
-    for route in held:
-        route.continue_()
-    # (the stack chart may ask its own, not held, when it is in view)
-    page.wait_for_function("""() => performance.getEntriesByType('resource').filter(
-        (e) => e.name.includes('tf=') && /[/](flame|functions)[.]json/.test(e.name)
-               && e.responseEnd > 0).length === 3""")
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(300)  # (their answers parsed and handled)
+    _release(page, held)
     assert page.text_content(first) == "973"
     assert page.text_content("#selection-total") == "973"
     assert not page.errors
