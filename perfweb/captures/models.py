@@ -13,6 +13,12 @@ class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership",
                                      related_name="teams")
+    #: captures older than this many days are purged (services/retention.py); null: kept
+    #: for ever
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
+    #: what the team's captures and symbol files may take in storage; null: the
+    #: PERFWEB_TEAM_QUOTA_BYTES default
+    quota_bytes = models.BigIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name
@@ -21,6 +27,8 @@ class Team(models.Model):
 class Membership(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    #: may change the team's settings (retention, quota) on the team page
+    admin = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership")]
@@ -269,3 +277,47 @@ class BuildIdEntry(models.Model):
     build_id = models.CharField(max_length=64, db_index=True)
     kind = models.CharField(max_length=16)  # debuginfo | executable
     member = models.CharField(max_length=1024, blank=True)  # path inside an archive
+
+
+class Comment(models.Model):
+    """A team member's note on a capture: on one of its findings (by rule), on a function
+    of its profile (by name, with its id there for the explorer's focus), or on a time
+    range (seconds since the capture's first sample, as the explorer's start/end)."""
+    FINDING, FUNCTION, RANGE = "finding", "function", "range"
+    KINDS = [(FINDING, "finding"), (FUNCTION, "function"), (RANGE, "time range")]
+    MAX_BODY = 4000
+
+    capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                               on_delete=models.SET_NULL, related_name="capture_comments")
+    created_at = models.DateTimeField(auto_now_add=True)
+    body = models.TextField(max_length=MAX_BODY)
+    kind = models.CharField(max_length=16, choices=KINDS)
+    finding = models.CharField(max_length=64, blank=True, default="")  # the finding's rule
+    function = models.CharField(max_length=1000, blank=True, default="")
+    function_id = models.IntegerField(null=True, blank=True)
+    start = models.FloatField(null=True, blank=True)
+    end = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class PurgedCapture(models.Model):
+    """What is left of a capture the retention policy deleted, so that a page that still
+    points at it (a comparison, a later capture's verdict) says what happened to it
+    instead of "not found". Seen only by the team's members, like the capture was."""
+    capture_id = models.BigIntegerField(unique=True)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="purged")
+    service = models.CharField(max_length=100)
+    build = models.CharField(max_length=100)
+    label = models.CharField(max_length=100, blank=True)
+    original_name = models.CharField(max_length=255)
+    uploaded_at = models.DateTimeField()
+    deleted_at = models.DateTimeField()
+    retention_days = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return (f"capture {self.capture_id} was deleted on {self.deleted_at:%Y-%m-%d} by "
+                f"the retention policy ({self.retention_days} "
+                f"day{'s' if self.retention_days != 1 else ''})")
