@@ -321,3 +321,58 @@ class PurgedCapture(models.Model):
         return (f"capture {self.capture_id} was deleted on {self.deleted_at:%Y-%m-%d} by "
                 f"the retention policy ({self.retention_days} "
                 f"day{'s' if self.retention_days != 1 else ''})")
+
+
+class Webhook(models.Model):
+    """Where a service's regression verdicts are POSTed (Slack-compatible JSON,
+    perfweb/captures/webhooks.py). Set on the service page by its team's members."""
+    service = models.OneToOneField(Service, on_delete=models.CASCADE, related_name="webhook")
+    url = models.CharField(max_length=2000)  # http(s) only, checked by webhooks.check_url
+    #: the HMAC-SHA256 key of the X-Perfweb-Signature header (blank: unsigned); kept as
+    #: given (a signature needs it), never shown back on the page
+    secret = models.CharField(max_length=200, blank=True)
+    #: the site's address as the member who set the webhook reached it (the payload's
+    #: links), unless PERFWEB_SITE_URL is set
+    site_url = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                   on_delete=models.SET_NULL)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class WebhookNotification(models.Model):
+    """One regression verdict to deliver, made in the transaction that stores the verdict:
+    at most one per capture and previous capture, so a re-run of the analysis or a late
+    attempt never notifies twice."""
+    PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE,
+                                related_name="notifications")
+    capture = models.ForeignKey(Capture, on_delete=models.CASCADE,
+                                related_name="webhook_notifications")
+    before_id = models.IntegerField()  # the previous build's capture it was compared with
+    payload = models.JSONField()
+    status = models.CharField(max_length=16, default=PENDING,
+                              choices=[(s, s) for s in (PENDING, DELIVERED, FAILED)])
+    attempts = models.PositiveSmallIntegerField(default=0)
+    #: an attempt before this time is a duplicate message (the retry is scheduled then)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["capture", "before_id"],
+                                               name="one_notification_per_verdict")]
+
+
+class WebhookDelivery(models.Model):
+    """One attempt to POST a notification: the answer's status code, or the error."""
+    notification = models.ForeignKey(WebhookNotification, on_delete=models.CASCADE,
+                                     related_name="deliveries")
+    attempt = models.PositiveSmallIntegerField()
+    at = models.DateTimeField(auto_now_add=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-at", "-attempt"]
