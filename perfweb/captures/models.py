@@ -322,6 +322,12 @@ class PurgedCapture(models.Model):
                 f"the retention policy ({self.retention_days} "
                 f"day{'s' if self.retention_days != 1 else ''})")
 
+    @property
+    def sentence(self) -> str:
+        """The same as a sentence, for pages: "Capture 12 was deleted on ..."."""
+        text = str(self)
+        return text[0].upper() + text[1:] + "."
+
 
 class Webhook(models.Model):
     """Where a service's regression verdicts are POSTed (Slack-compatible JSON,
