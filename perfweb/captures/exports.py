@@ -1,19 +1,31 @@
 """Downloads of an analyzed capture in other tools' formats: folded stacks (FlameGraph,
-inferno, speedscope), speedscope JSON, and `perf script` text (Firefox Profiler)."""
+inferno, speedscope), speedscope JSON, `perf script` text, pprof's profile.proto
+(`go tool pprof`, Pyroscope, Parca) and Firefox Profiler's Gecko format. The last two are
+of the whole capture or of the explorer's selection: the same query parameters as its data
+endpoints (tids, start, end, event, view, tf), so the file holds the samples the page
+shows."""
 from __future__ import annotations
 
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 
-from .explore_views import load_profile
+from .explore_views import BadQuery, load_profile, query_of
 from .models import Capture
-from .services.exports import export_text
+from .services.exports import AnalysisError, export_binary, export_text
 
 EXPORTS = {"folded": ("text/plain; charset=utf-8", "folded.txt"),
            "speedscope": ("application/json", "speedscope.json"),
-           "perf-script": ("text/plain; charset=utf-8", "perf-script.txt")}
+           "perf-script": ("text/plain; charset=utf-8", "perf-script.txt"),
+           "pprof": ("application/gzip", "pb.gz"),
+           "firefox": ("application/gzip", "firefox.json.gz")}
+#: the formats that export a selection (the explorer's query parameters)
+SELECTABLE = ("pprof", "firefox")
+_SELECTION_KEYS = ("tids", "start", "end", "event", "view", "tf")
 
 
-def export_response(capture: Capture, fmt: str) -> HttpResponse:
+def export_response(capture: Capture, fmt: str, request=None, api: bool = False
+                    ) -> HttpResponse:
+    """The file as an attachment; for pprof and Firefox a query the explorer refuses (or
+    a capture the format cannot hold) is a 400 with the sentence, JSON for the API."""
     if fmt not in EXPORTS:
         raise Http404("unknown export format")
     content_type, suffix = EXPORTS[fmt]
@@ -24,7 +36,22 @@ def export_response(capture: Capture, fmt: str) -> HttpResponse:
             raise Http404("no result yet")
         return FileResponse(result.folded.open("rb"), as_attachment=True, filename=filename,
                             content_type=content_type)
-    text = export_text(load_profile(capture), fmt, name=str(capture))
-    response = HttpResponse(text, content_type=content_type)
+    profile = load_profile(capture)
+    if fmt in SELECTABLE:
+        try:
+            query = query_of(request) if request is not None else None
+            if request is not None and any(request.GET.get(k) for k in _SELECTION_KEYS):
+                filename = f"capture-{capture.pk}-selection.{suffix}"
+            started = int(capture.created_at.timestamp() * 1e9) if capture.created_at \
+                else None
+            data = export_binary(profile, fmt, query, name=str(capture), started_ns=started)
+        except (AnalysisError, BadQuery) as e:
+            if api:
+                return JsonResponse({"detail": str(e)}, status=400)
+            return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(data, content_type=content_type)
+    else:
+        response = HttpResponse(export_text(profile, fmt, name=str(capture)),
+                                content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
