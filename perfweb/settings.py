@@ -132,9 +132,19 @@ FILE_UPLOAD_PERMISSIONS = 0o640
 FILE_UPLOAD_HANDLERS = ["perfweb.captures.upload_limits.SizeLimitedUploadHandler"]
 if env("STORAGE_BACKEND", default="filesystem") == "s3":
     STORAGES = {
-        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        # the bucket holds every file; web and workers may be on different hosts (README,
+        # "Many hosts"); keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or boto3's
+        # usual chain (instance roles)
+        "default": {"BACKEND": "perfweb.object_storage.BucketStorage", "OPTIONS": {
             "bucket_name": env("AWS_STORAGE_BUCKET_NAME"),
             "endpoint_url": env("AWS_S3_ENDPOINT_URL", default=None),
+            "region_name": env("AWS_S3_REGION_NAME", default=None),
+            # "path" for MinIO and most S3-compatible servers
+            "addressing_style": env("AWS_S3_ADDRESSING_STYLE", default=None),
+            # a stored file read through the storage API (a download, a saved profile)
+            # spools to a temporary file above this, not all in memory
+            "max_memory_size": env.int("AWS_S3_MAX_MEMORY_SIZE", default=16 << 20),
+            "file_overwrite": False,  # our names are uuids; never replace an object
             "default_acl": "private", "querystring_auth": True}},
         "staticfiles": {"BACKEND": "perfweb.static_storage.StaticStorage",
                         "OPTIONS": {"file_permissions_mode": 0o644}},

@@ -32,11 +32,16 @@ def safe_name(name: str) -> str:
 
 def local_copy(field_file, folder: str, name: str) -> str:
     """A path under `folder` named `name`: a link to the stored file on local storage, a
-    copy otherwise. Each file gets its own sub-folder, since uploaded names repeat."""
+    copy otherwise (from the bucket: downloaded straight into it, perfweb.object_storage).
+    Each file gets its own sub-folder, since uploaded names repeat."""
     path = os.path.join(tempfile.mkdtemp(dir=folder), safe_name(name))
     try:
         os.symlink(field_file.path, path)
-    except NotImplementedError:
+    except NotImplementedError:  # not on this host's disk
+        download = getattr(field_file.storage, "download", None)
+        if download is not None:
+            download(field_file.name, path)
+            return path
         with field_file.open("rb") as src, open(path, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
     return path

@@ -15,14 +15,17 @@ SPINPOOL = ROOT.parent / "shared" / "corpus" / "cases" / "spinpool"
 
 
 def stop(procs) -> None:
-    """SIGTERM (a warm shutdown), then SIGKILL after 10 s."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    """SIGTERM (a warm shutdown) to all at once, then SIGKILL to those still running
+    10 s later (one after the other, two workers took twice one's shutdown)."""
+    live = [proc for proc in procs if proc.poll() is None]
+    for proc in live:
+        proc.send_signal(signal.SIGTERM)
+    end = time.monotonic() + 10
+    for proc in live:
+        try:
+            proc.wait(timeout=max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import tempfile
 import time
 
@@ -49,7 +50,11 @@ def run_analysis(capture_id: int) -> str:
         return "skipped"
     with mine.heartbeat():
         try:
-            return _attempt(mine)
+            outcome = _attempt(mine)
+            # which host did it, for operators of many workers (and the many-hosts test)
+            log.info("capture %s %s on %s (pid %s)", capture_id, outcome,
+                     socket.gethostname(), os.getpid())
+            return outcome
         except ClaimLost:
             log.warning("capture %s was taken back while this attempt ran; its work "
                         "is dropped", capture_id)
