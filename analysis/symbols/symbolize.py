@@ -23,7 +23,7 @@ import os
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from ..aggregate.selection import stack_weights
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
@@ -37,6 +37,9 @@ from .index_cache import cache_key, cached, file_sha256
 from .inputs import SymbolFile, collect, read_bytes
 from .lines import LineTable, line_table
 from .symindex import STB_GLOBAL, SymbolIndex, build_index
+
+if TYPE_CHECKING:
+    from .debuginfod import Client
 
 
 @dataclass
@@ -70,10 +73,14 @@ KERNEL_MISMATCH_SHARE = 0.02  # the right kallsyms put 0 of 24,645 frames there
 
 
 class Symbolizer:
-    def __init__(self, files: list[SymbolFile], notes: list[str], inline: bool = True
-                 ) -> None:
+    def __init__(self, files: list[SymbolFile], notes: list[str], inline: bool = True,
+                 debuginfod: "Client | None" = None) -> None:
         self.notes = list(notes)
         self.inline = inline
+        #: asked for the files of a build-id no input has (debuginfod.py); None: never
+        self.debuginfod = debuginfod
+        self.fetched: dict[int, str] = {}  # id(ElfInfo) -> the server it came from
+        self.asked: set[str] = set()  # build-ids asked of the servers
         self.elfs: list[ElfInfo] = []
         self.kernels: list[_KernelSource] = []
         self.maps: list[procmaps.MapEntry] = []
@@ -114,7 +121,7 @@ class Symbolizer:
     # ---- the pass ----------------------------------------------------------------------
     def run(self, p: Profile) -> None:
         if p.user_stacks is not None:  # DWARF-mode stacks: callers first, then names
-            unwind(p, lambda mid: self.plan(p, mid), _digest)
+            unwind(p, lambda mid: self.plan(p, mid, fetch=True), _digest)
         kernel_named: dict[int, list] = defaultdict(list)  # mapping -> (loc, old, name)
         for loc in p.locations:
             if any(p.functions[f].resolved for f in loc.functions):
@@ -211,7 +218,7 @@ class Symbolizer:
         return None
 
     def _user_name(self, p: Profile, mapping_id: int, dso_offset: int, adjust: int):
-        plan = self.plan(p, mapping_id)
+        plan = self.plan(p, mapping_id, fetch=True)
         if plan.index is None:
             return None
         return plan.index.lookup(_vaddr(plan, dso_offset) - adjust)
@@ -242,11 +249,49 @@ class Symbolizer:
         loc.lines = tuple((f.file, f.line) for f in frames if f.symbol)
 
     # ---- choosing files for a DSO ------------------------------------------------------
-    def plan(self, p: Profile, mapping_id: int) -> _DsoPlan:
+    def plan(self, p: Profile, mapping_id: int, fetch: bool = False) -> _DsoPlan:
+        """`fetch`: a frame of this DSO needs a name (the coverage report only asks, and
+        asks no server)."""
         plan = self._plans.get(mapping_id)
         if plan is None:
-            plan = self._plans[mapping_id] = self._make_plan(p.mappings[mapping_id])
+            mapping = p.mappings[mapping_id]
+            if fetch and self.debuginfod is not None and mapping.kind == USER:
+                self._fetch(mapping.build_id)
+            plan = self._plans[mapping_id] = self._make_plan(mapping)
         return plan
+
+    def _fetch(self, build_id: str) -> None:
+        """What the inputs lack for `build_id`, from the debuginfod servers: a file with
+        a symbol table (debuginfo) unless one was given, and the binary that ran
+        (executable: its segments place file offsets, its PLT names stubs) unless one
+        was given. A build-id nobody has is asked once per analysis (and the client
+        remembers misses across analyses)."""
+        if not build_id or build_id in self.asked:
+            return
+        self.asked.add(build_id)
+        have = [e for e in self.elfs if e.build_id == build_id]
+        wants = []
+        if not any(e.has_symtab for e in have):
+            wants.append("debuginfo")
+        if not any(not e.debug_only and e.segments for e in have):
+            wants.append("executable")
+        for kind in wants:
+            got = self.debuginfod.fetch(build_id, kind)
+            if got is None:
+                continue
+            try:
+                info = read_info(got.path, got.url)
+            except ElfUnreadable as e:
+                self.notes.append(f"{got.url}: unreadable ({e}); skipped")
+                continue
+            info.sha256 = got.sha256
+            if info.build_id != build_id:  # (the client checked; a cache is a disk)
+                continue
+            self.elfs.append(info)
+            self.fetched[id(info)] = got.server
+            if kind == "debuginfo" and info.has_symtab and not info.debug_only and \
+                    info.segments:
+                break  # an unstripped binary: it is the executable too
 
     def _make_plan(self, mapping) -> _DsoPlan:
         want = mapping.build_id
@@ -368,7 +413,10 @@ def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
         fraction = named[m] / frames[m] if frames[m] else 0.0
         entry = {"dso": mp.path, "kind": mp.kind, "build_id": mp.build_id or None,
                  "samples": samples, "resolved": round(fraction, 4), "source": None,
-                 "status": "", "reason": "", "advice": ""}
+                 "status": "", "reason": "", "advice": "",
+                 # where the names came from: uploaded, debuginfod <server>, kallsyms,
+                 # perf map, in the capture (the input named its frames), not found
+                 "from": "in the capture" if fraction >= 0.999 else "not found"}
         _explain(p, m, entry, sym, fraction)
         out.append(entry)
     return out
@@ -392,6 +440,7 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
         src = sym._kernel_source(mp)
         if src is not None:
             entry["source"] = src.origin
+            entry["from"] = "kallsyms"
         if m in sym.kernel_mismatch:
             past, total = sym.kernel_mismatch[m]
             entry.update(status="mismatch", reason=(
@@ -413,6 +462,8 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
                          advice=_advice(mp, p))
         return
     if mp.kind == JIT:
+        if sym.perf_maps and fraction > 0:
+            entry["from"] = "perf map"
         entry.update(status="resolved" if fraction >= 0.999 else "missing",
                      advice="" if fraction >= 0.999 else
                      f"upload {mp.path} written by the JIT during the recording")
@@ -420,6 +471,10 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
     plan = sym.plan(p, m)
     if plan.symbols is not None:
         entry["source"] = plan.symbols.name
+        server = sym.fetched.get(id(plan.symbols))
+        entry["from"] = f"debuginfod {server}" if server else "uploaded"
+    else:
+        entry["from"] = "in the capture" if fraction >= 0.999 else "not found"
     entry["status"] = plan.status if fraction < 0.999 or plan.status != "resolved" \
         else "resolved"
     reason = plan.note
@@ -432,6 +487,8 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
         if not bid:
             reason += ("; the capture has no build-id for it (perf records build-ids only "
                        "of DSOs where samples landed), so a copy will be matched by name")
+        elif sym.debuginfod is not None and bid in sym.asked:
+            reason += f"; the debuginfod servers ({' '.join(sym.debuginfod.urls)}) have none"
         entry["advice"] = _advice(mp, p)
     elif plan.status == "stripped":
         reason = (reason + "; " if reason else "") + \
@@ -463,16 +520,21 @@ def _advice(mp, p: Profile) -> str:
 
 # ---- entry point -------------------------------------------------------------------------
 def symbolize(profile: Profile, inputs: list[str | os.PathLike],
-              digests: Mapping[str, str] | None = None, inline: bool = True) -> list[dict]:
+              digests: Mapping[str, str] | None = None, inline: bool = True,
+              debuginfod: "Client | None" = None) -> list[dict]:
     """Name the profile's frames from `inputs` (files, directories, archives) and store
     the coverage report on the profile. Returns the coverage list. `digests`: recorded
     SHA-256 of input files, see inputs.collect. `inline=False` is perf's --no-inline:
-    no inline frames and no source lines from DWARF debug info."""
+    no inline frames and no source lines from DWARF debug info. `debuginfod`: a client
+    asked for the files of build-ids the inputs lack (debuginfod.Client.from_env)."""
     with tempfile.TemporaryDirectory(prefix="perfweb-symbols-") as work:
         collected = collect(inputs, work, digests)
-        sym = Symbolizer(collected.files, collected.notes, inline)
+        sym = Symbolizer(collected.files, collected.notes, inline, debuginfod)
         sym.run(profile)
         profile.coverage = coverage(profile, sym)
+    if debuginfod is not None:
+        sym.notes.extend(n for n in debuginfod.notes if n not in sym.notes)
+        debuginfod.notes.clear()
     profile.notes.extend(sym.notes)
     return profile.coverage
 

@@ -1,0 +1,264 @@
+"""The debuginfod client (analysis/symbols/debuginfod.py) against Debian's debuginfod
+serving the spinpool case's ELF files on loopback (tests/debuginfod_server.py): the busy
+1.0.0 capture uploaded with the kernel's kallsyms only, its user frames named from the
+server exactly as perf names them with every symbol file (truth-script, truth-report),
+each file cached per build-id, a second analysis asking nothing; a stub standing for a
+bad server answers what a hostile one may."""
+import http.server
+import json
+import os
+import threading
+import time
+import zipfile
+from collections import Counter
+
+import pytest
+
+from analysis.export.folded import FoldOptions, fold
+from analysis.importers import load
+from analysis.symbols import symbolize
+from analysis.symbols.debuginfod import Client, parse_urls
+from conftest import FIXTURES, SPINPOOL
+from debuginfod_server import LIBC, QUALLA, Server, requests
+from truth import truth_report
+
+CASE = "1.0.0-busy"
+KERNEL = SPINPOOL / "kernel-symbols.zip"
+QUALLA_DSO = "/opt/qualla-1.0.0/bin/libqualla.so"
+LIBC_DSO = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("debuginfod"))
+    yield s
+    s.stop()
+
+
+def _analysed(client):
+    p = load(SPINPOOL / f"{CASE}.perf.data")
+    cov = symbolize(p, [KERNEL], inline=False, debuginfod=client)
+    return p, {c["dso"]: c for c in cov}
+
+
+def _folded(profile):
+    return fold(profile, FoldOptions(convention="inferno", weight="samples"))
+
+
+def _unnamed(p, dsos=(QUALLA_DSO, LIBC_DSO)):
+    """(frames, samples) of `dsos` left unnamed: distinct locations, and the samples
+    whose stack holds one. (libstdc++'s one address stays unnamed: no file of it is
+    anywhere, perf shows it as 0x7f147f4d44a3.)"""
+    bad = {loc.id for loc in p.locations
+           if p.mappings[loc.mapping_id].path in dsos
+           and not any(p.functions[f].resolved for f in loc.functions)}
+    samples = sum(n for sid, n in zip(p.s_stack, p.s_count) if bad & set(p.stacks[sid]))
+    return len(bad), samples
+
+
+def test_the_variable_as_libdebuginfod_reads_it(tmp_path):
+    for unset in ({}, {"DEBUGINFOD_URLS": ""}, {"DEBUGINFOD_URLS": "  \t "},
+                  {"DEBUGINFOD_URLS": "file:///usr/lib/debug"}):
+        assert Client.from_env(unset, tmp_path) is None
+    c = Client.from_env({"DEBUGINFOD_URLS": "https://debuginfod.debian.net/ "
+                         "http://127.0.0.1:8002 https://debuginfod.debian.net",
+                         "DEBUGINFOD_TIMEOUT": "2", "DEBUGINFOD_MAXSIZE": "1000"}, tmp_path)
+    assert c.urls == ["https://debuginfod.debian.net", "http://127.0.0.1:8002"]
+    assert (c.timeout, c.max_bytes) == (2.0, 1000)
+    assert parse_urls("ftp://x http://a/b/") == ["http://a/b"]
+    assert c.fetch("../../etc", "debuginfo") is None and c.requests == 0  # not hex
+    assert c.fetch(QUALLA, "source") is None and c.requests == 0
+
+
+def test_without_servers_the_user_frames_stay_unnamed(server):
+    before = requests(server.url)
+    p, cov = _analysed(None)
+    assert _unnamed(p) == (57, 973)  # 57 addresses; every sample has one
+    assert (cov[QUALLA_DSO]["status"], cov[QUALLA_DSO]["from"]) == ("missing", "not found")
+    assert (cov[LIBC_DSO]["status"], cov[LIBC_DSO]["from"]) == ("missing", "not found")
+    assert cov["[kernel.kallsyms]"]["from"] == "kallsyms"
+    assert requests(server.url) == before
+
+
+def test_names_from_the_server_are_perfs_and_cached_per_build_id(server, tmp_path):
+    cache = tmp_path / "cache"
+    before = requests(server.url)
+    client = Client([server.url], cache)
+    t0 = time.perf_counter()
+    p, cov = _analysed(client)
+    cold = time.perf_counter() - t0
+    # debuginfo and executable of libc and libqualla; libstdc++ has no build-id in the
+    # capture (no sample landed in it), so it is never asked for
+    assert client.requests == 4
+    assert requests(server.url) == (before[0] + 2, before[1] + 2)
+    assert _unnamed(p) == (0, 0)
+    truth = load(SPINPOOL / f"{CASE}.truth-script.txt")
+    assert _folded(p) == _folded(truth)
+    # perf report --no-children --sort sym with the symbol files: every function's self
+    samples, entries = truth_report(SPINPOOL / f"{CASE}.truth-report.txt")
+    leaves = Counter()
+    for stack, n in _folded(p).items():
+        leaves[stack.rsplit(";", 1)[-1]] += n
+    assert samples == sum(leaves.values()) == 973
+    assert {name: round(100 * n / samples, 2) for name, n in leaves.items()} == entries
+    assert entries["pthread_mutex_lock@@GLIBC_2.2.5"] == 14.80
+    for dso, bid in ((QUALLA_DSO, QUALLA), (LIBC_DSO, LIBC)):
+        c = cov[dso]
+        assert (c["status"], c["resolved"]) == ("resolved", 1.0)
+        assert c["from"] == f"debuginfod {server.url}"
+        assert c["source"] == f"{server.url}/buildid/{bid}/debuginfo"
+        folder = cache / "debuginfod-client" / bid[:2] / bid
+        assert sorted(f.name for f in folder.iterdir()) == \
+            ["debuginfo", "debuginfo.json", "executable", "executable.json"]
+        meta = json.loads((folder / "debuginfo.json").read_text())
+        assert meta["server"] == server.url and meta["size"] == \
+            (folder / "debuginfo").stat().st_size
+    qualla_debug = zipfile.ZipFile(SPINPOOL / "symbols-1.0.0.zip").read("libqualla.so.debug")
+    assert (cache / "debuginfod-client" / QUALLA[:2] / QUALLA / "debuginfo").read_bytes() \
+        == qualla_debug
+    assert cov["/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30"]["from"] == "not found"
+    assert "debuginfod servers" not in \
+        cov["/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30"]["reason"]  # never asked
+
+    # again, as the next analysis on this worker: from the cache, the server not asked
+    asked = requests(server.url)
+    again = Client([server.url], cache)
+    t0 = time.perf_counter()
+    p2, cov2 = _analysed(again)
+    warm = time.perf_counter() - t0
+    assert again.requests == 0 and requests(server.url) == asked
+    assert _folded(p2) == _folded(truth)
+    assert cov2[QUALLA_DSO]["from"] == f"debuginfod {server.url}"
+    print(f"analysis with 4 files fetched: {cold:.2f} s; from the cache: {warm:.2f} s")
+
+
+def test_a_miss_is_remembered_briefly(server, tmp_path):
+    client = Client([server.url], tmp_path)
+    nobody = "00" * 19 + "ff"
+    before = requests(server.url)
+    assert client.fetch(nobody, "debuginfo") is None
+    assert client.fetch(nobody, "debuginfo") is None  # remembered
+    assert requests(server.url)[0] == before[0] + 1 and client.requests == 1
+    marker, = (tmp_path / "debuginfod-client" / "00" / nobody).glob("debuginfo.missing-*")
+    old = time.time() - client.miss_ttl - 1
+    os.utime(marker, (old, old))
+    assert client.fetch(nobody, "debuginfo") is None  # expired: asked again
+    assert requests(server.url)[0] == before[0] + 2
+    # a 404 is no error worth a note
+    assert client.notes == []
+
+
+# ---- a bad server ----------------------------------------------------------------------
+_OTHER_ELF = (FIXTURES / "perfdata" / "bin" / "pw-dlopen").read_bytes()
+CAP = 8 << 20  # above libc's debug file (the biggest served), below what the stub sends
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    """Answers each file of the capture's two build-ids in a way that must not be used."""
+    protocol_version = "HTTP/1.0"  # bodies end when the connection closes
+    hits: list = []
+
+    def do_GET(self):
+        self.hits.append(self.path)
+        body, headers = b"", {}
+        if self.path == f"/buildid/{QUALLA}/debuginfo":
+            body = b"<html>not a debug file</html>\n" * 50
+        elif self.path == f"/buildid/{QUALLA}/executable":
+            body = _OTHER_ELF  # an ELF, of another build
+        elif self.path == f"/buildid/{LIBC}/debuginfo":
+            body, headers = b"\x7fELF", {"Content-Length": str(1 << 40)}
+        elif self.path == f"/buildid/{LIBC}/executable":
+            self.send_response(200)
+            self.end_headers()  # no length: an ELF header, then more than the cap
+            self.wfile.write(b"\x7fELF" + b"\0" * 1020)
+            for _ in range(CAP // (1 << 20) + 1):
+                try:
+                    self.wfile.write(b"\0" * (1 << 20))
+                except OSError:
+                    return  # the client hung up at the cap
+            return
+        elif self.path.startswith("/redirect/"):
+            self.send_response(302)
+            self.send_header("Location", "file:///etc/passwd")
+            self.end_headers()
+            return
+        elif self.path.startswith("/slow/"):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"\x7fELF")
+            self.wfile.flush()
+            time.sleep(2)
+            return
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_a_bad_servers_answers_are_not_used(hostile, server, tmp_path):
+    _Hostile.hits.clear()
+    cache = tmp_path / "cache"
+    alone = Client([hostile], cache, max_bytes=CAP)
+    p, cov = _analysed(alone)
+    assert sorted(_Hostile.hits) == sorted(f"/buildid/{b}/{k}" for b in (LIBC, QUALLA)
+                                           for k in ("debuginfo", "executable"))
+    assert _unnamed(p) == (57, 973)  # as with no server at all
+    assert cov[QUALLA_DSO]["from"] == cov[LIBC_DSO]["from"] == "not found"
+    assert f"the debuginfod servers ({hostile}) have none" in cov[QUALLA_DSO]["reason"]
+    why = {n.split(": ", 2)[1]: n.split(": ", 2)[2] for n in p.notes
+           if n.startswith(f"debuginfod {hostile}")}
+    assert why == {
+        f"{QUALLA}/debuginfo": "not an ELF file; not used",
+        f"{QUALLA}/executable": "its build-id is "  # pw-dlopen's
+                                "f7142a817a82108888864f43a07f0a3580870906; not used",
+        f"{LIBC}/debuginfo": f"{1 << 40} bytes, over the {CAP} byte cap; not used",
+        f"{LIBC}/executable": f"over the {CAP} byte cap; not used",
+    }
+    # nothing of it kept but the misses, and no partial file left behind
+    kept = sorted(str(f.relative_to(cache)) for f in cache.rglob("*") if f.is_file())
+    assert [k.rsplit("/", 1)[-1].split("-")[0] for k in kept] == \
+        ["debuginfo.missing", "executable.missing"] * 2
+
+    # the bad server first, the good one after it: every file from the good one
+    _Hostile.hits.clear()
+    both = Client([hostile, server.url], tmp_path / "cache2", max_bytes=CAP)
+    p, cov = _analysed(both)
+    assert len(_Hostile.hits) == 4 and both.requests == 8
+    assert _unnamed(p) == (0, 0)
+    assert _folded(p) == _folded(load(SPINPOOL / f"{CASE}.truth-script.txt"))
+    assert cov[QUALLA_DSO]["from"] == cov[LIBC_DSO]["from"] == f"debuginfod {server.url}"
+
+
+def test_redirects_and_stalls(hostile, tmp_path):
+    client = Client([f"{hostile}/redirect"], tmp_path, timeout=0.5)
+    assert client.fetch(QUALLA, "debuginfo") is None
+    assert client.notes == [f"debuginfod {hostile}/redirect/buildid/{QUALLA}/debuginfo: "
+                            f"HTTP 302"]
+    slow = Client([f"{hostile}/slow"], tmp_path, timeout=0.5)
+    t0 = time.perf_counter()
+    assert slow.fetch(QUALLA, "debuginfo") is None
+    assert time.perf_counter() - t0 < 1.5
+    assert slow.notes[0].startswith(f"debuginfod {hostile}/slow: {QUALLA}/debuginfo: "
+                                    f"transfer broke off")
