@@ -162,6 +162,9 @@ PERFWEB_MAX_UPLOAD_BYTES = env.int("PERFWEB_MAX_UPLOAD_BYTES", default=2 << 30) 
 PERFWEB_MAX_SYMBOL_FILES = env.int("PERFWEB_MAX_SYMBOL_FILES", default=32)  # per upload
 #: what one user's captures and symbol files may take in storage, in total
 PERFWEB_USER_QUOTA_BYTES = env.int("PERFWEB_USER_QUOTA_BYTES", default=50 << 30)
+#: what one team's captures and symbol files may take, unless the team has its own quota
+#: (Team.quota_bytes, set in the admin)
+PERFWEB_TEAM_QUOTA_BYTES = env.int("PERFWEB_TEAM_QUOTA_BYTES", default=500 << 30)
 #: address space an analysis may use beyond the worker's own (0: no limit)
 PERFWEB_WORKER_MEMORY_MB = env.int("PERFWEB_WORKER_MEMORY_MB", default=8192)
 PERFWEB_CACHE_DIR = env("PERFWEB_CACHE_DIR", default=str(VAR_DIR / "symbol-cache"))
@@ -178,6 +181,19 @@ PERFWEB_MAX_ATTEMPTS = env.int("PERFWEB_MAX_ATTEMPTS", default=3)
 PERFWEB_PROFILE_CACHE_BYTES = env.int("PERFWEB_PROFILE_CACHE_BYTES", default=128 << 20)
 #: test-only: seconds each pipeline stage waits, so a test can kill a worker mid-task
 PERFWEB_STAGE_DELAY_S = env.float("PERFWEB_STAGE_DELAY_S", default=0.0)
+#: service webhooks (perfweb/captures/webhooks.py): attempts per notification, the wait
+#: before the second (doubling after), each attempt's connect and read timeout, and how
+#: overdue a pending one must be for the sweep to send it again
+PERFWEB_WEBHOOK_MAX_ATTEMPTS = env.int("PERFWEB_WEBHOOK_MAX_ATTEMPTS", default=5)
+PERFWEB_WEBHOOK_BACKOFF_S = env.float("PERFWEB_WEBHOOK_BACKOFF_S", default=15)
+PERFWEB_WEBHOOK_TIMEOUT_S = env.float("PERFWEB_WEBHOOK_TIMEOUT_S", default=5)
+PERFWEB_WEBHOOK_GRACE_S = env.int("PERFWEB_WEBHOOK_GRACE_S", default=120)
+#: off: webhooks go to public addresses only (no loopback, private, link-local such as
+#: 169.254.169.254, or reserved ranges); on for receivers inside your network
+PERFWEB_WEBHOOK_ALLOW_PRIVATE = env.bool("PERFWEB_WEBHOOK_ALLOW_PRIVATE", default=False)
+#: the site's address for links in webhook messages (default: as the member who set the
+#: webhook reached it), e.g. https://perfweb.example
+PERFWEB_SITE_URL = env("PERFWEB_SITE_URL", default="")
 
 # Celery: Redis when REDIS_URL is set, otherwise a broker in files under ./var, which
 # needs no server and works across processes on one machine
@@ -215,6 +231,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-captures": {"task": "perfweb.captures.tasks.sweep_captures",
                              "schedule": env.float("PERFWEB_SWEEP_EVERY_S", default=15)},
+    "sweep-webhooks": {"task": "perfweb.captures.tasks.sweep_webhooks", "schedule": 60.0},
+    # the teams' retention (services/retention.py; `manage.py purge_expired` for cron)
+    "purge-expired-captures": {"task": "perfweb.captures.tasks.purge_expired_captures",
+                               "schedule": env.float("PERFWEB_PURGE_EVERY_S", default=3600)},
 }
 
 # the REST API: personal tokens (Authorization: Token pw_...) or the browser session

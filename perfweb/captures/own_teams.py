@@ -34,7 +34,7 @@ def team_for_first_upload(user) -> Team:
         if made_meanwhile:
             return made_meanwhile[0]
         team = _create_team_named_after(user.username)
-        Membership.objects.create(team=team, user=user)
+        Membership.objects.create(team=team, user=user, admin=True)  # its first admin
         return team
 
 

@@ -7,6 +7,7 @@ import re
 import secrets
 from datetime import timedelta
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, JsonResponse
@@ -23,7 +24,9 @@ from .services import buildids
 from .services.history import comparison, history, previous_capture
 from .share_links import view_query
 from .templatetags.numbers import of_percent, points, signed_percent
-from .models import BuildIdEntry, Capture, ShareLink, ShareLinkUse
+from .models import BuildIdEntry, Capture, Membership, ShareLink, ShareLinkUse
+from .services import retention
+from .uploads import exact_size, team_quota, team_usage
 from .views import capture_context, status_payload
 
 BUILD_ID = re.compile(r"[0-9a-fA-F]{2,64}")
@@ -47,8 +50,16 @@ def service_history(request, pk: int):
 
 
 # ---- comparisons ------------------------------------------------------------------------------
+class Purged(Exception):
+    """A side of a comparison is gone: the retention policy deleted it."""
+    def __init__(self, purged: list, before, after):
+        super().__init__(purged)
+        self.purged, self.before, self.after = purged, before, after
+
+
 def _pair(request, a: int, b: int):
     """Two analyzed captures the user may see, and their comparison."""
+    _purged_sides(request.user, a, b)
     qs = access.captures_of(request.user).filter(status=Capture.Status.DONE)
     before, after = get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
     data = comparison(before, after, tree=True)
@@ -57,9 +68,46 @@ def _pair(request, a: int, b: int):
     return before, after, data
 
 
+def _purged_sides(user, a: int, b: int) -> None:
+    """Raise Purged when a side the user's team had was deleted by the retention policy
+    (the other side still there, or purged too); otherwise nothing."""
+    mine = access.captures_of(user)
+    sides = [mine.filter(pk=pk).select_related("build__service").first() for pk in (a, b)]
+    gone = [retention.purged_of(user, pk) if c is None else None
+            for pk, c in zip((a, b), sides)]
+    if any(gone) and all(c is not None or p is not None for c, p in zip(sides, gone)):
+        raise Purged([p for p in gone if p is not None], *sides)
+
+
+def _compare_purged(request, e: Purged):
+    """The comparison cannot be computed again; what the later capture's analysis said
+    of it when both were there is still shown."""
+    stored = None
+    if e.after is not None and e.before is None:
+        result = e.after.latest_result()
+        cmp = result.comparison if result is not None else None
+        if cmp and (cmp.get("before") or {}).get("id") == e.purged[0].capture_id:
+            stored = {"verdict": cmp.get("verdict"), "reason": cmp.get("reason")}
+    rows = [{"p": p, "sentence": p.sentence} for p in e.purged]
+    return render(request, "captures/compare_purged.html",
+                  {"purged": rows, "before": e.before, "after": e.after, "stored": stored},
+                  status=410)
+
+
+def _purged_json(e: Purged):
+    return JsonResponse({"detail": " ".join(p.sentence for p in e.purged),
+                         "purged": [{"capture": p.capture_id,
+                                     "deleted_at": p.deleted_at.isoformat(),
+                                     "retention_days": p.retention_days}
+                                    for p in e.purged]}, status=410)
+
+
 @login_required
 def compare_page(request, a: int, b: int):
-    before, after, data = _pair(request, a, b)
+    try:
+        before, after, data = _pair(request, a, b)
+    except Purged as e:
+        return _compare_purged(request, e)
     context = {"before": before, "after": after, "cmp": data}
     per = data.get("cpu_per_unit") or {}
     if "change" in per:
@@ -115,7 +163,10 @@ def blocked_rows(rows: list[dict]) -> list[dict]:
 
 @login_required
 def compare_data(request, a: int, b: int):
-    return JsonResponse(_pair(request, a, b)[2])
+    try:
+        return JsonResponse(_pair(request, a, b)[2])
+    except Purged as e:
+        return _purged_json(e)
 
 
 @login_required
@@ -142,7 +193,7 @@ def compare_previous(request, pk: int):
 @login_required
 def capture_export(request, pk: int, fmt: str):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    return export_response(capture, fmt)
+    return export_response(capture, fmt, request)
 
 
 # ---- share links --------------------------------------------------------------------------------
@@ -207,6 +258,69 @@ def shared_data(request, token: str, kind: str):
     if kind == "status":
         return JsonResponse(status_payload(link.capture))
     return data_response(request, load_profile(link.capture), kind, link.capture)
+
+
+# ---- teams ------------------------------------------------------------------------------------
+class RetentionForm(forms.Form):
+    retention_days = forms.IntegerField(
+        required=False, min_value=1, max_value=36500, label="Keep captures (days)",
+        help_text="Empty: keep them for ever.")
+
+
+@login_required
+def teams(request):
+    return render(request, "captures/teams.html", {
+        "memberships": Membership.objects.filter(user=request.user)
+        .select_related("team").order_by("team__name")})
+
+
+@login_required
+def team_detail(request, pk: int):
+    team = get_object_or_404(access.teams_of(request.user), pk=pk)
+    form = RetentionForm(initial={"retention_days": team.retention_days})
+    return _team_page(request, team, form)
+
+
+@login_required
+@require_POST
+def team_settings(request, pk: int):
+    """A team admin sets the retention; other members see it and are refused (403), and
+    outsiders do not find the team (404)."""
+    team = get_object_or_404(access.teams_of(request.user), pk=pk)
+    form = RetentionForm(request.POST)
+    if not Membership.objects.filter(team=team, user=request.user, admin=True).exists():
+        form = RetentionForm(initial={"retention_days": team.retention_days})
+        return _team_page(request, team, form, status=403,
+                          refused="Only the team's admins may change its settings.")
+    if not form.is_valid():
+        return _team_page(request, team, form, status=400)
+    team.retention_days = form.cleaned_data["retention_days"]
+    team.save(update_fields=["retention_days"])
+    messages.info(request, "Captures are now kept for ever." if team.retention_days is None
+                  else f"Captures are now kept {_days(team.retention_days)}; older ones are "
+                       f"deleted by the next purge, except those a live share link shows.")
+    return redirect("team", pk=team.pk)
+
+
+def _days(n: int) -> str:
+    return f"{n} day{'s' if n != 1 else ''}"
+
+
+def _team_page(request, team, form, status: int = 200, refused: str = ""):
+    now = timezone.now()
+    used, quota = team_usage(team), team_quota(team)
+    memberships = team.membership_set.select_related("user").order_by("user__username")
+    return render(request, "captures/team.html", {
+        "team": team, "form": form, "memberships": memberships,
+        "is_admin": any(m.user_id == request.user.pk and m.admin for m in memberships),
+        "used": exact_size(used), "quota": exact_size(quota),
+        "used_percent": f"{100 * used / quota:.1f}" if quota else "",
+        "own_quota": team.quota_bytes is not None,
+        "retention": None if team.retention_days is None else _days(team.retention_days),
+        "pinned": retention.pinned(team, now).count(),
+        "expired": retention.expired(team, now).count(),
+        "purged": team.purged.order_by("-deleted_at", "-capture_id")[:50],
+        "purged_count": team.purged.count(), "refused": refused}, status=status)
 
 
 # ---- API tokens ------------------------------------------------------------------------------

@@ -43,6 +43,43 @@ def check_quota(user, files) -> None:
             f"Delete old captures or ask an administrator for more room.")
 
 
+class TeamQuotaExceeded(QuotaExceeded):
+    pass
+
+
+def team_quota(team) -> int:
+    """The team's own quota, else PERFWEB_TEAM_QUOTA_BYTES."""
+    own = getattr(team, "quota_bytes", None)
+    return settings.PERFWEB_TEAM_QUOTA_BYTES if own is None else own
+
+
+def team_usage(team) -> int:
+    """The bytes of the team's captures and symbol files (of its builds and captures)."""
+    from django.db.models import Sum
+    if team is None:
+        return 0
+    return (Capture.objects.filter(build__service__team=team)
+            .aggregate(n=Sum("size"))["n"] or 0) + \
+        (SymbolFile.objects.filter(build__service__team=team)
+         .aggregate(n=Sum("size"))["n"] or 0) + \
+        (SymbolFile.objects.filter(capture__build__service__team=team)
+         .aggregate(n=Sum("size"))["n"] or 0)
+
+
+def check_team_quota(team, files) -> None:
+    """The team's uploads fit its quota (team None: the user's first upload, which makes
+    a new, empty team under the default quota)."""
+    quota = team_quota(team)
+    used = team_usage(team)
+    incoming = sum(f.size for f in files if f is not None)
+    if used + incoming > quota:
+        who = f"team “{team.name}”" if team is not None else "your new team"
+        raise TeamQuotaExceeded(
+            f"This upload of {exact_size(incoming)} would take the uploads of {who} to "
+            f"{exact_size(used + incoming)}, over its quota of {exact_size(quota)}. "
+            f"Delete old captures or ask an administrator for more room.")
+
+
 def sha256_of(upload: UploadedFile) -> str:
     h = hashlib.sha256()
     for chunk in upload.chunks(1 << 20):
@@ -58,7 +95,9 @@ def store_upload(user, team, d) -> tuple[Capture, bool]:
     is created before the quota check passes, and everything in one transaction, so a
     refused or failed upload leaves no team, service, build or file behind."""
     upload = d["capture"]
-    check_quota(user, [upload, *(d.get("symbols") or []), *(d.get("sources") or [])])
+    files = [upload, *(d.get("symbols") or []), *(d.get("sources") or [])]
+    check_quota(user, files)
+    check_team_quota(team, files)
     digest = sha256_of(upload)
     stored: list = []  # (storage, name) of every file written, removed if anything fails
     try:
@@ -122,6 +161,7 @@ def store_build_symbols(files, user, build, sources=()) -> None:
     """More symbol files (and source archives) for a build: all of them, or none (files
     and rows)."""
     check_quota(user, [*files, *sources])
+    check_team_quota(build.service.team, [*files, *sources])
     stored: list = []
     try:
         with transaction.atomic():
