@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import explore_views, team_views, views
+from . import comment_views, explore_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +12,10 @@ urlpatterns = [
     path("captures/<int:pk>/folded/", views.capture_folded, name="capture-folded"),
     path("captures/<int:pk>/retry/", views.capture_retry, name="capture-retry"),
     path("captures/<int:pk>/delete/", views.capture_delete, name="capture-delete"),
+    path("captures/<int:pk>/comments/", comment_views.comment_create,
+         name="capture-comment-create"),
+    path("captures/<int:pk>/comments/<int:comment_id>/delete/", comment_views.comment_delete,
+         name="capture-comment-delete"),
     path("builds/<int:pk>/delete/", views.build_delete, name="build-delete"),
     path("services/<int:pk>/delete/", views.service_delete, name="service-delete"),
     *[path(f"captures/<int:pk>/data/{kind}.json", explore_views.data, {"kind": kind},

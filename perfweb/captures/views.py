@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import access, pipeline
+from .comment_views import comments_context
 from .services import deletion
 from .services.history import previous_capture
 from .share_links import share_url
@@ -72,10 +73,16 @@ def _upload_refused(request, form, status: int = 400):
 def capture_detail(request, pk: int):
     capture = get_object_or_404(access.captures_of(request.user).select_related(
         "build__service__team"), pk=pk)
+    return capture_page(request, capture)
+
+
+def capture_page(request, capture, status: int = 200, extra: dict | None = None):
+    """The page for a team member (`extra`: a refused comment's errors and fields)."""
     context = capture_context(capture)
     context["share_links"] = [(link, share_url(request, link)) for link in
                               capture.share_links.order_by("-created_at")]
-    return render(request, "captures/capture.html", context)
+    context.update(extra or {})
+    return render(request, "captures/capture.html", context, status=status)
 
 
 def capture_context(capture, share_token: str | None = None) -> dict:
@@ -101,6 +108,7 @@ def capture_context(capture, share_token: str | None = None) -> dict:
         context["comparison"] = result.comparison
         # a link to compare only where there is a capture to compare with
         context["previous"] = None if shared else previous_capture(capture)
+    context.update(comments_context(capture, context.get("findings")))
     return context
 
 

@@ -78,6 +78,12 @@ def _routes(w):
         "capture-download": ("get", reverse("capture-download", args=[a.pk]), None, 200, 404),
         "capture-folded": ("get", reverse("capture-folded", args=[a.pk]), None, 200, 404),
         "capture-retry": ("post", reverse("capture-retry", args=[a.pk]), {}, 302, 404),
+        "capture-comment-create": ("post", reverse("capture-comment-create", args=[a.pk]),
+                                   {"kind": "range", "start": "0", "end": "1", "body": "ok"},
+                                   302, 404),
+        # (no such comment: the member's 404; deleting one's own is in test_comments.py)
+        "capture-comment-delete": ("post", reverse("capture-comment-delete",
+                                                   args=[a.pk, 999999]), {}, 404, 404),
         # (the confirmation pages; what a POST deletes is tested in the browser)
         "capture-delete": ("get", reverse("capture-delete", args=[a.pk]), None, 200, 404),
         "build-delete": ("get", reverse("build-delete", args=[a.build.pk]), None, 200, 404),
@@ -132,6 +138,9 @@ def _routes(w):
         "api-capture-export": ("get", f"/api/v1/captures/{a.pk}/export/folded/", None, 200,
                                404),
         "api-capture-compare": ("get", f"/api/v1/captures/{b.pk}/compare/", None, 200, 404),
+        "api-capture-comments": ("get", f"/api/v1/captures/{a.pk}/comments/", None, 200, 404),
+        "api-capture-comment": ("delete", f"/api/v1/captures/{a.pk}/comments/999999/", None,
+                                404, 404),
     }
 
 
@@ -205,7 +214,7 @@ def test_api_tokens_see_what_their_user_sees(world):
 
 FORMS = ["upload", "capture-retry", "share-create", "share-revoke", "build",
          "build-reanalyze", "tokens", "logout", "login", "capture-delete", "build-delete",
-         "service-delete"]
+         "service-delete", "capture-comment-create", "capture-comment-delete"]
 
 
 def test_csrf_on_every_form(world):

@@ -9,7 +9,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.exceptions import (APIException, NotFound, PermissionDenied,
+                                       ValidationError)
 from rest_framework.response import Response
 
 from .. import access
@@ -17,8 +18,10 @@ from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
 from ..services.history import comparison, history, previous_capture
 from ..services import deletion
+from ..services.comments import CommentInvalid, create_comment
+from ..comment_views import comment_json
 from ..services.profiles import stored_profile
-from ..models import Build, Capture, Service
+from ..models import Build, Capture, Comment, Service
 from ..upload_limits import STORAGE_FULL, storage_full
 from ..own_teams import team_for_first_upload, teams_for_upload
 from ..uploads import QuotaExceeded, StorageFull, store_upload
@@ -264,3 +267,41 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         if data is None:
             raise NotReady("a capture has no stored profile; analyze it again")
         return Response(data)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, request=inline_serializer("NewComment", {
+        "body": serializers.CharField(max_length=Comment.MAX_BODY),
+        "kind": serializers.ChoiceField([k for k, _ in Comment.KINDS]),
+        "finding": serializers.CharField(required=False, help_text="a finding's rule"),
+        "function": serializers.CharField(required=False, help_text="a function's name"),
+        "function_id": serializers.IntegerField(required=False,
+                                                help_text="or its id (the explorer's focus)"),
+        "start": serializers.FloatField(required=False, help_text="s from the first sample"),
+        "end": serializers.FloatField(required=False)}))
+    @action(detail=True, methods=["get", "post"])
+    def comments(self, request, pk=None):
+        """The capture's comments, oldest first; POST adds one on a finding (its rule), a
+        function (its name or id) or a time range (start and end, seconds from the first
+        sample, within the capture's duration). Share links cannot comment."""
+        capture = self.get_object()
+        if request.method == "POST":
+            if not hasattr(request.data, "get"):
+                raise ValidationError({"detail": "send the comment's fields as an object"})
+            try:
+                comment = create_comment(capture, request.user, request.data)
+            except CommentInvalid as e:
+                raise ValidationError(e.errors) from None
+            return Response(comment_json(comment, request.user),
+                            status=status.HTTP_201_CREATED)
+        return Response([comment_json(c, request.user)
+                         for c in capture.comments.select_related("author")])
+
+    @extend_schema(responses={204: None})
+    @action(detail=True, methods=["delete"], url_path=r"comments/(?P<comment_id>[0-9]+)")
+    def comment(self, request, pk=None, comment_id=None):
+        """Delete one of your own comments (another member's: 403)."""
+        capture = self.get_object()
+        comment = get_object_or_404(Comment, pk=int(comment_id), capture=capture)
+        if comment.author_id != request.user.pk:
+            raise PermissionDenied("you can delete only your own comments")
+        comment.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
