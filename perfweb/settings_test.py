@@ -24,3 +24,6 @@ os.environ.setdefault("STATIC_ROOT", os.path.join(os.path.dirname(os.path.dirnam
 from .settings import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins
+# no test asks a debuginfod server it did not start (the developer's shell may export
+# DEBUGINFOD_URLS=https://debuginfod.debian.net); a test sets its own
+DEBUGINFOD_URLS = ""
