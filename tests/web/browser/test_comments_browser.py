@@ -1,0 +1,79 @@
+"""Comments on the capture page in Chromium: one added through the form shows with its
+author, its time and its body as text (a <script> body runs nothing), a hostile author
+name is text too, a range left empty takes the explorer's range, and a click on the
+comment brings the explorer to that range (the flame graph's total for it)."""
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from perfweb.captures import services
+from perfweb.captures.models import Capture, Comment, Membership, Team
+from perfweb.captures.uploads import store_upload
+
+from ..conftest import SPINPOOL
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCRIPT = '<script>alert("body")</script> & <b>bold</b>'
+IMG_NAME = "<img src=x onerror=alert(1)>"
+
+
+def _file(path):
+    return SimpleUploadedFile(path.name, path.read_bytes())
+
+
+def test_comment_added_on_the_page(page, django_user_model):
+    team = Team.objects.get(name="inference")
+    alice = django_user_model.objects.get(username="alice")
+    c, _ = store_upload(alice, team, {
+        "service": "llm-api", "version": "1.1.0", "label": "busy",
+        "capture": _file(SPINPOOL / "1.1.0-busy.perf.data"),
+        "symbols": [_file(SPINPOOL / "symbols-1.1.0.zip")], "symbols_for_build": True})
+    services.run_analysis(c.pk)
+    capture = Capture.objects.get(pk=c.pk)
+    assert capture.status == "done", capture.error
+    hostile = django_user_model.objects.create_user(IMG_NAME, password="pw-hostile-123")
+    Membership.objects.create(team=team, user=hostile)
+    Comment.objects.create(capture=capture, author=hostile, body="first", kind="finding",
+                           finding="cpu-use")
+
+    # the explorer on a range (as a drag on the timeline leaves it), then a comment on it
+    url = page.base + capture.get_absolute_url()
+    page.goto(url + "?start=1.000&end=2.500")
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    page.select_option("#comment-kind", "range")
+    assert page.is_visible("#comment-start") and not page.is_visible("#comment-function")
+    page.fill("#comment-body", SCRIPT)
+    page.click("#comment-submit")
+    page.wait_for_url(re.compile(r"#comment-\d+$"))
+    comment = Comment.objects.get(author__username="alice")
+    assert (comment.kind, comment.start, comment.end, comment.body) == \
+        ("range", 1.0, 2.5, SCRIPT)
+    item = f"#comment-{comment.pk}"
+    assert page.text_content(f"{item} .comment-author") == "alice"
+    assert page.text_content(f"{item} .comment-time") == \
+        comment.created_at.strftime("%Y-%m-%d %H:%M UTC")
+    assert page.text_content(f"{item} .comment-body") == SCRIPT  # as typed, as text
+    assert page.text_content(f"{item} .comment-target") == "1.000 s – 2.500 s"
+    assert page.eval_on_selector_all("#comments script, #comments b, #comments img",
+                                     "els => els.length") == 0
+    # the other member's name: text, under the finding and in the list
+    assert page.eval_on_selector_all(".comment-author", "els => els.map(e => e.textContent)") \
+        == [IMG_NAME, IMG_NAME, "alice"]
+    assert page.text_content("#finding-cpu-use .comment-body") == "first"
+
+    # the whole capture again, then a click on the comment: the explorer on its range
+    page.goto(url)
+    page.wait_for_selector("#explorer[data-flame-total='154']", state="attached",
+                           timeout=30000)
+    r = page.request.get(f"{page.base}/captures/{capture.pk}/data/flame.json"
+                         "?start=1.0&end=2.5")
+    in_range = r.json()["total"]
+    assert 0 < in_range < 154
+    page.click(f"{item} .comment-target")
+    page.wait_for_selector(f"#explorer[data-flame-total='{in_range}']", state="attached",
+                           timeout=30000)
+    assert page.url.endswith(f"{capture.get_absolute_url()}?start=1.000&end=2.500")
+    assert page.text_content("#selection-total") == str(in_range)
+    assert page.dialogs == [] and page.errors == []
