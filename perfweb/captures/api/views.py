@@ -232,12 +232,15 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                                                 enum=list(EXPORTS))])
     @action(detail=True, url_path=r"export/(?P<fmt>[a-z-]+)")
     def export(self, request, pk=None, fmt=None):
-        """Folded stacks, speedscope JSON or perf script text."""
+        """Folded stacks, speedscope JSON, perf script text, pprof (profile.proto,
+        gzipped) or Firefox Profiler's Gecko format (gzipped JSON); the last two of the
+        explorer's selection when given its parameters (tids, start, end, event, view,
+        tf: the capture page's data endpoints')."""
         capture = self.get_object()
         _finished(capture)
         if fmt not in EXPORTS:
             raise ValidationError({"fmt": f"one of {', '.join(EXPORTS)}"})
-        return export_response(capture, fmt)
+        return export_response(capture, fmt, request, api=True)
 
     @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
         OpenApiParameter("with", int, description="the capture to compare against; by "
