@@ -21,3 +21,30 @@ def analyze_capture(capture_id: int) -> str:
 @shared_task
 def sweep_captures() -> dict:
     return pipeline.sweep()
+
+
+@shared_task
+def purge_expired_captures() -> dict:
+    """The teams' retention (services/retention.py decides what has expired)."""
+    from .services import retention
+    return retention.purge().as_dict()
+
+
+# A webhook attempt holds its notification's row while it POSTs; the notification says
+# how many attempts were made (PERFWEB_WEBHOOK_MAX_ATTEMPTS bounds them, not the message),
+# so a duplicate message or a late retry does nothing (webhooks.attempt).
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def deliver_webhook(self, notification_id: int) -> str:
+    from django.conf import settings
+
+    from . import webhooks
+    wait = webhooks.attempt(notification_id)
+    if wait is None:
+        return "finished"
+    raise self.retry(countdown=wait, max_retries=settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS)
+
+
+@shared_task
+def sweep_webhooks() -> int:
+    from . import webhooks
+    return webhooks.sweep()
