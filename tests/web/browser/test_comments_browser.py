@@ -1,7 +1,8 @@
 """Comments on the capture page in Chromium: one added through the form shows with its
 author, its time and its body as text (a <script> body runs nothing), a hostile author
-name is text too, a range left empty takes the explorer's range, and a click on the
-comment brings the explorer to that range (the flame graph's total for it)."""
+name is text too, a range or function left empty takes the explorer's, and a click on a
+comment brings the explorer to its function (focused) or its range (the flame graph's
+total for it)."""
 import re
 
 import pytest
@@ -9,12 +10,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from perfweb.captures import services
 from perfweb.captures.models import Capture, Comment, Membership, Team
+from perfweb.captures.services.profiles import stored_profile
 from perfweb.captures.uploads import store_upload
 
 from ..conftest import SPINPOOL
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+LOOP = "qualla::ThreadPool::loop"
 SCRIPT = '<script>alert("body")</script> & <b>bold</b>'
 IMG_NAME = "<img src=x onerror=alert(1)>"
 
@@ -29,7 +32,9 @@ def test_comment_added_on_the_page(page, django_user_model):
     c, _ = store_upload(alice, team, {
         "service": "llm-api", "version": "1.1.0", "label": "busy",
         "capture": _file(SPINPOOL / "1.1.0-busy.perf.data"),
-        "symbols": [_file(SPINPOOL / "symbols-1.1.0.zip")], "symbols_for_build": True})
+        "symbols": [_file(SPINPOOL / "symbols-1.1.0.zip"),
+                    _file(SPINPOOL / "1.1.0-busy.perf.data.tar.bz2")],
+        "symbols_for_build": True})
     services.run_analysis(c.pk)
     capture = Capture.objects.get(pk=c.pk)
     assert capture.status == "done", capture.error
@@ -63,10 +68,29 @@ def test_comment_added_on_the_page(page, django_user_model):
         == [IMG_NAME, IMG_NAME, "alice"]
     assert page.text_content("#finding-cpu-use .comment-body") == "first"
 
-    # the whole capture again, then a click on the comment: the explorer on its range
-    page.goto(url)
+    # a function comment with the name left empty: the explorer's focused function
+    loop = next(f for f in stored_profile(capture).functions if f.name == LOOP)
+    page.goto(url + f"?focus={loop.id}")
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    page.select_option("#comment-kind", "function")
+    assert page.is_visible("#comment-function") and not page.is_visible("#comment-start")
+    page.fill("#comment-body", "the pool")
+    page.click("#comment-submit")
+    page.wait_for_url(re.compile(r"#comment-\d+$"))
+    on_loop = Comment.objects.get(kind="function")
+    assert (on_loop.function, on_loop.function_id, on_loop.author.username) == \
+        (LOOP, loop.id, "alice")
+    assert page.text_content(f"#comment-{on_loop.pk} .comment-target") == f"function {LOOP}"
+
+    # on the whole capture (where the form sent us), a click on a comment brings the
+    # explorer to its function, then to its range
     page.wait_for_selector("#explorer[data-flame-total='154']", state="attached",
                            timeout=30000)
+    page.click(f"#comment-{on_loop.pk} .comment-target")
+    page.wait_for_function("document.getElementById('focus-label').textContent === "
+                           f"{LOOP!r} && !document.getElementById('callers-box').hidden",
+                           timeout=30000)
+    assert page.url.endswith(f"{capture.get_absolute_url()}?focus={loop.id}")
     r = page.request.get(f"{page.base}/captures/{capture.pk}/data/flame.json"
                          "?start=1.0&end=2.5")
     in_range = r.json()["total"]
