@@ -45,7 +45,11 @@ def _main(argv: list[str] | None) -> int:
             current = args.after
             after = _load(args.after, args.symbols + args.symbols_after, args.inline)
             return _compare(args, before, after, sys.stdout)
-        profile = _load(args.file, args.symbols, args.inline)
+        if args.debuginfod and not _debuginfod():
+            print("error: --debuginfod asks the servers in DEBUGINFOD_URLS, which names "
+                  "none (set it to URLs separated by spaces)", file=sys.stderr)
+            return 2
+        profile = _load(args.file, args.symbols, args.inline, args.debuginfod)
         out = sys.stdout
         if args.view != ON_CPU and args.format in ("folded", "speedscope", "perf-script"):
             profile = view(profile, args.view)  # rows weighted by µs
@@ -81,12 +85,20 @@ def _main(argv: list[str] | None) -> int:
     return 0
 
 
-def _load(path: str, symbols: list[str], inline: bool = True):
+def _load(path: str, symbols: list[str], inline: bool = True, debuginfod: bool = False):
     profile = load(path)
-    if symbols:
+    if symbols or debuginfod:
         from .symbols import symbolize
-        symbolize(profile, symbols, inline=inline)
+        symbolize(profile, symbols, inline=inline,
+                  debuginfod=_debuginfod() if debuginfod else None)
     return profile
+
+
+def _debuginfod():
+    """The client of DEBUGINFOD_URLS, caching beside the symbol indexes; None if unset."""
+    from .symbols.debuginfod import Client
+    from .symbols.index_cache import cache_dir
+    return Client.from_env(os.environ, cache_dir().parent)
 
 
 def _rate(value: float | None, unit: str):
@@ -221,6 +233,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-inline", dest="inline", action="store_false",
                    help="as perf's --no-inline: no inline frames or source lines from "
                         "DWARF debug info in the symbol files")
+    r.add_argument("--debuginfod", action="store_true",
+                   help="ask the debuginfod servers in DEBUGINFOD_URLS for the files of "
+                        "build-ids the symbol inputs lack (cached in PERFWEB_CACHE_DIR)")
     r.add_argument("--format", choices=("text", "json", "folded", "speedscope", "perf-script"),
                    default="text", help="speedscope JSON and perf-script text are for "
                                         "speedscope and Firefox Profiler")

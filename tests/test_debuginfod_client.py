@@ -7,6 +7,8 @@ bad server answers what a hostile one may."""
 import http.server
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -18,7 +20,7 @@ from analysis.export.folded import FoldOptions, fold
 from analysis.importers import load
 from analysis.symbols import symbolize
 from analysis.symbols.debuginfod import Client, parse_urls
-from conftest import FIXTURES, SPINPOOL
+from conftest import FIXTURES, ROOT, SPINPOOL
 from debuginfod_server import LIBC, QUALLA, Server, requests
 from truth import truth_report
 
@@ -130,6 +132,33 @@ def test_names_from_the_server_are_perfs_and_cached_per_build_id(server, tmp_pat
     assert _folded(p2) == _folded(truth)
     assert cov2[QUALLA_DSO]["from"] == f"debuginfod {server.url}"
     print(f"analysis with 4 files fetched: {cold:.2f} s; from the cache: {warm:.2f} s")
+
+
+def test_the_command_line_asks_only_with_debuginfod(server, tmp_path):
+    """`python -m analysis report --debuginfod`: the same names; without the flag the
+    variable alone asks nothing (the CLI runs offline unless told)."""
+    env = {"PATH": "/usr/bin:/bin", "PERFWEB_CACHE_DIR": str(tmp_path),
+           "DEBUGINFOD_URLS": server.url}
+    args = [sys.executable, "-m", "analysis", "report", SPINPOOL / f"{CASE}.perf.data",
+            "--symbols", KERNEL, "--format", "folded", "--convention", "inferno",
+            "--weight", "samples", "--no-inline"]
+    before = requests(server.url)
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert "qualla::" not in r.stdout and requests(server.url) == before
+    r = subprocess.run(args + ["--debuginfod"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    truth = _folded(load(SPINPOOL / f"{CASE}.truth-script.txt"))
+    assert r.stdout == "".join(f"{k} {truth[k]}\n" for k in sorted(truth))
+    assert requests(server.url) == (before[0] + 2, before[1] + 2)
+    assert (tmp_path / "debuginfod-client" / QUALLA[:2] / QUALLA / "debuginfo").is_file()
+    r = subprocess.run(args + ["--debuginfod"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**env, "DEBUGINFOD_URLS": ""})
+    assert r.returncode == 2
+    assert r.stderr == ("error: --debuginfod asks the servers in DEBUGINFOD_URLS, which "
+                        "names none (set it to URLs separated by spaces)\n")
 
 
 def test_a_miss_is_remembered_briefly(server, tmp_path):
