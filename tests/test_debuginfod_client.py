@@ -280,6 +280,26 @@ def test_a_bad_servers_answers_are_not_used(hostile, server, tmp_path):
     assert cov[QUALLA_DSO]["from"] == cov[LIBC_DSO]["from"] == f"debuginfod {server.url}"
 
 
+def test_a_dead_server_costs_one_timeout(server, tmp_path):
+    """A server that accepts connections and never answers, first in the list: one
+    timeout, then only the good server is asked."""
+    import socket
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(16)
+        dead = f"http://127.0.0.1:{hole.getsockname()[1]}"
+        client = Client([dead, server.url], tmp_path, timeout=0.3)
+        t0 = time.perf_counter()
+        p, cov = _analysed(client)
+        took = time.perf_counter() - t0
+    assert client.requests == 5 and client.down == {dead}
+    assert [n for n in p.notes if "not reachable" in n] == \
+        [f"debuginfod {dead}: not reachable (timed out); not asked again this time"]
+    assert _unnamed(p) == (0, 0)
+    assert cov[QUALLA_DSO]["from"] == f"debuginfod {server.url}"
+    assert took < 3
+
+
 def test_redirects_and_stalls(hostile, tmp_path):
     client = Client([f"{hostile}/redirect"], tmp_path, timeout=0.5)
     assert client.fetch(QUALLA, "debuginfo") is None

@@ -80,6 +80,9 @@ class Client:
         self.cache = Path(self.cache) / "debuginfod-client"
         self._opener = urllib.request.build_opener(_HttpOnlyRedirects())
         self._servers_key = hashlib.sha256(" ".join(self.urls).encode()).hexdigest()[:16]
+        #: servers that did not answer (refused, timed out): not asked again by this
+        #: client, so a dead server costs one timeout per analysis, not one per file
+        self.down: set[str] = set()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], cache_dir: str | os.PathLike,
@@ -119,9 +122,11 @@ class Client:
             pass
         folder.mkdir(parents=True, exist_ok=True)
         for server in self.urls:
+            if server in self.down:
+                continue
             url = f"{server}/buildid/{build_id}/{kind}"
             try:
-                got = self._download(url, folder, build_id, kind)
+                got = self._download(url, server, folder, build_id, kind)
             except _Refused as e:
                 self.notes.append(f"debuginfod {server}: {build_id}/{kind}: {e}; not used")
                 continue
@@ -145,7 +150,7 @@ class Client:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def _download(self, url: str, folder: Path, build_id: str, kind: str):
+    def _download(self, url: str, server: str, folder: Path, build_id: str, kind: str):
         """(path, sha256, size) of a checked file, None on a plain miss (404, a server
         that is down); _Refused for an answer that fails a check."""
         self.requests += 1
@@ -159,7 +164,9 @@ class Client:
                 self.notes.append(f"debuginfod {url}: HTTP {e.code}")
             return None
         except (urllib.error.URLError, OSError, ValueError) as e:
-            self.notes.append(f"debuginfod {url}: {getattr(e, 'reason', e)}")
+            self.down.add(server)
+            self.notes.append(f"debuginfod {server}: not reachable "
+                              f"({getattr(e, 'reason', e)}); not asked again this time")
             return None
         with resp:
             length = resp.headers.get("Content-Length")
