@@ -4,7 +4,8 @@ files to perfweb from a host or a CI job, optionally wait for the diagnosis.
 
 Exit codes: 0 uploaded (and, with --wait, analyzed) or deleted; 1 the analysis failed;
 2 the upload or deletion was refused (or found nothing) or the server could not be
-reached; 3 --wait timed out.
+reached; 3 --wait timed out; 4 --fail-on: the verdict of the comparison with the
+previous build is one it names (a regression).
 """
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ import urllib.parse
 
 from .multipart import FilePart, MultipartBody
 
-EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT = 1, 2, 3
+EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_GATE = 1, 2, 3, 4
+
+#: --fail-on's choices: the verdicts (analysis/compare/verdict.py) each one fails on
+FAIL_ON = {"regression": {"regression"}}
 
 
 class ClientError(Exception):
@@ -161,12 +165,13 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
     capture = data
     dup = " (this file was already uploaded to this build)" if capture.get("duplicate") else ""
     out.write(f"capture {capture['id']}: {capture['url']}{dup}\n")
-    if not args.wait:
+    if not args.wait and not args.fail_on:
         return 0
-    return wait(client, capture["id"], args.wait_timeout, out, err)
+    return wait(client, capture["id"], args.wait_timeout, out, err, args.fail_on)
 
 
-def wait(client: Client, capture_id: int, timeout: float, out, err) -> int:
+def wait(client: Client, capture_id: int, timeout: float, out, err,
+         fail_on: list[str] = ()) -> int:
     end = time.monotonic() + timeout
     delay, last = 0.5, None
     while True:
@@ -195,6 +200,32 @@ def wait(client: Client, capture_id: int, timeout: float, out, err) -> int:
         out.write(f"[{f['severity']}] {f['title']}\n")
         if f.get("summary"):
             out.write(f"    {f['summary']}\n")
+    return gate(data, fail_on, out, err) if fail_on else 0
+
+
+def gate(capture: dict, fail_on: list[str], out, err) -> int:
+    """--fail-on: EXIT_GATE when the verdict of the comparison with the previous build
+    is one of those named, else 0; either way the verdict and its reason are printed."""
+    if "verdict" not in capture:
+        err.write("perfweb: this server does not say the verdict of its comparisons "
+                  "(it predates --fail-on); upgrade it or drop --fail-on\n")
+        return EXIT_REFUSED
+    v = capture["verdict"]
+    if not v:
+        label = f"labelled {capture['label']!r}" if capture.get("label") else "unlabelled"
+        out.write(f"verdict: none (no analysed {label} capture of an earlier build of "
+                  f"{capture['service']} to compare with); passing\n")
+        return 0
+    out.write(f"verdict: {v['verdict']} against build {v['before']['build']} (capture "
+              f"{v['before']['id']}): {v['reason']}\n")
+    if v.get("url"):
+        out.write(f"    {v['url']}\n")
+    failing = set().union(*(FAIL_ON[name] for name in fail_on))
+    if v["verdict"] in failing:
+        err.write(f"perfweb: failing (--fail-on {','.join(fail_on)}): {v['verdict']} "
+                  f"against build {v['before']['build']}: {v['reason']}\n")
+        return EXIT_GATE
+    out.write(f"{v['verdict']}: not a regression; passing\n")
     return 0
 
 
@@ -249,6 +280,10 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--wait", action="store_true",
                    help="wait for the analysis and print the findings")
     u.add_argument("--wait-timeout", type=float, default=1800, metavar="SECONDS")
+    u.add_argument("--fail-on", type=_fail_on, default=[], metavar="VERDICT",
+                   help="with --wait (implied): exit 4 when the comparison with the "
+                        "previous build's capture of the same label says this "
+                        f"({', '.join(FAIL_ON)}), printing its reason")
     u.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     d = sub.add_parser("delete", help="delete a capture, a build or a service with every "
                                       "file it owns (a build with its captures, a service "
@@ -257,6 +292,16 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("id", type=int)
     _server_options(d)
     return p
+
+
+def _fail_on(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    wrong = [n for n in names if n not in FAIL_ON]
+    if wrong or not names:
+        raise argparse.ArgumentTypeError(
+            f"{(wrong or [text])[0]!r} is not a verdict to fail on (choose from "
+            f"{', '.join(FAIL_ON)})")
+    return names
 
 
 def _rate(text: str) -> float:

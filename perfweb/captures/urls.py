@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import comment_views, explore_views, team_views, views
+from . import comment_views, explore_views, team_views, views, webhook_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -33,6 +33,8 @@ urlpatterns = [
     path("services/<int:pk>/", team_views.service_detail, name="service"),
     path("services/<int:pk>/history.json", team_views.service_history,
          name="service-history"),
+    path("services/<int:pk>/webhook/", webhook_views.service_webhook,
+         name="service-webhook"),
     path("s/<str:token>/", team_views.shared_capture, name="shared"),
     path("s/<str:token>/data/<str:kind>.json", team_views.shared_data, name="shared-data"),
     path("account/tokens/", team_views.tokens, name="tokens"),

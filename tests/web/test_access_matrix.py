@@ -108,6 +108,8 @@ def _routes(w):
         "compare-data": ("get", reverse("compare-data", args=[a.pk, b.pk]), None, 200, 404),
         "service": ("get", reverse("service", args=[svc.pk]), None, 200, 404),
         "service-history": ("get", reverse("service-history", args=[svc.pk]), None, 200, 404),
+        "service-webhook": ("post", reverse("service-webhook", args=[svc.pk]),
+                            {"action": "remove"}, 302, 404),
         "shared": ("get", reverse("shared", args=[w["link"].url_token]), None, 200, 200),
         "shared-data": ("get", reverse("shared-data", args=[w["link"].url_token, "flame"]), None,
                         200, 200),
@@ -212,7 +214,8 @@ def test_api_tokens_see_what_their_user_sees(world):
             assert r.status_code == (outsider if who == "mallory" else member), (who, name)
 
 
-FORMS = ["upload", "capture-retry", "share-create", "share-revoke", "build",
+FORMS = ["service-webhook",
+         "upload", "capture-retry", "share-create", "share-revoke", "build",
          "build-reanalyze", "tokens", "logout", "login", "capture-delete", "build-delete",
          "service-delete", "capture-comment-create", "capture-comment-delete"]
 

@@ -2,6 +2,7 @@
 as the upload page."""
 from __future__ import annotations
 
+from django.urls import reverse
 from rest_framework import serializers
 
 from ..models import Build, Capture, Service
@@ -46,19 +47,32 @@ class CaptureSerializer(serializers.ModelSerializer):
     finished = serializers.BooleanField(read_only=True)
     url = serializers.SerializerMethodField(help_text="the capture page")
     top_finding = serializers.SerializerMethodField()
+    verdict = serializers.SerializerMethodField(
+        help_text="the verdict of the comparison with the previous build's capture of the "
+                  "same label: {verdict (regression, improvement, no significant change, "
+                  "inconclusive), reason, before: {id, build, label}, url (the comparison "
+                  "page)}; null until analysed, or when no previous build's capture was")
 
     class Meta:
         model = Capture
         fields = ["id", "service", "build", "version", "label", "notes", "rate", "rate_unit",
                   "original_name",
                   "format", "size", "sha256", "status", "progress", "error", "finished",
-                  "created_at", "finished_at", "url", "top_finding"]
+                  "created_at", "finished_at", "url", "top_finding", "verdict"]
         read_only_fields = fields
 
     def get_url(self, capture) -> str:
         request = self.context.get("request")
         path = capture.get_absolute_url()
         return request.build_absolute_uri(path) if request else path
+
+    def get_verdict(self, capture) -> dict | None:
+        v = capture.verdict() if capture.status == Capture.Status.DONE else None
+        if not v or not v.get("before"):
+            return None
+        request = self.context.get("request")
+        path = reverse("compare", args=[v["before"]["id"], capture.pk])
+        return dict(v, url=request.build_absolute_uri(path) if request else path)
 
     def get_top_finding(self, capture) -> dict | None:
         f = capture.top_finding() if capture.status == Capture.Status.DONE else None

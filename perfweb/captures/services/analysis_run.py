@@ -24,7 +24,7 @@ from analysis.importers import load
 from analysis.report import build_report
 from analysis.symbols import symbolize
 
-from .. import work_dirs
+from .. import webhooks, work_dirs
 from . import buildids, history
 from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
@@ -156,7 +156,10 @@ def _store_result(mine: Claim, capture: Capture, report: dict, comparison: dict 
             AnalysisResult.objects.filter(capture=capture,
                                           analysis_version=ANALYSIS_VERSION).delete()
             result.save()
-            mine.finish(Status.DONE, progress=100, error="")
+            if mine.finish(Status.DONE, progress=100, error=""):
+                # a regression verdict's webhook notification, in this transaction: one
+                # per verdict, sent once it commits (webhooks.py)
+                webhooks.notify(capture, comparison)
     except BaseException:
         for f in (result.folded, result.profile):
             f.storage.delete(f.name)

@@ -1,0 +1,16 @@
+"""{% webhook_card service %}: the service page's webhook settings and delivery log."""
+from django import template
+
+from ..models import Webhook
+from ..webhooks import deliveries_of, shown_url
+
+register = template.Library()
+
+
+@register.inclusion_tag("captures/_webhook.html", takes_context=True)
+def webhook_card(context, service):
+    hook = Webhook.objects.select_related("created_by").filter(service=service).first()
+    return {"service": service, "webhook": hook,
+            "shown_url": shown_url(hook.url) if hook else "",
+            "deliveries": list(deliveries_of(service)) if hook else [],
+            "csrf_token": context.get("csrf_token")}

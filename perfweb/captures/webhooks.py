@@ -1,0 +1,329 @@
+"""A service's webhook: on a regression verdict the worker POSTs Slack-compatible JSON
+(`{"text": ...}` plus the verdict's fields) to the URL its team set on the service page.
+
+Exactly once per verdict: the notification row is made in the transaction that stores
+the verdict (services/analysis_run.py), unique per capture and previous capture, so a
+re-run of the analysis or a late attempt (which loses its claim and writes nothing)
+makes no second one. Each attempt holds the notification's row while it POSTs: a
+duplicate message finds it locked, delivered, or not yet due, and does nothing. Every
+attempt is logged (WebhookDelivery). The one window left is a worker dying between the
+receiver's answer and the commit: that attempt is made again, with the same
+X-Perfweb-Delivery id, by which a receiver can tell.
+
+Server-side request forgery: only http(s) URLs without credentials are kept; at delivery
+the host name is resolved, and unless PERFWEB_WEBHOOK_ALLOW_PRIVATE is set every address
+must be a public one (no loopback, private, link-local such as the cloud metadata
+address 169.254.169.254, shared, reserved or multicast range); the connection goes to
+the address that was checked (no second lookup to rebind), redirects are not followed,
+and answers are read to 64 KiB at most.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import ipaddress
+import json
+import logging
+import socket
+import ssl
+import time
+import urllib.parse
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import DateTimeField, ExpressionWrapper, Q
+from django.db.models.functions import Now
+from django.urls import reverse
+from django.utils import timezone
+
+from .models import Webhook, WebhookDelivery, WebhookNotification
+
+log = logging.getLogger(__name__)
+
+EVENT = "regression"
+#: answers worth trying again; any other 4xx (a revoked Slack hook answers 404 or 410,
+#: a refused payload 400) will answer the same next time
+RETRYABLE = frozenset({408, 425, 429})
+
+
+class InvalidWebhook(ValueError):
+    """A URL we do not POST to; the message says why, for the page."""
+
+
+class DeliveryError(Exception):
+    """An attempt that reached no answer (connection, DNS, timeout): tried again."""
+
+
+class Refused(DeliveryError):
+    """An attempt we would not make (the address is not public): not tried again."""
+
+
+# ---- the URL ------------------------------------------------------------------------------
+def is_public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def check_url(url: str, allow_private: bool) -> str:
+    """The URL to keep, or InvalidWebhook. Host names are checked again, resolved, at
+    each delivery (an address may change); literal addresses and localhost here."""
+    url = url.strip()
+    if not url:
+        raise InvalidWebhook("give the webhook's URL")
+    if len(url) > 2000 or any(ord(c) < 33 or ord(c) == 127 for c in url):
+        raise InvalidWebhook("the URL is longer than 2,000 characters or holds spaces or "
+                             "control characters")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InvalidWebhook(f"only http:// and https:// URLs are allowed, not "
+                             f"{(parts.scheme or url)[:20]!r}")
+    try:
+        host, _ = parts.hostname, parts.port
+    except ValueError:
+        raise InvalidWebhook("the URL's port is not a number from 0 to 65535") from None
+    if not host:
+        raise InvalidWebhook("the URL has no host")
+    if parts.username is not None or parts.password is not None:
+        raise InvalidWebhook("the URL may not hold a user name or password (give a "
+                             "secret for the signature instead)")
+    if not allow_private:
+        if host == "localhost" or host.endswith(".localhost"):
+            raise InvalidWebhook(f"{host} is this machine: only public addresses are "
+                                 f"allowed (PERFWEB_WEBHOOK_ALLOW_PRIVATE)")
+        try:
+            literal = is_public(host)
+        except ValueError:
+            literal = None  # a name: resolved at delivery
+        if literal is False:
+            raise InvalidWebhook(f"{host} is not a public address: only public addresses "
+                                 f"are allowed (PERFWEB_WEBHOOK_ALLOW_PRIVATE)")
+    return url
+
+
+def shown_url(url: str) -> str:
+    """What the page shows of a webhook URL: its scheme and host (a Slack webhook's path
+    is its credential)."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/…" if parts.path.strip("/") or parts.query \
+        else f"{parts.scheme}://{parts.netloc}/"
+
+
+def resolve(host: str, port: int, allow_private: bool) -> str:
+    """The address to connect to: every address the name has must be public unless
+    private ones are allowed (a name with one private address is refused)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise DeliveryError(f"cannot resolve {host}: {e.strerror or e}") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not allow_private:
+        private = [a for a in addresses if not is_public(a)]
+        if private:
+            raise Refused(f"refused: {host} resolves to {private[0]}, not a public address "
+                          f"(PERFWEB_WEBHOOK_ALLOW_PRIVATE)")
+    return addresses[0]
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    """HTTPS to an address already checked, with the host name for SNI and the
+    certificate."""
+
+    def __init__(self, host, port, address, **kwargs):
+        super().__init__(host, port, **kwargs)
+        self._address = address
+
+    def connect(self):
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bool) -> int:
+    """POST `body`; the answer's status code (redirects are answers: not followed), or
+    DeliveryError."""
+    parts = urllib.parse.urlsplit(url)
+    https = parts.scheme.lower() == "https"
+    host, port = parts.hostname, parts.port or (443 if https else 80)
+    address = resolve(host, port, allow_private)
+    if https:
+        conn = _PinnedHTTPS(host, port, address, timeout=timeout,
+                            context=ssl.create_default_context())
+    else:
+        conn = http.client.HTTPConnection(address, port, timeout=timeout)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    netloc = host if ":" not in host else f"[{host}]"
+    if parts.port:
+        netloc += f":{parts.port}"
+    try:
+        conn.request("POST", path, body=body, headers={"Host": netloc, **headers})
+        answer = conn.getresponse()
+        answer.read(64 << 10)
+        return answer.status
+    except socket.timeout:
+        raise DeliveryError(f"no answer within {timeout:g} s") from None
+    except (OSError, http.client.HTTPException) as e:
+        text = (getattr(e, "strerror", None) or str(e)).strip() or type(e).__name__
+        raise DeliveryError(f"{host}:{port}: {text}") from None
+    finally:
+        conn.close()
+
+
+# ---- the message --------------------------------------------------------------------------
+def _slack(text: str) -> str:
+    """Slack's mrkdwn reads <...> as links and & as entities: escape what we quote."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def payload(*, service: str, team: str, build: str, previous_build: str, label: str,
+            verdict: str, reason: str, link: str, capture: int,
+            previous_capture: int) -> dict:
+    """The JSON a regression verdict is POSTed as: Slack's `text` (an incoming webhook
+    shows it as the message), then the verdict's fields for other receivers."""
+    of = f" ({_slack(label)})" if label else ""
+    text = (f":warning: *{_slack(service)}* build {_slack(build)} regressed against "
+            f"{_slack(previous_build)}{of}: {_slack(reason)} <{link}|Compare the builds>")
+    return {"text": text, "event": EVENT, "service": service, "team": team, "build": build,
+            "previous_build": previous_build, "label": label, "verdict": verdict,
+            "reason": reason, "link": link, "capture": capture,
+            "previous_capture": previous_capture}
+
+
+def body_of(data: dict) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def signature(secret: str, body: bytes) -> str:
+    """X-Perfweb-Signature: HMAC-SHA256 of the exact body with the webhook's secret."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def headers_for(note: WebhookNotification, attempt: int, body: bytes) -> dict:
+    headers = {"Content-Type": "application/json", "User-Agent": "perfweb-webhook/1",
+               "X-Perfweb-Event": EVENT, "X-Perfweb-Delivery": str(note.pk),
+               "X-Perfweb-Attempt": str(attempt)}
+    if note.webhook.secret:
+        headers["X-Perfweb-Signature"] = signature(note.webhook.secret, body)
+    return headers
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before the attempt after `attempt` (1, 2, ...): doubling from
+    PERFWEB_WEBHOOK_BACKOFF_S."""
+    return settings.PERFWEB_WEBHOOK_BACKOFF_S * 2 ** (attempt - 1)
+
+
+# ---- the orchestration --------------------------------------------------------------------
+def notify(capture, comparison: dict | None) -> WebhookNotification | None:
+    """Inside the transaction that stores `capture`'s result: the notification of its
+    regression verdict, when its service has a webhook and there is none for this pair
+    yet; sent once the transaction commits."""
+    if not comparison or comparison.get("verdict") != "regression":
+        return None
+    hook = Webhook.objects.select_related("service__team").filter(
+        service_id=capture.build.service_id).first()
+    if hook is None:
+        return None
+    before = comparison["before"]
+    site = (settings.PERFWEB_SITE_URL or hook.site_url).rstrip("/")
+    data = payload(service=hook.service.name, team=hook.service.team.name,
+                   build=capture.build.version, previous_build=before["build"],
+                   label=capture.label, verdict=comparison["verdict"],
+                   reason=comparison.get("reason") or "",
+                   link=site + reverse("compare", args=[before["id"], capture.pk]),
+                   capture=capture.pk, previous_capture=before["id"])
+    note, created = WebhookNotification.objects.get_or_create(
+        capture=capture, before_id=before["id"],
+        defaults={"webhook": hook, "payload": data, "next_attempt_at": timezone.now()})
+    if not created:
+        return None
+    pk = note.pk
+    transaction.on_commit(lambda: send(pk))
+    return note
+
+
+def send(notification_id: int, countdown: float = 0) -> bool:
+    """Queue a delivery attempt; with the broker down the notification stays pending and
+    the sweep sends it."""
+    from .tasks import deliver_webhook
+    try:
+        deliver_webhook.apply_async((notification_id,), countdown=countdown or None,
+                                    retry=False)
+    except Exception:  # noqa: BLE001 - kombu raises many kinds; the sweep sends it later
+        log.warning("could not queue webhook notification %s; the sweep will",
+                    notification_id, exc_info=True)
+        return False
+    return True
+
+
+def _due():
+    """Due now, by the database's clock (workers' clocks may differ by a second)."""
+    return ExpressionWrapper(Now() + timedelta(seconds=1), output_field=DateTimeField())
+
+
+def attempt(notification_id: int) -> float | None:
+    """One delivery attempt, logged; the seconds until the next one when it should be
+    tried again, else None (delivered, failed for good, or nothing for this message to
+    do: another attempt holds it, it is finished, or it is not due yet)."""
+    with transaction.atomic():
+        note = WebhookNotification.objects.select_for_update(
+            skip_locked=True, of=("self",)).select_related("webhook").filter(
+            Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=_due()),
+            pk=notification_id, status=WebhookNotification.PENDING).first()
+        if note is None:
+            return None
+        number = note.attempts + 1
+        body = body_of(note.payload)
+        started = time.monotonic()
+        code, error, refused = None, "", False
+        try:
+            code = post(note.webhook.url, body, headers_for(note, number, body),
+                        settings.PERFWEB_WEBHOOK_TIMEOUT_S,
+                        settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE)
+        except DeliveryError as e:
+            error, refused = str(e), isinstance(e, Refused)
+        ms = round(1000 * (time.monotonic() - started))
+        ok = code is not None and 200 <= code < 300
+        if code is not None and not ok:
+            error = (f"answered {code}" if not 300 <= code < 400 else
+                     f"answered {code}: redirects are not followed")
+        WebhookDelivery.objects.create(notification=note, attempt=number, status_code=code,
+                                       error=error[:500], duration_ms=ms)
+        again = not ok and not refused and (
+            code is None or code >= 500 or code in RETRYABLE) and \
+            number < settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS
+        fields, wait = {"attempts": number}, None
+        if ok:
+            fields.update(status=WebhookNotification.DELIVERED, finished_at=timezone.now(),
+                          next_attempt_at=None)
+        elif again:
+            wait = backoff(number)
+            fields["next_attempt_at"] = ExpressionWrapper(
+                Now() + timedelta(seconds=wait), output_field=DateTimeField())
+        else:
+            fields.update(status=WebhookNotification.FAILED, finished_at=timezone.now(),
+                          next_attempt_at=None)
+        WebhookNotification.objects.filter(pk=note.pk).update(**fields)
+    if not ok:
+        log.warning("webhook notification %s, attempt %s: %s", note.pk, number, error)
+    return wait
+
+
+def sweep() -> int:
+    """Send again the pending notifications overdue by PERFWEB_WEBHOOK_GRACE_S (their
+    message was lost, or never sent: the broker was down); how many."""
+    overdue = ExpressionWrapper(Now() - timedelta(seconds=settings.PERFWEB_WEBHOOK_GRACE_S),
+                                output_field=DateTimeField())
+    ids = list(WebhookNotification.objects.filter(
+        status=WebhookNotification.PENDING, next_attempt_at__lt=overdue).values_list(
+        "pk", flat=True)[:500])
+    return sum(send(pk) for pk in ids)
+
+
+def deliveries_of(service, limit: int = 20):
+    """The service page's delivery log: the latest attempts, newest first."""
+    return WebhookDelivery.objects.filter(
+        notification__webhook__service=service).select_related(
+        "notification__capture__build").order_by("-at", "-attempt")[:limit]

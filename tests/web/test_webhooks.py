@@ -1,0 +1,346 @@
+"""Service webhooks against a real HTTP receiver (http.server on loopback, in a thread)
+and a real Celery worker: the regression verdict of spinpool 1.1.0 idle -> 1.0.0 idle
+(0.00 -> 1.97 CPUs busy) POSTed once, Slack-compatible and signed, through failures and
+retries, logged on the service page; bounded attempts; URLs and addresses refused."""
+import hashlib
+import hmac
+import html
+import http.server
+import json
+import threading
+import time
+
+import pytest
+from django.test import Client
+
+from perfweb.captures import pipeline, webhooks
+from perfweb.captures.models import (Capture, Service, Webhook, WebhookDelivery,
+                                     WebhookNotification)
+
+from .conftest import SPINPOOL, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+IDLE_FIXED, IDLE_SPIN = SPINPOOL / "1.1.0-idle.perf.data", SPINPOOL / "1.0.0-idle.perf.data"
+REASON = ("Both captures are idle (no work), so every CPU used is waste: CPUs busy 0.00 "
+          "-> 1.97.")
+BAD_LINE = "<img src=x onerror=alert(1)>"
+
+
+class Receiver:
+    """An HTTP server on 127.0.0.1 answering each POST by the next item of `script`
+    (a status code, "hang" to answer nothing for 3 s, or "garbage" for a status line
+    that is no HTTP), then 200; it records every request."""
+
+    def __init__(self, script=()):
+        self.script, self.requests = list(script), []
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.requests.append((dict(self.headers), body))
+                what = receiver.script.pop(0) if receiver.script else 200
+                if what == "hang":
+                    time.sleep(3)
+                    return
+                if what == "garbage":
+                    self.wfile.write(f"{BAD_LINE}\r\n\r\n".encode())
+                    return
+                self.send_response(what)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks/perf?channel=ci"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver():
+    made = []
+
+    def make(script=()):
+        made.append(Receiver(script))
+        return made[-1]
+    yield make
+    for r in made:
+        r.close()
+
+
+def _text(response) -> str:
+    return html.unescape(response.content.decode())
+
+
+def _member_client(user):
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+def _service(member, name):
+    from perfweb.captures.models import Team
+    return Service.objects.create(team=Team.objects.get(name="inference"), name=name)
+
+
+def analysed(user, path, service, version, label):
+    """Uploaded to the "inference" team and analysed by the test's worker."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from perfweb.captures.models import Team
+    from perfweb.captures.uploads import store_upload
+    c, _ = store_upload(user, Team.objects.get(name="inference"), {
+        "service": service, "version": version, "label": label,
+        "capture": SimpleUploadedFile(path.name, path.read_bytes())})
+    capture = wait_for(lambda: (x := Capture.objects.get(pk=c.pk)).finished and x,
+                       timeout=60)
+    assert capture.status == "done", capture.error
+    return capture
+
+
+def _worker_env(**extra):
+    return {"PERFWEB_WEBHOOK_ALLOW_PRIVATE": "1", "PERFWEB_WEBHOOK_BACKOFF_S": "0.3",
+            "PERFWEB_WEBHOOK_TIMEOUT_S": "1", **extra}
+
+
+# ---- pure parts ---------------------------------------------------------------------------
+def test_payload_is_slack_text_plus_the_verdicts_fields():
+    data = webhooks.payload(service="llm-api", team="inference", build="1.2.0",
+                            previous_build="1.1.0", label="idle", verdict="regression",
+                            reason="lock waits grew (under std::vector<T>::push & pop)",
+                            link="https://perfweb.example/compare/1/2/", capture=2,
+                            previous_capture=1)
+    assert data == {
+        "text": ":warning: *llm-api* build 1.2.0 regressed against 1.1.0 (idle): lock "
+                "waits grew (under std::vector&lt;T&gt;::push &amp; pop) "
+                "<https://perfweb.example/compare/1/2/|Compare the builds>",
+        "event": "regression", "service": "llm-api", "team": "inference", "build": "1.2.0",
+        "previous_build": "1.1.0", "label": "idle", "verdict": "regression",
+        "reason": "lock waits grew (under std::vector<T>::push & pop)",
+        "link": "https://perfweb.example/compare/1/2/", "capture": 2,
+        "previous_capture": 1}
+    # HMAC-SHA256's published example (key "key", the quick brown fox)
+    assert webhooks.signature("key", b"The quick brown fox jumps over the lazy dog") == \
+        "sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+    assert [webhooks.backoff(n) for n in (1, 2, 3, 4)] == [15, 30, 60, 120]
+
+
+@pytest.mark.parametrize("url, why", [
+    ("ftp://example.com/hook", "only http:// and https:// URLs are allowed, not 'ftp'"),
+    ("file:///etc/passwd", "only http:// and https:// URLs are allowed, not 'file'"),
+    ("javascript:alert(1)", "only http:// and https:// URLs are allowed, not 'javascript'"),
+    ("example.com/hook", "only http:// and https:// URLs are allowed"),
+    ("https://", "the URL has no host"),
+    ("https://user:pw@example.com/", "may not hold a user name or password"),
+    ("https://example.com:99999/", "port is not a number from 0 to 65535"),
+    ("https://exa mple.com/", "spaces or control characters"),
+    ("http://127.0.0.1:8000/", "127.0.0.1 is not a public address"),
+    ("http://[::1]/", "::1 is not a public address"),
+    ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1 is not a public address"),
+    ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 is not a public address"),
+    ("http://10.1.2.3/", "10.1.2.3 is not a public address"),
+    ("http://192.168.0.10/", "192.168.0.10 is not a public address"),
+    ("http://100.64.0.1/", "100.64.0.1 is not a public address"),
+    ("http://0.0.0.0/", "0.0.0.0 is not a public address"),
+    ("http://localhost:8080/", "localhost is this machine"),
+    ("http://db.localhost/", "db.localhost is this machine"),
+])
+def test_urls_refused(url, why):
+    with pytest.raises(webhooks.InvalidWebhook) as e:
+        webhooks.check_url(url, allow_private=False)
+    assert why in str(e.value)
+
+
+def test_urls_kept_and_private_ones_when_allowed():
+    slack = "https://hooks.slack.com/services/T000/B000/XXXX"
+    assert webhooks.check_url(f"  {slack} ", allow_private=False) == slack
+    assert webhooks.check_url("http://93.184.216.34:8080/x", allow_private=False)
+    assert webhooks.check_url("http://127.0.0.1:9/x", allow_private=True)
+    assert webhooks.shown_url(slack) == "https://hooks.slack.com/…"
+    assert webhooks.shown_url("http://93.184.216.34:8080") == "http://93.184.216.34:8080/"
+
+
+def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
+    r = receiver()
+    url = r.url.replace("127.0.0.1", "localhost")
+    with pytest.raises(webhooks.Refused) as e:
+        webhooks.post(url, b"{}", {}, 1, allow_private=False)
+    assert str(e.value).startswith("refused: localhost resolves to ")
+    assert "not a public address (PERFWEB_WEBHOOK_ALLOW_PRIVATE)" in str(e.value)
+    assert r.requests == []  # no connection was made
+    assert webhooks.post(r.url, b"{}", {}, 1, allow_private=True) == 200
+    assert len(r.requests) == 1
+
+
+# ---- the service page ---------------------------------------------------------------------
+def test_the_form_is_for_team_members_and_checks_the_url(member, outsider, settings):
+    svc = _service(member, "llm-api")
+    url = f"/services/{svc.pk}/webhook/"
+    slack = "https://hooks.slack.com/services/T000/B000/XXXX"
+    alice = _member_client(member)
+
+    r = alice.post(url, {"url": "gopher://example.com/", "secret": ""}, follow=True)
+    assert "Webhook not saved: only http:// and https:// URLs are allowed, not 'gopher'." \
+        in _text(r)
+    r = alice.post(url, {"url": "http://10.0.0.8/hook"}, follow=True)
+    assert "Webhook not saved: 10.0.0.8 is not a public address" in _text(r)
+    r = alice.post(url, {"url": slack, "secret": "s" * 201}, follow=True)
+    assert "the secret is longer than 200 characters" in _text(r)
+    assert not Webhook.objects.exists()
+
+    r = alice.post(url, {"url": slack, "secret": "hush-123"})
+    assert r.status_code == 302 and r["Location"] == f"/services/{svc.pk}/#webhook"
+    hook = Webhook.objects.get(service=svc)
+    assert (hook.url, hook.secret, hook.site_url) == (slack, "hush-123", "http://testserver/")
+    page = alice.get(f"/services/{svc.pk}/").content.decode()
+    assert "Sends to <code>https://hooks.slack.com/…</code>, signed" in page
+    assert "T000/B000" not in page and "hush-123" not in page  # neither shown back
+
+    # an outsider finds nothing and changes nothing; anonymous visitors sign in first
+    mallory = _member_client(outsider)
+    assert mallory.post(url, {"url": "https://evil.example/"}).status_code == 404
+    assert mallory.post(url, {"action": "remove"}).status_code == 404
+    assert mallory.get(f"/services/{svc.pk}/").status_code == 404
+    r = Client().post(url, {"url": "https://evil.example/"})
+    assert r.status_code == 302 and r["Location"].startswith("/login/")
+    assert alice.get(url).status_code == 405
+    assert Webhook.objects.get(service=svc).url == slack
+
+    settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE = True  # a receiver inside the network
+    alice.post(url, {"url": "http://10.0.0.8/hook"})
+    assert Webhook.objects.get(service=svc).url == "http://10.0.0.8/hook"
+    r = alice.post(url, {"action": "remove"}, follow=True)
+    assert "Webhook removed, with its delivery log." in _text(r)
+    assert not Webhook.objects.exists()
+
+
+# ---- deliveries through a worker ----------------------------------------------------------
+def test_a_regression_is_posted_once_through_failures(member, receiver, worker_factory,
+                                                      settings):
+    """The receiver fails three ways (a status line that is no HTTP, no answer within
+    the 1 s timeout, 503), then takes it: four attempts, one notification, logged."""
+    settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE = True
+    r = receiver(["garbage", "hang", 503])
+    svc = _service(member, "llm-api")
+    alice = _member_client(member)
+    alice.post(f"/services/{svc.pk}/webhook/", {"url": r.url, "secret": "hush-123"})
+    worker_factory(_worker_env())
+
+    before = analysed(member, IDLE_FIXED, "llm-api", "1.1.0", "idle")
+    assert not WebhookNotification.objects.exists()  # no previous build: no verdict
+    after = analysed(member, IDLE_SPIN, "llm-api", "1.2.0", "idle")
+    assert after.verdict()["verdict"] == "regression"
+    note = WebhookNotification.objects.get()
+    wait_for(lambda: WebhookNotification.objects.get().status != "pending", timeout=60)
+    note.refresh_from_db()
+    assert (note.status, note.attempts) == ("delivered", 4)
+
+    assert len(r.requests) == 4
+    link = f"http://testserver/compare/{before.pk}/{after.pk}/"
+    expected = {"text": f":warning: *llm-api* build 1.2.0 regressed against 1.1.0 (idle): "
+                        f"{REASON.replace('>', '&gt;')} <{link}|Compare the builds>",
+                "event": "regression", "service": "llm-api", "team": "inference",
+                "build": "1.2.0", "previous_build": "1.1.0", "label": "idle",
+                "verdict": "regression", "reason": REASON, "link": link,
+                "capture": after.pk, "previous_capture": before.pk}
+    for n, (headers, body) in enumerate(r.requests, 1):
+        assert json.loads(body) == expected
+        assert headers["Content-Type"] == "application/json"
+        assert headers["X-Perfweb-Event"] == "regression"
+        assert headers["X-Perfweb-Delivery"] == str(note.pk)
+        assert headers["X-Perfweb-Attempt"] == str(n)
+        assert headers["X-Perfweb-Signature"] == "sha256=" + hmac.new(
+            b"hush-123", body, hashlib.sha256).hexdigest()
+
+    log = list(WebhookDelivery.objects.order_by("attempt").values_list(
+        "attempt", "status_code", "error"))
+    assert [(a, code) for a, code, _ in log] == [(1, None), (2, None), (3, 503), (4, 200)]
+    assert BAD_LINE in log[0][2]
+    assert log[1][2] == "no answer within 1 s"
+    assert (log[2][2], log[3][2]) == ("answered 503", "")
+
+    # the service page shows the log, escaped
+    page = alice.get(f"/services/{svc.pk}/").content.decode()
+    table = page[page.index('id="webhook-deliveries"'):]
+    assert table.count("<tr class=") == 4
+    assert "&lt;img src=x onerror=alert(1)&gt;" in table and BAD_LINE not in page
+    assert "no answer within 1 s" in table and "answered 503" in table
+
+    # exactly once: a duplicate message, then the analysis run again (same verdict);
+    # the one worker takes them in order, so when the capture is done again both ran
+    webhooks.send(note.pk)
+    finished = Capture.objects.get(pk=after.pk).finished_at
+    assert pipeline.retry(Capture.objects.get(pk=after.pk))
+    wait_for(lambda: (c := Capture.objects.get(pk=after.pk)).status == "done" and
+             c.finished_at != finished, timeout=60)
+    time.sleep(0.5)
+    assert len(r.requests) == 4
+    assert WebhookNotification.objects.count() == 1 and WebhookDelivery.objects.count() == 4
+
+    # the fix, the next build: an improvement, nothing sent
+    fixed = analysed(member, IDLE_FIXED, "llm-api", "1.3.0", "idle")
+    assert fixed.verdict()["verdict"] == "improvement"
+    assert WebhookNotification.objects.count() == 1 and len(r.requests) == 4
+
+
+def test_attempts_are_bounded_and_refusals_final(member, receiver, worker_factory,
+                                                settings):
+    """A receiver answering 500 gets PERFWEB_WEBHOOK_MAX_ATTEMPTS (3) attempts, then the
+    notification fails; a 404 and an address that is not public are not tried again."""
+    settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE = True
+    r = receiver([500] * 10)
+    svc = _service(member, "search")
+    _member_client(member).post(f"/services/{svc.pk}/webhook/", {"url": r.url})
+    worker_factory(_worker_env(PERFWEB_WEBHOOK_MAX_ATTEMPTS="3"))
+    analysed(member, IDLE_FIXED, "search", "7.0", "idle")
+    analysed(member, IDLE_SPIN, "search", "7.1", "idle")
+    wait_for(lambda: WebhookNotification.objects.get().status != "pending", timeout=60)
+    note = WebhookNotification.objects.get()
+    assert (note.status, note.attempts) == ("failed", 3)
+    assert list(note.deliveries.order_by("attempt").values_list(
+        "attempt", "status_code", "error")) == [(n, 500, "answered 500") for n in (1, 2, 3)]
+    assert len(r.requests) == 3
+    assert "X-Perfweb-Signature" not in r.requests[0][0]  # no secret: unsigned
+
+    # (the same notification made pending again, attempted in this process)
+    def again(**settings_):
+        for k, v in settings_.items():
+            setattr(settings, k, v)
+        WebhookNotification.objects.filter(pk=note.pk).update(
+            status="pending", attempts=0, next_attempt_at=None)
+        WebhookDelivery.objects.all().delete()
+        return webhooks.attempt(note.pk)
+
+    r.script[:] = [404]
+    assert again() is None  # not tried again
+    note.refresh_from_db()
+    assert (note.status, note.attempts) == ("failed", 1)
+    assert note.deliveries.get().error == "answered 404"
+
+    Webhook.objects.filter(pk=note.webhook_id).update(
+        url=r.url.replace("127.0.0.1", "localhost"))
+    seen = len(r.requests)
+    assert again(PERFWEB_WEBHOOK_ALLOW_PRIVATE=False) is None
+    note.refresh_from_db()
+    delivery = note.deliveries.get()
+    assert (note.status, delivery.status_code) == ("failed", None)
+    assert delivery.error.startswith("refused: localhost resolves to ")
+    assert len(r.requests) == seen  # nothing reached the receiver
+
+    # a 503 is tried again: the wait until the next attempt is returned
+    Webhook.objects.filter(pk=note.webhook_id).update(url=r.url)
+    r.script[:] = [503]
+    assert again(PERFWEB_WEBHOOK_ALLOW_PRIVATE=True, PERFWEB_WEBHOOK_BACKOFF_S=5) == 5
+    note.refresh_from_db()
+    assert (note.status, note.attempts) == ("pending", 1)
+    assert webhooks.attempt(note.pk) is None  # a duplicate before it is due: nothing
+    assert note.deliveries.count() == 1
