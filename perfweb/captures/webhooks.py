@@ -112,8 +112,8 @@ def shown_url(url: str) -> str:
         else f"{parts.scheme}://{parts.netloc}/"
 
 
-def resolve(host: str, port: int, allow_private: bool) -> str:
-    """The address to connect to: every address the name has must be public unless
+def resolve(host: str, port: int, allow_private: bool) -> list[str]:
+    """The addresses to connect to: every address the name has must be public unless
     private ones are allowed (a name with one private address is refused)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -125,20 +125,45 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
         if private:
             raise Refused(f"refused: {host} resolves to {private[0]}, not a public address "
                           f"(PERFWEB_WEBHOOK_ALLOW_PRIVATE)")
-    return addresses[0]
+    return addresses
+
+
+def _connect(addresses: list[str], port: int, timeout: float) -> socket.socket:
+    error = None
+    for address in addresses:  # in the resolver's order, as socket.create_connection
+        try:
+            return socket.create_connection((address, port), timeout)
+        except OSError as e:
+            error = e
+    raise error
+
+
+class _Pinned(http.client.HTTPConnection):
+    """HTTP to addresses already checked (no second lookup a DNS answer could change)."""
+
+    def __init__(self, host, port, addresses, **kwargs):
+        super().__init__(host, port, **kwargs)
+        self._addresses = addresses
+
+    def connect(self):
+        self.sock = _connect(self._addresses, self.port, self.timeout)
 
 
 class _PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to an address already checked, with the host name for SNI and the
-    certificate."""
+    """HTTPS to addresses already checked, with the host name for SNI and for the
+    certificate's check."""
 
-    def __init__(self, host, port, address, **kwargs):
+    def __init__(self, host, port, addresses, **kwargs):
         super().__init__(host, port, **kwargs)
-        self._address = address
+        self._addresses = addresses
 
     def connect(self):
-        sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        sock = _connect(self._addresses, self.port, self.timeout)
+        try:
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
 
 
 def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bool) -> int:
@@ -147,23 +172,23 @@ def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bo
     parts = urllib.parse.urlsplit(url)
     https = parts.scheme.lower() == "https"
     host, port = parts.hostname, parts.port or (443 if https else 80)
-    address = resolve(host, port, allow_private)
+    addresses = resolve(host, port, allow_private)
     if https:
-        conn = _PinnedHTTPS(host, port, address, timeout=timeout,
+        conn = _PinnedHTTPS(host, port, addresses, timeout=timeout,
                             context=ssl.create_default_context())
     else:
-        conn = http.client.HTTPConnection(address, port, timeout=timeout)
+        conn = _Pinned(host, port, addresses, timeout=timeout)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    netloc = host if ":" not in host else f"[{host}]"
-    if parts.port:
-        netloc += f":{parts.port}"
     try:
-        conn.request("POST", path, body=body, headers={"Host": netloc, **headers})
+        conn.request("POST", path, body=body, headers=headers)
         answer = conn.getresponse()
         answer.read(64 << 10)
         return answer.status
     except socket.timeout:
         raise DeliveryError(f"no answer within {timeout:g} s") from None
+    except ssl.SSLError as e:
+        why = getattr(e, "verify_message", None) or e.reason or str(e)
+        raise DeliveryError(f"{host}:{port}: TLS: {why}") from None
     except (OSError, http.client.HTTPException) as e:
         text = (getattr(e, "strerror", None) or str(e)).strip() or type(e).__name__
         raise DeliveryError(f"{host}:{port}: {text}") from None

@@ -7,11 +7,15 @@ import hmac
 import html
 import http.server
 import json
+import ssl
+import subprocess
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from perfweb.captures import pipeline, webhooks
 from perfweb.captures.models import (Capture, Service, Webhook, WebhookDelivery,
@@ -19,7 +23,7 @@ from perfweb.captures.models import (Capture, Service, Webhook, WebhookDelivery,
 
 from .conftest import SPINPOOL, wait_for
 
-pytestmark = pytest.mark.django_db(transaction=True)
+WITH_WORKER = pytest.mark.django_db(transaction=True)
 
 IDLE_FIXED, IDLE_SPIN = SPINPOOL / "1.1.0-idle.perf.data", SPINPOOL / "1.0.0-idle.perf.data"
 REASON = ("Both captures are idle (no work), so every CPU used is waste: CPUs busy 0.00 "
@@ -32,8 +36,8 @@ class Receiver:
     (a status code, "hang" to answer nothing for 3 s, or "garbage" for a status line
     that is no HTTP), then 200; it records every request."""
 
-    def __init__(self, script=()):
-        self.script, self.requests = list(script), []
+    def __init__(self, script=(), tls=None):
+        self.script, self.requests, self.sni = list(script), [], []
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -58,6 +62,12 @@ class Receiver:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}/hooks/perf?channel=ci"
+        if tls:  # (certificate, key)
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            ctx.sni_callback = lambda sock, name, c: self.sni.append(name)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+            self.url = f"https://localhost:{self.server.server_port}/hooks/perf"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
@@ -69,8 +79,8 @@ class Receiver:
 def receiver():
     made = []
 
-    def make(script=()):
-        made.append(Receiver(script))
+    def make(script=(), tls=None):
+        made.append(Receiver(script, tls))
         return made[-1]
     yield make
     for r in made:
@@ -181,7 +191,35 @@ def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
     assert len(r.requests) == 1
 
 
+def test_https_is_checked_against_the_name_at_the_checked_address(receiver, tmp_path,
+                                                                 monkeypatch):
+    """The connection goes to the address resolved and checked, and TLS still checks the
+    certificate against the URL's host name (SNI too)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    r = receiver(tls=(str(cert), str(key)))
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted by this process only
+    assert webhooks.post(r.url, b"{}", {"Content-Type": "application/json"}, 2,
+                         allow_private=True) == 200
+    assert r.sni == ["localhost"] and len(r.requests) == 1
+    assert r.requests[0][0]["Host"] == f"localhost:{r.server.server_port}"
+    with pytest.raises(webhooks.DeliveryError) as e:  # the certificate names localhost
+        webhooks.post(r.url.replace("localhost", "127.0.0.1"), b"{}", {}, 2,
+                      allow_private=True)
+    assert "TLS: IP address mismatch, certificate is not valid for '127.0.0.1'" in \
+        str(e.value)
+    monkeypatch.delenv("SSL_CERT_FILE")
+    with pytest.raises(webhooks.DeliveryError) as e:  # a certificate nobody vouches for
+        webhooks.post(r.url, b"{}", {}, 2, allow_private=True)
+    assert "TLS: self" in str(e.value) and "signed certificate" in str(e.value)
+    assert len(r.requests) == 1
+
+
 # ---- the service page ---------------------------------------------------------------------
+@pytest.mark.django_db
 def test_the_form_is_for_team_members_and_checks_the_url(member, outsider, settings):
     svc = _service(member, "llm-api")
     url = f"/services/{svc.pk}/webhook/"
@@ -224,6 +262,7 @@ def test_the_form_is_for_team_members_and_checks_the_url(member, outsider, setti
 
 
 # ---- deliveries through a worker ----------------------------------------------------------
+@WITH_WORKER
 def test_a_regression_is_posted_once_through_failures(member, receiver, worker_factory,
                                                       settings):
     """The receiver fails three ways (a status line that is no HTTP, no answer within
@@ -292,6 +331,7 @@ def test_a_regression_is_posted_once_through_failures(member, receiver, worker_f
     assert WebhookNotification.objects.count() == 1 and len(r.requests) == 4
 
 
+@WITH_WORKER
 def test_attempts_are_bounded_and_refusals_final(member, receiver, worker_factory,
                                                 settings):
     """A receiver answering 500 gets PERFWEB_WEBHOOK_MAX_ATTEMPTS (3) attempts, then the
@@ -344,3 +384,16 @@ def test_attempts_are_bounded_and_refusals_final(member, receiver, worker_factor
     assert (note.status, note.attempts) == ("pending", 1)
     assert webhooks.attempt(note.pk) is None  # a duplicate before it is due: nothing
     assert note.deliveries.count() == 1
+
+    # its message lost: the sweep sends it again once it is overdue, and the worker
+    # delivers it
+    r.script[:] = [200]
+    assert webhooks.sweep() == 0  # due in 5 s: not overdue
+    WebhookNotification.objects.filter(pk=note.pk).update(
+        next_attempt_at=timezone.now() - timedelta(seconds=settings.PERFWEB_WEBHOOK_GRACE_S
+                                                   + 1))
+    assert webhooks.sweep() == 1
+    wait_for(lambda: WebhookNotification.objects.get(pk=note.pk).status == "delivered",
+             timeout=30)
+    assert list(note.deliveries.order_by("attempt").values_list(
+        "attempt", "status_code")) == [(1, 503), (2, 200)]
