@@ -134,8 +134,8 @@ class Profile:
         self.user_stacks = None
 
         self._mapping_ix: dict[str, int] = {}
-        self._function_ix: dict[tuple[str, int, bool], int] = {}
-        self._stack_ix: dict[tuple[int, ...], int] = {}
+        self._function_ix: dict[tuple[str, int, bool], int] | None = {}
+        self._stack_ix: dict[tuple[int, ...], int] | None = {}
         self._event_ix: dict[str, int] = {}
         self._string_ix: dict[str, int] = {}
         self._cache: dict = {}  # derived per-sample facts, see memo
@@ -167,10 +167,20 @@ class Profile:
         self._mapping_ix[path] = ix
         return ix
 
+    def function_index(self) -> dict[tuple[str, int, bool], int]:
+        """(name, mapping id, resolved) -> id, the first function of that key; a loaded
+        profile builds it on first use (analysis.profile_io)."""
+        if self._function_ix is None:
+            ix: dict[tuple[str, int, bool], int] = {}
+            for f in self.functions:
+                ix.setdefault((f.name, f.mapping_id, f.resolved), f.id)
+            self._function_ix = ix
+        return self._function_ix
+
     def function(self, name: str, mapping_id: int, resolved: bool = True,
                  system_name: str | None = None) -> int:
         key = (name, mapping_id, resolved)
-        ix = self._function_ix.get(key)
+        ix = self.function_index().get(key)
         if ix is None:
             ix = len(self.functions)
             self.functions.append(Function(ix, name, name if system_name is None else system_name,
@@ -196,8 +206,14 @@ class Profile:
         return self.add_location(mapping_id, address, (fid,), dso_offset=dso_offset,
                                  is_return=is_return)
 
+    def stack_index(self) -> dict[tuple[int, ...], int]:
+        """stack -> id; a loaded profile builds it on first use (analysis.profile_io)."""
+        if self._stack_ix is None:
+            self._stack_ix = {s: ix for ix, s in enumerate(self.stacks)}
+        return self._stack_ix
+
     def stack(self, location_ids: tuple[int, ...]) -> int:
-        ix = self._stack_ix.get(location_ids)
+        ix = self.stack_index().get(location_ids)
         if ix is None:
             ix = len(self.stacks)
             self.stacks.append(location_ids)

@@ -96,16 +96,26 @@ def load(src: BinaryIO) -> Profile:
     for i, (path, kind, build_id, start, limit, pgoff, deleted) in enumerate(doc["mappings"]):
         p.mappings.append(Mapping(i, path, kind, build_id, start, limit, pgoff, deleted))
         p._mapping_ix.setdefault(path, i)
+    # A name spelled the same demangled and as the input gave it is one str, as when
+    # it was made, not two; the interning index is built when a view first adds one.
     for i, (name, system_name, mapping_id, resolved) in enumerate(doc["functions"]):
-        p.functions.append(Function(i, name, system_name, mapping_id, resolved))
-        p._function_ix.setdefault((name, mapping_id, resolved), i)
+        p.functions.append(Function(i, name, name if system_name == name else system_name,
+                                    mapping_id, resolved))
+    p._function_ix = None
     for i, (mid, address, funcs, dso_offset, sym_off, is_return, *lines) in enumerate(
             doc["locations"]):
         p.locations.append(Location(i, mid, address, tuple(funcs), dso_offset, sym_off,
                                     is_return, tuple((f, n) for f, n in lines[0])
                                     if lines else ()))
-    for s in doc["stacks"]:
-        p.stack(tuple(s))
+    # Each stack's location ids are looked up in one list of ints, so that every frame
+    # of every stack points at a shared int object: a JSON decoder makes a new int object
+    # (32 bytes) for each id above 256, and a diverse capture's stacks hold millions of
+    # frames (about 4 of the 5 bytes per frame a loaded profile held, issue 16). Saved
+    # stacks are unique (they were interned when made): no index is built until a
+    # transform asks to intern a new one.
+    ids = list(range(len(p.locations))).__getitem__
+    p.stacks = [tuple(map(ids, s)) for s in doc["stacks"]]
+    p._stack_ix = None
     for name, freq, period in doc["events"]:
         p.events[p.event(name)] = Event(name, freq, period)
     for s in doc["strings"]:

@@ -3,9 +3,10 @@ memory: one capture's profile is a few hundred kilobytes, another's hundreds of
 megabytes, and a cache counted in profiles holds either.
 
 The estimate walks the tables once (no object graph traversal): per-sample columns are
-raw arrays; every stack entry costs a pointer plus, for ids above 256, an int object of
-its own (a loaded profile does not share them); every location, function and stack costs
-its object, its entry in an interning dict and a tuple. The constants were measured with
+raw arrays; every stack entry costs a pointer (a loaded profile's stacks share one int
+object per location id: analysis.profile_io); every location, function and stack costs
+its object and a tuple, and locations and functions an entry in an interning dict (a
+loaded profile builds no stack index until a transform needs one). The constants were measured with
 tracemalloc on CPython 3.11 (tests/test_profile_size.py keeps them honest).
 """
 from __future__ import annotations
@@ -15,9 +16,9 @@ from .tree_index import held_bytes
 
 _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
             "s_event", "s_comm")
-_SLOT, _INT = 8, 32  # a stack entry: a tuple slot, and an int object above 256
-_PER_STACK = 56 + 100 + 100  # tuple header, interning dict entry, memoised weights
-_PER_LOCATION = 250  # Location object, its functions tuple
+_SLOT = 8  # a stack entry: a tuple slot
+_PER_STACK = 56 + 100  # tuple header, memoised weights
+_PER_LOCATION = 250 + 32  # Location object, its functions tuple, its id's int object
 _PER_FUNCTION = 350  # Function object, two str headers, interning key and entry
 _PER_MAPPING = 600
 
@@ -25,10 +26,8 @@ _PER_MAPPING = 600
 def approx_bytes(profile: Profile) -> int:
     columns = sum(len(getattr(profile, c)) * getattr(profile, c).itemsize for c in _COLUMNS)
     frames = sum(len(s) for s in profile.stacks)
-    # ids up to 256 are CPython's shared small ints; with more locations, most are not
-    per_frame = _SLOT + (_INT if len(profile.locations) > 257 else 0)
     names = sum(len(f.name) + len(f.system_name) for f in profile.functions)
-    return (columns + frames * per_frame + len(profile.stacks) * _PER_STACK
+    return (columns + frames * _SLOT + len(profile.stacks) * _PER_STACK
             + len(profile.locations) * _PER_LOCATION
             + len(profile.functions) * _PER_FUNCTION + names
             + len(profile.mappings) * _PER_MAPPING

@@ -205,9 +205,10 @@ def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = Non
     and its sample rows, all of them or those `rows` marks. Functions and locations are
     copied lists (a transform appends to them), as are the other tables (small); the
     sample columns are shared when every row is kept (nothing appends to them). The
-    result is only read (the views): its interning dicts are left empty, not copied
-    (they cost about 100 bytes a function, per profile kept)."""
+    result is only read (the views): its interning dicts are not copied (they cost
+    about 100 bytes a function, per profile kept) but built if something interns."""
     v = Profile(p.meta.format)
+    v._stack_ix = v._function_ix = None
     v.meta, v.notes, v.approximate, v.coverage = p.meta, p.notes, p.approximate, p.coverage
     v.mappings, v.events, v.strings = list(p.mappings), list(p.events), list(p.strings)
     v.functions, v.locations, v.stacks = list(p.functions), list(p.locations), stacks

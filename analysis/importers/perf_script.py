@@ -256,7 +256,7 @@ def _compiled_loop(parser: "_Parser") -> "_script.Reader":
 
     return _script.Reader(
         parser=parser, locations=p.locations, functions=p.functions, stacks=p.stacks,
-        stack_ix=p._stack_ix, function_ix=p._function_ix, by_parts=frames.by_parts,
+        stack_ix=p.stack_index(), function_ix=p.function_index(), by_parts=frames.by_parts,
         callers=frames.callers, Location=Location, Function=Function,
         mapping_info=mapping_info, event=p.event, string=p.string,
         columns=(p.s_stack, p.s_count, p.s_period, p.s_pid, p.s_tid, p.s_cpu, p.s_time,

@@ -74,8 +74,8 @@ def _shell(profile: Profile) -> Profile:
     v.locations, v.stacks = list(profile.locations), list(profile.stacks)
     v.strings = list(profile.strings)
     v._mapping_ix = dict(profile._mapping_ix)
-    v._function_ix = dict(profile._function_ix)
-    v._stack_ix = dict(profile._stack_ix)
+    v._function_ix = None  # built from v.functions when a function is interned
+    v._stack_ix = None  # built from v.stacks when a stack is interned
     v._string_ix = dict(profile._string_ix)
     v.coverage = profile.coverage
     return v
