@@ -1,4 +1,4 @@
-// The "this selection" export links (pprof, Firefox Profiler): each carries the explorer's
+// The "this selection" download links (pprof, Firefox Profiler): each carries the explorer's
 // selection as the data endpoints get it (threads, time range, event, view, transforms),
 // read from the URL when the link is used, so the file holds the samples the page shows.
 "use strict";
