@@ -25,7 +25,7 @@ from analysis.report import build_report
 from analysis.symbols import symbolize
 
 from .. import webhooks, work_dirs
-from . import buildids, history
+from . import buildids, debuginfod_client, history
 from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
@@ -113,9 +113,11 @@ def _run(mine: Claim, capture: Capture) -> None:
         paths = [local_copy(sf.file, work, sf.original_name) for sf in ordered]
         for sf, path in zip(ordered, paths):
             buildids.index(sf, path)  # for debuginfod; once per file
-        if paths:  # the digests recorded on upload key the shared symbol cache
+        servers = debuginfod_client.client()  # DEBUGINFOD_URLS: for what nobody uploaded
+        if paths or servers is not None:  # the digests recorded on upload key the cache
             with paused_gc():
-                symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)})
+                symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)},
+                          debuginfod=servers)
 
         _stage(mine, Status.ANALYZING, 70)
         with paused_gc():  # (the engine's own work only: never around a database call)
