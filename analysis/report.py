@@ -21,7 +21,8 @@ from .offcpu.views import ON_CPU, view
 from .errors import AnalysisError
 from .profile import Profile
 
-CONTRACT_VERSION = 2  # 2: `functions` lists the notable ones, `functions_rest` the rest
+CONTRACT_VERSION = 3  # 2: `functions` lists the notable ones, `functions_rest` the rest
+#                      3: `threads` lists the busiest, `threads_rest` the rest
 
 #: the report lists every function on at least this share of the samples' stacks (and
 #: always the first FUNCTIONS_MIN by self): a diverse capture has 65,000 functions, 6 MB
@@ -30,6 +31,12 @@ CONTRACT_VERSION = 2  # 2: `functions` lists the notable ones, `functions_rest` 
 #: 1 percentage point (compare.movers.MOVER_MIN_PP): what is left out moves by less.
 FUNCTIONS_MIN_SHARE = 0.0005
 FUNCTIONS_MIN = 200
+
+#: the report lists this many threads with samples, and as many of the threads only the
+#: context switches saw (those off the CPU longest): a system-wide capture of a busy host
+#: has thousands of threads, 90 KB of JSON with every result. All of them stay in the
+#: saved profile (the explorer's threads list).
+THREADS_MAX = 100
 
 
 def build_report(profile: Profile, event: str | None = None, top: int | None = None,
@@ -67,6 +74,25 @@ def notable_functions(funcs: list, total: int) -> tuple[list, dict | None]:
                   "max_total": max(f.total for f in left)}
 
 
+def notable_threads(rows: list[dict]) -> tuple[list[dict], dict | None]:
+    """(the threads the report lists, what the rest add up to or None): the first
+    THREADS_MAX rows with samples (heaviest first), then, of those with none, the
+    THREADS_MAX off the CPU longest, in the order they came."""
+    sampled = [r for r in rows if r["samples"]]
+    idle = [r for r in rows if not r["samples"]]
+    longest = sorted(range(len(idle)), key=lambda i: -idle[i].get("off_cpu_s", 0))
+    kept_idle = [idle[i] for i in sorted(longest[:THREADS_MAX])]
+    kept = sampled[:THREADS_MAX] + kept_idle
+    if len(kept) == len(rows):
+        return rows, None
+    left = sampled[THREADS_MAX:] + [idle[i] for i in sorted(longest[THREADS_MAX:])]
+    rest = {"threads": len(left), "samples": sum(r["samples"] for r in left)}
+    if any("off_cpu_s" in r for r in left):
+        for k in ("on_cpu_s", "off_cpu_s"):
+            rest[k] = round(sum(r.get(k, 0) for r in left), 6)
+    return kept, rest
+
+
 def _report(profile: Profile, event: str | None, top: int | None, label: str,
             rate) -> dict:
     event_id = _event_id(profile, event)
@@ -82,6 +108,8 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
     samples = profile.sample_count(event_id) if event_id is not None else 0
     busy = cpu.cpus_busy(profile, event_id)
     secs = cpu.cpu_seconds(profile, event_id)
+    threads, threads_rest = notable_threads(
+        _with_times(by_thread(profile, sel), thread_times(profile)))
     meta = asdict(profile.meta)
     meta.pop("format")
     # a capture read in part says so and nothing else (see damaged_capture)
@@ -108,7 +136,8 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
                        "self": f.self, "total": f.total} for f in funcs],
         "functions_rest": rest,
         "dsos": top_dsos(profile, weights),
-        "threads": _with_times(by_thread(profile, sel), thread_times(profile)),
+        "threads": threads,
+        "threads_rest": threads_rest,
         "coverage": profile.coverage,
         "findings": [f.to_dict() for f in findings],
         "time_in": time_in(ctx),
