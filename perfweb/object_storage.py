@@ -8,23 +8,21 @@ hosts: django-storages' S3Storage, with
 - the bucket's errors as OSError, as the filesystem's would be, so the code that stores,
   sizes and deletes files handles one kind of error whichever storage it has: a missing
   object is FileNotFoundError, a bucket that refuses or cannot be reached is
-  StoreUnavailable (an OSError with errno EIO).
+  StoreUnavailable (perfweb.store_errors: an OSError, EIO).
 """
 from __future__ import annotations
 
 import errno
 import functools
+import logging
 
 from botocore.exceptions import BotoCoreError, ClientError
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
+from .store_errors import StoreUnavailable
 
-class StoreUnavailable(OSError):
-    """The bucket refused the request or could not be reached."""
-
-    def __str__(self) -> str:
-        return self.strerror
+log = logging.getLogger(__name__)
 
 
 def _missing(e: ClientError) -> bool:
@@ -38,8 +36,8 @@ def _missing(e: ClientError) -> bool:
 def as_os_error(e: Exception, name: str) -> OSError:
     if isinstance(e, ClientError) and _missing(e):
         return FileNotFoundError(errno.ENOENT, f"{name} is not in the bucket")
-    return StoreUnavailable(errno.EIO, f"the file store (S3 bucket) did not answer for "
-                                       f"{name}: {e}")
+    log.warning("file store unavailable for %s: %s", name, e)
+    return StoreUnavailable()
 
 
 def _os_errors(method):

@@ -9,6 +9,7 @@ bucket). Each worker analyses at least one capture, whose files only the bucket 
 the results are the exact sample counts perf report gives for those captures; each
 worker's symbol cache was built from the symbol file it downloaded; deleting removes the
 bucket's objects; nothing was written under any MEDIA_ROOT."""
+import io
 import socket
 import subprocess
 import sys
@@ -188,3 +189,69 @@ def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket
     assert r.status_code == 302
     assert keys() == sorted(set(stored) - set(mine))
     assert len(keys()) == len(stored) - 3
+
+
+def _bucket_unreachable(settings):
+    """This process's storage pointed at a port nobody listens on, asked once (boto3
+    would retry a refused connection 4 times, with back-off)."""
+    from botocore.config import Config
+    options = {**settings.STORAGES["default"]["OPTIONS"],
+               "endpoint_url": f"http://127.0.0.1:{_free_port()}",
+               "client_config": Config(s3={"addressing_style": "path"},
+                                       retries={"total_max_attempts": 1})}
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        **settings.STORAGES["default"], "OPTIONS": options}}
+
+
+def test_a_bucket_out_of_reach_is_a_sentence_not_a_500(client, member, bucket, settings):
+    """Upload, download, explorer data and an analysis while the bucket is out of reach:
+    a 503 saying so (form and API), the analysis fails with a sentence, retryable;
+    nothing of the refused upload is kept."""
+    from perfweb.captures import services
+    from perfweb.store_errors import MESSAGE
+    _, keys = bucket
+    client.force_login(member)
+    pk = _upload(client, "1.1.0-busy.perf.data", "1.1.0", "busy")
+    services.run_analysis(pk)
+    assert Capture.objects.get(pk=pk).status == "done"
+    stored = keys()
+
+    _bucket_unreachable(settings)
+    with open(SPINPOOL / "1.0.0-busy.perf.data", "rb") as f:
+        r = client.post(reverse("upload"), {"service": "llm-api", "version": "1.0.0",
+                                            "label": "busy", "capture": f})
+    assert r.status_code == 503 and MESSAGE in r.content.decode()
+    key = create_token(member, "ci")
+    with open(SPINPOOL / "1.0.0-busy.perf.data", "rb") as f:
+        r = client.post("/api/v1/captures/", {"service": "llm-api", "version": "1.0.0",
+                                              "label": "busy", "capture": f},
+                        HTTP_AUTHORIZATION=f"Token {key}")
+    assert (r.status_code, r.json()) == (503, {"detail": MESSAGE})
+    assert Capture.objects.count() == 1 and keys() == stored
+    assert client.get(reverse("capture-download", args=[pk])).status_code == 503
+    r = client.get(reverse("data-functions", args=[pk]), HTTP_ACCEPT="application/json")
+    assert (r.status_code, r.json()) == (503, {"detail": MESSAGE})
+
+    Capture.objects.filter(pk=pk).update(status="queued", claim="", attempts=0)
+    services.run_analysis(pk)
+    c = Capture.objects.get(pk=pk)
+    assert (c.status, c.retryable) == ("failed", True)
+    assert c.error == ("the file store (the bucket) could not be reached from the worker; "
+                       "retrying may help once it is back")
+
+
+def test_ensure_bucket_makes_the_bucket_once(s3_server, bucket, settings):
+    """docker-compose's web service runs it before migrating: a new MinIO has no bucket."""
+    from django.core.management import call_command
+    name = f"perfweb-new-{uuid.uuid4().hex[:8]}"
+    options = {**settings.STORAGES["default"]["OPTIONS"], "bucket_name": name}
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        **settings.STORAGES["default"], "OPTIONS": options}}
+    out = io.StringIO()
+    call_command("ensure_bucket", stdout=out)
+    call_command("ensure_bucket", stdout=out)
+    assert out.getvalue().splitlines() == [f"bucket {name} created", f"bucket {name} exists"]
+    client = boto3.client("s3", endpoint_url=s3_server, region_name=REGION,
+                          aws_access_key_id=KEYS["access_key"],
+                          aws_secret_access_key=KEYS["secret_key"])
+    assert name in {b["Name"] for b in client.list_buckets()["Buckets"]}

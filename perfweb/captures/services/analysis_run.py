@@ -29,6 +29,7 @@ from . import buildids, debuginfod_client, history
 from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
+from ...store_errors import StoreUnavailable
 from ..models import AnalysisResult, Capture, SymbolFile
 from .profiles import result_profile
 from ..worker_limits import AnalysisTimeout, deadline, duration, out_of_memory
@@ -82,6 +83,9 @@ def _attempt(mine: Claim) -> str:
             message = (f"the analysis needed more memory than a worker may use "
                        f"({settings.PERFWEB_WORKER_MEMORY_MB} MB, PERFWEB_WORKER_MEMORY_MB);"
                        f" a shorter capture, or one recorded at a lower frequency, fits")
+        elif isinstance(e, StoreUnavailable):  # the bucket, from this worker's host
+            message = ("the file store (the bucket) could not be reached from the worker; "
+                       "retrying may help once it is back")
         else:
             log.exception("capture %s failed", mine.capture_id)
             message = (f"processing failed unexpectedly; the error was logged "
