@@ -97,7 +97,10 @@ def check_url(url: str, allow_private: bool) -> str:
         try:
             literal = is_public(host)
         except ValueError:
-            literal = None  # a name: resolved at delivery
+            try:  # the forms the resolver reads as IPv4 too: 127.1, 0x7f000001, 2130706433
+                literal = is_public(socket.inet_ntoa(socket.inet_aton(host)))
+            except OSError:
+                literal = None  # a name: resolved at delivery
         if literal is False:
             raise InvalidWebhook(f"{host} is not a public address: only public addresses "
                                  f"are allowed (PERFWEB_WEBHOOK_ALLOW_PRIVATE)")
@@ -169,6 +172,10 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
 def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bool) -> int:
     """POST `body`; the answer's status code (redirects are answers: not followed), or
     DeliveryError."""
+    try:  # again: a row set some other way (the admin) is held to the same rules
+        check_url(url, allow_private)
+    except InvalidWebhook as e:
+        raise Refused(f"refused: {e}") from None
     parts = urllib.parse.urlsplit(url)
     https = parts.scheme.lower() == "https"
     host, port = parts.hostname, parts.port or (443 if https else 80)

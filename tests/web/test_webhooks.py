@@ -161,6 +161,9 @@ def test_payload_is_slack_text_plus_the_verdicts_fields():
     ("http://192.168.0.10/", "192.168.0.10 is not a public address"),
     ("http://100.64.0.1/", "100.64.0.1 is not a public address"),
     ("http://0.0.0.0/", "0.0.0.0 is not a public address"),
+    ("http://127.1:8000/", "127.1 is not a public address"),
+    ("http://2130706433/", "2130706433 is not a public address"),
+    ("http://0x7f000001/", "0x7f000001 is not a public address"),
     ("http://localhost:8080/", "localhost is this machine"),
     ("http://db.localhost/", "db.localhost is this machine"),
 ])
@@ -181,12 +184,21 @@ def test_urls_kept_and_private_ones_when_allowed():
 
 def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
     r = receiver()
-    url = r.url.replace("127.0.0.1", "localhost")
-    with pytest.raises(webhooks.Refused) as e:
-        webhooks.post(url, b"{}", {}, 1, allow_private=False)
+    with pytest.raises(webhooks.Refused) as e:  # what delivery checks after the URL's
+        webhooks.resolve("localhost", r.server.server_port, allow_private=False)
     assert str(e.value).startswith("refused: localhost resolves to ")
     assert "not a public address (PERFWEB_WEBHOOK_ALLOW_PRIVATE)" in str(e.value)
+    assert "127.0.0.1" in webhooks.resolve("localhost", 80, allow_private=True)
+    with pytest.raises(webhooks.Refused) as e:
+        webhooks.post(r.url.replace("127.0.0.1", "localhost"), b"{}", {}, 1,
+                      allow_private=False)
+    assert str(e.value).startswith("refused: localhost is this machine")
     assert r.requests == []  # no connection was made
+    for url, why in (("file:///etc/passwd", "only http:// and https:// URLs are allowed"),
+                     ("http://169.254.169.254/latest/", "169.254.169.254 is not a public")):
+        with pytest.raises(webhooks.Refused) as e:  # (a row the admin could have set)
+            webhooks.post(url, b"{}", {}, 1, allow_private=False)
+        assert str(e.value).startswith("refused: ") and why in str(e.value)
     assert webhooks.post(r.url, b"{}", {}, 1, allow_private=True) == 200
     assert len(r.requests) == 1
 
@@ -373,7 +385,8 @@ def test_attempts_are_bounded_and_refusals_final(member, receiver, worker_factor
     note.refresh_from_db()
     delivery = note.deliveries.get()
     assert (note.status, delivery.status_code) == ("failed", None)
-    assert delivery.error.startswith("refused: localhost resolves to ")
+    assert delivery.error == ("refused: localhost is this machine: only public addresses "
+                              "are allowed (PERFWEB_WEBHOOK_ALLOW_PRIVATE)")
     assert len(r.requests) == seen  # nothing reached the receiver
 
     # a 503 is tried again: the wait until the next attempt is returned
