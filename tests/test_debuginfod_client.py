@@ -211,6 +211,15 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "file:///etc/passwd")
             self.end_headers()
             return
+        elif self.path.startswith("/garbage/"):
+            self.wfile.write(b"HELLO THERE\r\n\r\n")
+            return
+        elif self.path.startswith("/short/"):
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"\x7fELF" + b"\0" * 100)
+            return
         elif self.path.startswith("/slow/"):
             self.send_response(200)
             self.end_headers()
@@ -309,5 +318,14 @@ def test_redirects_and_stalls(hostile, tmp_path):
     t0 = time.perf_counter()
     assert slow.fetch(QUALLA, "debuginfo") is None
     assert time.perf_counter() - t0 < 1.5
-    assert slow.notes[0].startswith(f"debuginfod {hostile}/slow: {QUALLA}/debuginfo: "
-                                    f"transfer broke off")
+    assert slow.notes == [f"debuginfod {hostile}/slow: {QUALLA}/debuginfo: transfer broke "
+                          f"off (TimeoutError); not used"]
+    garbled = Client([f"{hostile}/garbage"], tmp_path)
+    assert garbled.fetch(QUALLA, "debuginfo") is None
+    assert garbled.notes == [f"debuginfod {hostile}/garbage: not an HTTP answer "
+                             f"(BadStatusLine); not asked again this time"]
+    short = Client([f"{hostile}/short"], tmp_path)
+    assert short.fetch(QUALLA, "debuginfo") is None
+    assert short.notes == [f"debuginfod {hostile}/short: {QUALLA}/debuginfo: cut short "
+                           f"(104 of 100000 bytes); not used"]
+    assert not any(f.name == "debuginfo" for f in tmp_path.rglob("*"))

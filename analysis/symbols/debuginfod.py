@@ -20,6 +20,7 @@ I/O only: no Django here; the worker builds a Client from its settings.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -163,6 +164,11 @@ class Client:
             if e.code not in (404, 410):
                 self.notes.append(f"debuginfod {url}: HTTP {e.code}")
             return None
+        except http.client.HTTPException as e:  # a garbled answer: no HTTP server
+            self.down.add(server)
+            self.notes.append(f"debuginfod {server}: not an HTTP answer "
+                              f"({type(e).__name__}); not asked again this time")
+            return None
         except (urllib.error.URLError, OSError, ValueError) as e:
             self.down.add(server)
             self.notes.append(f"debuginfod {server}: not reachable "
@@ -179,8 +185,9 @@ class Client:
                     while True:
                         try:
                             chunk = resp.read(_CHUNK)
-                        except (OSError, ValueError) as e:
-                            raise _Refused(f"transfer broke off ({e})") from e
+                        except (OSError, ValueError, http.client.HTTPException) as e:
+                            raise _Refused(f"transfer broke off "
+                                           f"({type(e).__name__})") from e
                         if not chunk:
                             break
                         if size == 0 and not is_elf(chunk):
@@ -194,6 +201,8 @@ class Client:
                         out.write(chunk)
                 if size == 0:
                     raise _Refused("empty answer")
+                if length and length.strip().isdigit() and size != int(length):
+                    raise _Refused(f"cut short ({size} of {int(length)} bytes)")
                 try:
                     info = read_info(tmp, url)
                 except ElfUnreadable as e:
