@@ -289,6 +289,13 @@ def test_a_bad_servers_answers_are_not_used(hostile, server, tmp_path):
     assert cov[QUALLA_DSO]["from"] == cov[LIBC_DSO]["from"] == f"debuginfod {server.url}"
 
 
+def test_a_cache_folder_that_cannot_be_written_fails_nothing(server, tmp_path):
+    (tmp_path / "cache").write_text("a file where the folder should be")
+    p, cov = _analysed(Client([server.url], tmp_path / "cache"))
+    assert _unnamed(p) == (57, 973) and cov[QUALLA_DSO]["from"] == "not found"
+    assert sum("not fetched (" in n for n in p.notes) == 4  # 2 build-ids, 2 kinds
+
+
 def test_a_dead_server_costs_one_timeout(server, tmp_path):
     """A server that accepts connections and never answers, first in the list: one
     timeout, then only the good server is asked."""

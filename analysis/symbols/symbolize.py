@@ -276,7 +276,11 @@ class Symbolizer:
         if not any(not e.debug_only and e.segments for e in have):
             wants.append("executable")
         for kind in wants:
-            got = self.debuginfod.fetch(build_id, kind)
+            try:
+                got = self.debuginfod.fetch(build_id, kind)
+            except OSError as e:  # the cache folder (full, not writable): no names, no failure
+                self.notes.append(f"debuginfod: {build_id}/{kind} not fetched ({e})")
+                continue
             if got is None:
                 continue
             try:
