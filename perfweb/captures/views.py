@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST
 
 from . import access, pipeline
 from .comment_views import comments_context
-from .services import deletion
+from .models import PurgedCapture
+from .services import deletion, retention
 from .services.history import previous_capture
 from .share_links import share_url
 from .explore_views import DATA
@@ -71,8 +72,13 @@ def _upload_refused(request, form, status: int = 400):
 
 @login_required
 def capture_detail(request, pk: int):
-    capture = get_object_or_404(access.captures_of(request.user).select_related(
-        "build__service__team"), pk=pk)
+    capture = access.captures_of(request.user).select_related(
+        "build__service__team").filter(pk=pk).first()
+    if capture is None:
+        purged = retention.purged_of(request.user, pk)  # the team's, so not an outsider
+        if purged is None:
+            raise Http404()
+        return render(request, "captures/capture_purged.html", {"p": purged}, status=410)
     return capture_page(request, capture)
 
 
@@ -106,6 +112,11 @@ def capture_context(capture, share_token: str | None = None) -> dict:
         context["findings"] = [dict(f, focus_query=_focus_query(f))
                                for f in result.findings()]
         context["comparison"] = result.comparison
+        before_id = ((result.comparison or {}).get("before") or {}).get("id")
+        # the capture compared with, if the retention policy deleted it since
+        context["before_purged"] = None if shared or before_id is None else \
+            PurgedCapture.objects.filter(capture_id=before_id,
+                                         team_id=capture.build.service.team_id).first()
         # a link to compare only where there is a capture to compare with
         context["previous"] = None if shared else previous_capture(capture)
     context.update(comments_context(capture, context.get("findings")))

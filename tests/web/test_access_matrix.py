@@ -114,6 +114,12 @@ def _routes(w):
         "shared-data": ("get", reverse("shared-data", args=[w["link"].url_token, "flame"]), None,
                         200, 200),
         "tokens": ("get", reverse("tokens"), None, 200, 200),
+        "teams": ("get", reverse("teams"), None, 200, 200),  # the user's own teams only
+        "team": ("get", reverse("team", args=[svc.team.pk]), None, 200, 404),
+        # (neither alice nor bob is the team's admin here: 403; test_retention_quota.py
+        # has an admin change it)
+        "team-settings": ("post", reverse("team-settings", args=[svc.team.pk]),
+                          {"retention_days": "30"}, 403, 404),
         "debuginfod": ("get", f"/debuginfod/{key}/buildid/{w['entry'].build_id}/debuginfo",
                        None, 200, 404),
         "build": ("get", reverse("build", args=[a.build.pk]), None, 200, 404),
@@ -217,7 +223,8 @@ def test_api_tokens_see_what_their_user_sees(world):
 FORMS = ["service-webhook",
          "upload", "capture-retry", "share-create", "share-revoke", "build",
          "build-reanalyze", "tokens", "logout", "login", "capture-delete", "build-delete",
-         "service-delete", "capture-comment-create", "capture-comment-delete"]
+         "service-delete", "capture-comment-create", "capture-comment-delete",
+         "team-settings"]
 
 
 def test_csrf_on_every_form(world):
