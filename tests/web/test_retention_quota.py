@@ -222,6 +222,14 @@ def test_a_comparison_with_a_purged_capture_says_so(admin, outsider):
     # the purged capture's own URL
     r = member.get(reverse("capture", args=[before.pk]))
     assert r.status_code == 410 and sentence in r.content.decode()
+    # the API: the capture and a comparison with it are 410 with the sentence
+    api = {"HTTP_AUTHORIZATION": f"Token {create_token(admin, 'ci')}"}
+    outside = {"HTTP_AUTHORIZATION": f"Token {create_token(outsider, 'ci')}"}
+    for url in (f"/api/v1/captures/{before.pk}/", f"/api/v1/captures/{before.pk}/result/",
+                f"/api/v1/captures/{after.pk}/compare/?with={before.pk}"):
+        r = Client().get(url, **api)
+        assert r.status_code == 410 and r.json() == {"detail": sentence}, url
+        assert Client().get(url, **outside).status_code == 404, url
     # an outsider learns nothing: 404 as for any capture of another team
     for url in (compare, reverse("compare-data", args=[before.pk, after.pk]),
                 reverse("capture", args=[before.pk])):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError, transaction
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -17,7 +18,7 @@ from .. import access
 from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
 from ..services.history import comparison, history, previous_capture
-from ..services import deletion
+from ..services import deletion, retention
 from ..services.comments import CommentInvalid, create_comment
 from ..comment_views import comment_json
 from ..services.profiles import stored_profile
@@ -32,6 +33,18 @@ from .serializers import (BuildSerializer, CaptureSerializer, CaptureUploadSeria
 class NotReady(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_code = "not_ready"
+
+
+class Purged(APIException):
+    """A capture of the user's team that the retention policy deleted."""
+    status_code = status.HTTP_410_GONE
+    default_code = "purged"
+
+
+def _purged_or_404(user, pk) -> None:
+    purged = retention.purged_of(user, int(pk)) if str(pk).isdigit() else None
+    if purged is not None:
+        raise Purged(purged.sentence)
 
 
 def _team_for(user, name: str | None):
@@ -163,6 +176,15 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             qs = qs.filter(label=params["label"])
         return qs.order_by("-created_at")
 
+    def get_object(self):
+        """A capture of the user's team that the retention policy deleted is a 410 with
+        the sentence saying when and why; any other missing capture a 404."""
+        try:
+            return super().get_object()
+        except Http404:
+            _purged_or_404(self.request.user, self.kwargs.get(self.lookup_field, ""))
+            raise
+
     @extend_schema(request={"multipart/form-data": CaptureUploadSerializer},
                    responses={201: CaptureSerializer, 200: CaptureSerializer})
     def create(self, request, *args, **kwargs):
@@ -258,7 +280,10 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         if other:
             if not other.isdigit():
                 raise ValidationError({"with": "a capture id"})
-            before = get_object_or_404(self.get_queryset(), pk=int(other))
+            before = self.get_queryset().filter(pk=int(other)).first()
+            if before is None:
+                _purged_or_404(request.user, other)
+                raise NotFound()
         else:
             before = previous_capture(after)
             if before is None:
