@@ -24,6 +24,7 @@ from django.urls import reverse
 
 from perfweb.captures.api_tokens import create_token
 from perfweb.captures.models import Capture
+from perfweb.captures.uploads import human_size
 
 from .conftest import SPINPOOL, _free_port, stop, wait_for
 
@@ -125,15 +126,18 @@ def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket
         log = tmp_path / f"worker-{len(hosts)}.log"  # worker_factory's name for it
         worker_factory({**env, "MEDIA_ROOT": str(dirs["media"]),
                         "PERFWEB_CACHE_DIR": str(dirs["cache"]), "TMPDIR": str(dirs["tmp"]),
-                        # each analysis holds its worker ~1.2 s, so two queued captures
-                        # go one to each (prefetch 1, late acks)
-                        "PERFWEB_STAGE_DELAY_S": "0.3"})
+                        # each analysis holds its worker 2 s or more: a capture queued
+                        # while one worker has one goes to the other (prefetch 1, late
+                        # acks)
+                        "PERFWEB_STAGE_DELAY_S": "0.5"})
         hosts[name] = dirs, log
     for _, log in hosts.values():
         wait_for(lambda: log.exists() and b" ready." in log.read_bytes(), timeout=60)
 
     client.force_login(member)
     busy = _upload(client, "1.0.0-busy.perf.data", "1.0.0", "busy", "symbols-1.0.0.zip")
+    wait_for(lambda: Capture.objects.filter(pk=busy, status__in=Capture.ACTIVE).exists(),
+             every=0.05)  # one worker has it
     idle = _upload(client, "1.0.0-idle.perf.data", "1.0.0", "idle")  # the build's symbols
     done = {busy: _done(busy), idle: _done(idle)}
     # compared with 1.0.0's busy capture: its saved profile read back from the bucket
@@ -185,6 +189,11 @@ def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket
     mine = [Capture.objects.get(pk=idle).file.name,
             *(f.name for res in done[idle].results.all() for f in (res.folded, res.profile))]
     assert set(mine) <= set(stored)
+    sizes = [Capture.objects.get(pk=idle).size] + [
+        len(b"".join(f.open("rb").chunks())) for res in done[idle].results.all()
+        for f in (res.folded, res.profile)]
+    r = client.get(reverse("capture-delete", args=[idle]))  # the confirmation: its sizes
+    assert r.status_code == 200 and human_size(sum(sizes)) in r.content.decode(), sizes
     r = client.post(reverse("capture-delete", args=[idle]))
     assert r.status_code == 302
     assert keys() == sorted(set(stored) - set(mine))
