@@ -2,7 +2,8 @@
 on loopback, for the debuginfod client's tests: what `perf archive` and the build's
 symbol bundle hold (libc.so.6 and its debug file, the stripped libqualla.so, api.debug,
 libqualla.so.debug), so a capture uploaded with no symbols gets every user frame perf
-names from it. Its /metrics counts the requests it answered."""
+names from it; and the DWARF fixture's pool binaries with their debug files and its
+libstdc++ (tests/fixtures/dwarf). Its /metrics counts the requests it answered."""
 import bz2
 import io
 import os
@@ -16,11 +17,15 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from conftest import SPINPOOL
+from conftest import FIXTURES, SPINPOOL
 
 LIBC = "93ac61ec5a8eb1396f9fbd350e3169a558528a40"
 QUALLA = "abc4bdbc2be6358ce43990b764daff42500785f3"  # 1.0.0's libqualla.so
-FILES = 5  # the ELF files served
+DWARF = FIXTURES / "dwarf"
+DWARF_FILES = [DWARF / "cpp-pool" / n for n in
+               ("pool", "pool.debug", "libwork.so", "libwork.so.debug")] + \
+    [DWARF / "system-libs" / "libstdc++.so.6.0.30"]
+FILES = 10  # the ELF files served
 
 
 def served_folder(folder: Path) -> Path:
@@ -34,6 +39,8 @@ def served_folder(folder: Path) -> Path:
             if m.isreg() and m.name.rsplit("/", 1)[-1] in ("elf", "debug"):
                 dso, bid, kind = m.name.rsplit("/", 3)[-3:]
                 (folder / f"{dso}-{bid[:8]}.{kind}").write_bytes(t.extractfile(m).read())
+    for f in DWARF_FILES:
+        shutil.copyfile(f, folder / f.name)
     assert len(list(folder.iterdir())) == FILES, sorted(folder.iterdir())
     return folder
 

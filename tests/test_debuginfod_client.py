@@ -21,7 +21,7 @@ from analysis.importers import load
 from analysis.symbols import symbolize
 from analysis.symbols.debuginfod import Client, parse_urls
 from conftest import FIXTURES, ROOT, SPINPOOL
-from debuginfod_server import LIBC, QUALLA, Server, requests
+from debuginfod_server import DWARF, LIBC, QUALLA, Server, requests
 from truth import truth_report
 
 CASE = "1.0.0-busy"
@@ -159,6 +159,35 @@ def test_the_command_line_asks_only_with_debuginfod(server, tmp_path):
     assert r.returncode == 2
     assert r.stderr == ("error: --debuginfod asks the servers in DEBUGINFOD_URLS, which "
                         "names none (set it to URLs separated by spaces)\n")
+
+
+def test_dwarf_stacks_unwound_with_the_binaries_from_the_server(server, tmp_path):
+    """A --call-graph dwarf capture (the C++ pool, 441 samples) uploaded with only its
+    vDSO: the unwinder gets pool, libwork.so, libc and libstdc++ from the server and
+    every stack equals perf's own unwinding, frame for frame."""
+    from test_dwarf_unwinding import our_stacks, perf_stacks
+    capture = DWARF / "cpp-pool" / "dwarf8k.perf.data"
+    vdso = DWARF / "system-libs" / "vdso-e95baaeaec8534edc5df3654182ddf12b19d9b23.so"
+    theirs = perf_stacks(capture.with_name(capture.name + ".script-fields-noinline.txt.gz"))
+    p = load(capture)
+    symbolize(p, [vdso])
+    cut = our_stacks(p)  # not unwound: the sampled frame alone, 443 frames of perf's 4,519
+    assert sum(a == b for a, b in zip(cut, theirs)) == 0
+    assert (sum(len(f) for _, f in cut), sum(len(f) for _, f in theirs)) == (443, 4519)
+    before = requests(server.url)
+    client = Client([server.url], tmp_path)
+    p = load(capture)
+    cov = {c["dso"]: c for c in symbolize(p, [vdso], debuginfod=client)}
+    ours = our_stacks(p)
+    assert len(ours) == len(theirs) == 441
+    assert sum(a == b for a, b in zip(ours, theirs)) == 441
+    # debuginfo and executable of pool, libwork.so, libc; libstdc++'s executable only
+    # (the server has no debug file of it: one 404)
+    assert requests(server.url) == (before[0] + 4, before[1] + 4)
+    for dso, c in cov.items():
+        if dso.endswith(("/pool", "/libwork.so", "/libc.so.6", "/libstdc++.so.6.0.30")):
+            assert c["from"] == f"debuginfod {server.url}", dso
+    assert cov["[vdso]"]["from"] == "uploaded"
 
 
 def test_a_miss_is_remembered_briefly(server, tmp_path):
