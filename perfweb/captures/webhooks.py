@@ -172,7 +172,7 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
 def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bool) -> int:
     """POST `body`; the answer's status code (redirects are answers: not followed), or
     DeliveryError."""
-    try:  # again: a row set some other way (the admin) is held to the same rules
+    try:  # again: a row written without the form is held to the same rules
         check_url(url, allow_private)
     except InvalidWebhook as e:
         raise Refused(f"refused: {e}") from None

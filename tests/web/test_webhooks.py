@@ -196,7 +196,7 @@ def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
     assert r.requests == []  # no connection was made
     for url, why in (("file:///etc/passwd", "only http:// and https:// URLs are allowed"),
                      ("http://169.254.169.254/latest/", "169.254.169.254 is not a public")):
-        with pytest.raises(webhooks.Refused) as e:  # (a row the admin could have set)
+        with pytest.raises(webhooks.Refused) as e:  # (a row written without the form)
             webhooks.post(url, b"{}", {}, 1, allow_private=False)
         assert str(e.value).startswith("refused: ") and why in str(e.value)
     assert webhooks.post(r.url, b"{}", {}, 1, allow_private=True) == 200
