@@ -7,6 +7,7 @@ import hmac
 import html
 import http.server
 import json
+import re
 import ssl
 import subprocess
 import threading
@@ -264,6 +265,17 @@ def test_the_form_is_for_team_members_and_checks_the_url(member, outsider, setti
     assert r.status_code == 302 and r["Location"].startswith("/login/")
     assert alice.get(url).status_code == 405
     assert Webhook.objects.get(service=svc).url == slack
+
+    # the card's forms carry the CSRF token (the tag renders them outside the view)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(member)
+    page = strict.get(f"/services/{svc.pk}/").content.decode()
+    token = re.search(r'id="webhook-form">\s*<input type="hidden" '
+                      r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    assert strict.post(url, {"url": slack + "Y"}).status_code == 403
+    assert strict.post(url, {"url": slack + "Y", "csrfmiddlewaretoken": token}
+                       ).status_code == 302
+    assert Webhook.objects.get(service=svc).url == slack + "Y"
 
     settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE = True  # a receiver inside the network
     alice.post(url, {"url": "http://10.0.0.8/hook"})
