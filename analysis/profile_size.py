@@ -19,7 +19,7 @@ _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time
 _SLOT = 8  # a stack entry: a tuple slot
 _PER_STACK = 56 + 100  # tuple header, memoised weights
 _PER_LOCATION = 250 + 32  # Location object, its functions tuple, its id's int object
-_PER_FUNCTION = 350  # Function object, two str headers, interning key and entry
+_PER_FUNCTION = 180  # Function object, its mapping id, a str header (the index is built lazily)
 _PER_MAPPING = 600
 
 
