@@ -169,6 +169,9 @@ PERFWEB_TEAM_QUOTA_BYTES = env.int("PERFWEB_TEAM_QUOTA_BYTES", default=500 << 30
 PERFWEB_WORKER_MEMORY_MB = env.int("PERFWEB_WORKER_MEMORY_MB", default=8192)
 PERFWEB_CACHE_DIR = env("PERFWEB_CACHE_DIR", default=str(VAR_DIR / "symbol-cache"))
 os.environ["PERFWEB_CACHE_DIR"] = PERFWEB_CACHE_DIR  # the analysis library reads it
+#: STORAGE_BACKEND=s3: the symbol files a host keeps downloaded in PERFWEB_CACHE_DIR/stored
+#: (least recently used go first past this)
+PERFWEB_STORED_CACHE_BYTES = env.int("PERFWEB_STORED_CACHE_BYTES", default=20 << 30)
 #: a worker refreshes the heartbeat of the capture it analyses this often ...
 PERFWEB_HEARTBEAT_S = env.float("PERFWEB_HEARTBEAT_S", default=10)
 #: ... and the sweep takes back a capture whose heartbeat is older than this (its worker

@@ -9,6 +9,7 @@ bucket). Each worker analyses at least one capture, whose files only the bucket 
 the results are the exact sample counts perf report gives for those captures; each
 worker's symbol cache was built from the symbol file it downloaded; deleting removes the
 bucket's objects; nothing was written under any MEDIA_ROOT."""
+import hashlib
 import io
 import socket
 import subprocess
@@ -56,7 +57,7 @@ def s3_server(tmp_path_factory):
             if time.monotonic() > end:
                 raise AssertionError(f"moto server not up: {log_path.read_text()}")
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
+    yield f"http://127.0.0.1:{port}", log_path
     stop([proc])
 
 
@@ -64,6 +65,7 @@ def s3_server(tmp_path_factory):
 def bucket(s3_server, settings):
     """A new bucket as this process's default storage; the environment that gives the
     same storage to the processes a test starts (as the deployment's env vars do)."""
+    s3_server, _ = s3_server
     name = f"perfweb-{uuid.uuid4().hex[:12]}"
     client = boto3.client("s3", endpoint_url=s3_server, region_name=REGION,
                           aws_access_key_id=KEYS["access_key"],
@@ -114,7 +116,7 @@ def _done(pk: int) -> Capture:
     return c
 
 
-def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket,
+def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket, s3_server,
                                                           worker_factory, tmp_path,
                                                           settings):
     env, keys = bucket
@@ -150,9 +152,13 @@ def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket
                       log.read_bytes()} for name, (_, log) in hosts.items()}
     assert sorted(pk for pks in by_host.values() for pk in pks) == sorted(done), by_host
     assert all(by_host.values()), by_host
-    # the symbol cache of each host was built there, from the files it downloaded
+    # the symbol cache of each host was built there, from the files it downloaded, and
+    # each keeps the 1.0.0 symbol file it downloaded (both analysed a 1.0.0 capture)
+    zip_1_0_0 = hashlib.sha256((SPINPOOL / "symbols-1.0.0.zip").read_bytes()).hexdigest()
     for name, (dirs, _) in hosts.items():
         assert list((dirs["cache"] / "symbols").glob("*.idx")), name
+        kept = dirs["cache"] / "stored" / zip_1_0_0[:2] / zip_1_0_0
+        assert kept.read_bytes() == (SPINPOOL / "symbols-1.0.0.zip").read_bytes(), name
 
     # nothing on any host's disk: not the web's MEDIA_ROOT, not the workers'
     assert _files_under(settings.MEDIA_ROOT) == []
@@ -177,6 +183,27 @@ def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket
         r = client.get(reverse("capture-download", args=[pk]))
         assert b"".join(r.streaming_content) == (SPINPOOL / f"{case}.perf.data").read_bytes()
     assert done[newer].latest_result().report["compared_with"]["capture"] == busy
+
+    # analysed again (retry), on either host: the capture is downloaded again, the build's
+    # symbol file is not (the host kept it)
+    symbol_key = Capture.objects.get(pk=busy).build.symbol_files.get().file.name
+    capture_key = Capture.objects.get(pk=busy).file.name
+    moto_log = s3_server[1]
+
+    def gets(key):
+        return moto_log.read_text().count(f'"GET /{env["AWS_STORAGE_BUCKET_NAME"]}/{key} ')
+    symbol_gets, capture_gets = gets(symbol_key), gets(capture_key)
+    assert symbol_gets == 2  # one per host
+    assert client.post(reverse("capture-retry", args=[busy])).status_code == 302
+    done[busy] = _done(busy)
+    assert done[busy].latest_result().report["samples"] == SAMPLES["1.0.0-busy"]
+    assert (gets(symbol_key), gets(capture_key)) == (symbol_gets, capture_gets + 1)
+    # the replaced result's two files are gone from the bucket, the new result's are in it
+    now = keys()
+    new = {f.name for f in (done[busy].latest_result().folded,
+                            done[busy].latest_result().profile)}
+    assert len(now) == len(stored) and set(now) - set(stored) == new
+    stored = now
 
     # debuginfod serves a member of a symbol file that is in the bucket only
     key = create_token(member, "debuginfod")
@@ -252,6 +279,7 @@ def test_a_bucket_out_of_reach_is_a_sentence_not_a_500(client, member, bucket, s
 def test_ensure_bucket_makes_the_bucket_once(s3_server, bucket, settings):
     """docker-compose's web service runs it before migrating: a new MinIO has no bucket."""
     from django.core.management import call_command
+    s3_server, _ = s3_server
     name = f"perfweb-new-{uuid.uuid4().hex[:8]}"
     options = {**settings.STORAGES["default"]["OPTIONS"], "bucket_name": name}
     settings.STORAGES = {**settings.STORAGES, "default": {

@@ -15,6 +15,7 @@ import time
 
 from django.conf import settings
 from django.core.files import File
+from django.db import transaction
 
 from analysis import ANALYSIS_VERSION, compare, profile_io
 from analysis.errors import AnalysisError
@@ -25,7 +26,7 @@ from analysis.report import build_report
 from analysis.symbols import symbolize
 
 from .. import webhooks, work_dirs
-from . import buildids, debuginfod_client, history
+from . import buildids, debuginfod_client, deletion, history
 from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
@@ -114,7 +115,7 @@ def _run(mine: Claim, capture: Capture) -> None:
         files = (SymbolFile.objects.filter(build=capture.build) |
                  SymbolFile.objects.filter(capture=capture)).exclude(kind=SymbolFile.SOURCE)
         ordered = list(files.order_by("created_at"))
-        paths = [local_copy(sf.file, work, sf.original_name) for sf in ordered]
+        paths = [local_copy(sf.file, work, sf.original_name, sf.sha256) for sf in ordered]
         for sf, path in zip(ordered, paths):
             buildids.index(sf, path)  # for debuginfod; once per file
         servers = debuginfod_client.client()  # DEBUGINFOD_URLS: for what nobody uploaded
@@ -159,8 +160,13 @@ def _store_result(mine: Claim, capture: Capture, report: dict, comparison: dict 
             field.save(os.path.basename(path), File(f), save=False)
     try:
         with mine.final():
-            AnalysisResult.objects.filter(capture=capture,
-                                          analysis_version=ANALYSIS_VERSION).delete()
+            replaced = AnalysisResult.objects.filter(capture=capture,
+                                                     analysis_version=ANALYSIS_VERSION)
+            # the files of the result this one replaces go too, once it has (a retry or
+            # new symbol files left them in storage, unnamed by any row)
+            old = [(f.storage, f.name) for r in replaced for f in (r.folded, r.profile) if f]
+            replaced.delete()
+            transaction.on_commit(lambda: deletion.remove_files(old))
             result.save()
             if mine.finish(Status.DONE, progress=100, error=""):
                 # a regression verdict's webhook notification, in this transaction: one

@@ -53,7 +53,7 @@ def index(sf: SymbolFile, path: str | None = None) -> int:
         return 0
     entries = []
     with tempfile.TemporaryDirectory(prefix="perfweb-buildids-") as work:
-        local = path or local_copy(sf.file, work, f"symbol-{sf.pk}")
+        local = path or local_copy(sf.file, work, f"symbol-{sf.pk}", sf.sha256)
         try:
             collected = collect([local], work)
         except BundleError:
@@ -102,7 +102,8 @@ def _cache_path(sha256: str, entry: BuildIdEntry) -> Path:
 def _take_out(entry: BuildIdEntry, work: str) -> str | None:
     """The member alone, extracted into `work` (all members of that name are, since an
     archive may repeat a name: the one with the entry's build-id is the one)."""
-    local = local_copy(entry.symbol_file.file, work, f"symbol-{entry.symbol_file.pk}")
+    sf = entry.symbol_file
+    local = local_copy(sf.file, work, f"symbol-{sf.pk}", sf.sha256)
     top = os.path.basename(local)
     try:
         collected = collect([local], work, only=f"{top}:{entry.member}")

@@ -89,7 +89,7 @@ def delete_capture(capture: Capture) -> Deletion:
         capture.delete()
         if plan.builds:
             build.delete()
-        transaction.on_commit(lambda: _remove(plan.files))
+        transaction.on_commit(lambda: remove_files(plan.files))
     return plan
 
 
@@ -107,11 +107,12 @@ def _delete(model, pk: int, plan_of) -> Deletion:
         row = model.objects.select_for_update().get(pk=pk)
         plan = plan_of(row)
         row.delete()
-        transaction.on_commit(lambda: _remove(plan.files))
+        transaction.on_commit(lambda: remove_files(plan.files))
     return plan
 
 
-def _remove(files) -> None:
+def remove_files(files) -> None:
+    """Delete stored files, (storage, name) each; one already gone is no error."""
     for storage, name in files:
         try:
             storage.delete(name)

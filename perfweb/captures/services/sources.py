@@ -26,7 +26,7 @@ def _member(sf: SymbolFile, file: str) -> tuple[str, bytes] | None:
         _found.move_to_end(key)
         return _found[key]
     with work_dir() as work:
-        found = read_member(local_copy(sf.file, work, sf.original_name), file)
+        found = read_member(local_copy(sf.file, work, sf.original_name, sf.sha256), file)
     _found[key] = found
     while len(_found) > 1 and sum(len(v[1]) for v in _found.values() if v) > CACHE_BYTES:
         _found.popitem(last=False)
