@@ -4,10 +4,12 @@
 Exactly once per verdict: the notification row is made in the transaction that stores
 the verdict (services/analysis_run.py), unique per capture and previous capture, so a
 re-run of the analysis or a late attempt (which loses its claim and writes nothing)
-makes no second one. Each attempt holds the notification's row while it POSTs: a
-duplicate message finds it locked, delivered, or not yet due, and does nothing. Every
-attempt is logged (WebhookDelivery). The one window left is a worker dying between the
-receiver's answer and the commit: that attempt is made again, with the same
+makes no second one. Each attempt takes the notification with a conditional UPDATE
+that counts it and leases it (not due again until every timeout of the attempt has
+passed), so a duplicate message finds it taken, delivered, or not yet due, and does
+nothing; no transaction is open while it POSTs. Every attempt is logged
+(WebhookDelivery). The one window left is a worker dying between the receiver's answer
+and its write: after the lease that attempt is made again, with the same
 X-Perfweb-Delivery id, by which a receiver can tell.
 
 Server-side request forgery: only http(s) URLs without credentials are kept; at delivery
@@ -19,6 +21,7 @@ and answers are read to 64 KiB at most.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -27,13 +30,14 @@ import json
 import logging
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import DateTimeField, ExpressionWrapper, Q
+from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
@@ -186,20 +190,36 @@ def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bo
     else:
         conn = _Pinned(host, port, addresses, timeout=timeout)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # the timeout bounds each connect and read; this bounds the whole exchange (a
+    # receiver sending a byte now and then): the socket is shut at the deadline
+    total = 3 * timeout
+    cut = threading.Event()
+
+    def shut():
+        cut.set()
+        with contextlib.suppress(OSError, AttributeError):
+            conn.sock.shutdown(socket.SHUT_RDWR)
+    timer = threading.Timer(total, shut)
+    timer.daemon = True
+    timer.start()
     try:
         conn.request("POST", path, body=body, headers=headers)
         answer = conn.getresponse()
-        answer.read(64 << 10)
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            answer.read(64 << 10)  # (its status is what counts; the rest may be cut)
         return answer.status
-    except socket.timeout:
-        raise DeliveryError(f"no answer within {timeout:g} s") from None
-    except ssl.SSLError as e:
-        why = getattr(e, "verify_message", None) or e.reason or str(e)
-        raise DeliveryError(f"{host}:{port}: TLS: {why}") from None
     except (OSError, http.client.HTTPException) as e:
+        if cut.is_set():
+            raise DeliveryError(f"no whole answer within {total:g} s") from None
+        if isinstance(e, socket.timeout):
+            raise DeliveryError(f"no answer within {timeout:g} s") from None
+        if isinstance(e, ssl.SSLError):
+            why = getattr(e, "verify_message", None) or e.reason or str(e)
+            raise DeliveryError(f"{host}:{port}: TLS: {why}") from None
         text = (getattr(e, "strerror", None) or str(e)).strip() or type(e).__name__
         raise DeliveryError(f"{host}:{port}: {text}") from None
     finally:
+        timer.cancel()
         conn.close()
 
 
@@ -295,49 +315,60 @@ def _due():
     return ExpressionWrapper(Now() + timedelta(seconds=1), output_field=DateTimeField())
 
 
+def lease_s() -> float:
+    """How long an attempt holds its notification: past every timeout it has."""
+    return 3 * settings.PERFWEB_WEBHOOK_TIMEOUT_S + 10
+
+
+def _in(seconds: float):
+    return ExpressionWrapper(Now() + timedelta(seconds=seconds), output_field=DateTimeField())
+
+
 def attempt(notification_id: int) -> float | None:
     """One delivery attempt, logged; the seconds until the next one when it should be
     tried again, else None (delivered, failed for good, or nothing for this message to
-    do: another attempt holds it, it is finished, or it is not due yet)."""
+    do: another attempt holds it, it is finished, or it is not due yet).
+
+    The attempt takes the notification with one conditional UPDATE (pending and due:
+    counted, and not due again until its lease has passed), POSTs outside any
+    transaction, then writes what happened if the notification is still at its count."""
+    due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=_due())
+    if not WebhookNotification.objects.filter(
+            due, pk=notification_id, status=WebhookNotification.PENDING,
+            attempts__lt=settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS).update(
+            attempts=F("attempts") + 1, next_attempt_at=_in(lease_s())):
+        return None
+    note = WebhookNotification.objects.select_related("webhook").get(pk=notification_id)
+    number = note.attempts
+    body = body_of(note.payload)
+    started = time.monotonic()
+    code, error, refused = None, "", False
+    try:
+        code = post(note.webhook.url, body, headers_for(note, number, body),
+                    settings.PERFWEB_WEBHOOK_TIMEOUT_S,
+                    settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE)
+    except DeliveryError as e:
+        error, refused = str(e), isinstance(e, Refused)
+    ms = round(1000 * (time.monotonic() - started))
+    ok = code is not None and 200 <= code < 300
+    if code is not None and not ok:
+        error = (f"answered {code}" if not 300 <= code < 400 else
+                 f"answered {code}: redirects are not followed")
+    again = not ok and not refused and (
+        code is None or code >= 500 or code in RETRYABLE) and \
+        number < settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS
+    wait = backoff(number) if again else None
+    if again:
+        fields = {"next_attempt_at": _in(wait)}
+    else:
+        fields = {"status": WebhookNotification.DELIVERED if ok else
+                  WebhookNotification.FAILED, "finished_at": timezone.now(),
+                  "next_attempt_at": None}
     with transaction.atomic():
-        note = WebhookNotification.objects.select_for_update(
-            skip_locked=True, of=("self",)).select_related("webhook").filter(
-            Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=_due()),
-            pk=notification_id, status=WebhookNotification.PENDING).first()
-        if note is None:
-            return None
-        number = note.attempts + 1
-        body = body_of(note.payload)
-        started = time.monotonic()
-        code, error, refused = None, "", False
-        try:
-            code = post(note.webhook.url, body, headers_for(note, number, body),
-                        settings.PERFWEB_WEBHOOK_TIMEOUT_S,
-                        settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE)
-        except DeliveryError as e:
-            error, refused = str(e), isinstance(e, Refused)
-        ms = round(1000 * (time.monotonic() - started))
-        ok = code is not None and 200 <= code < 300
-        if code is not None and not ok:
-            error = (f"answered {code}" if not 300 <= code < 400 else
-                     f"answered {code}: redirects are not followed")
         WebhookDelivery.objects.create(notification=note, attempt=number, status_code=code,
                                        error=error[:500], duration_ms=ms)
-        again = not ok and not refused and (
-            code is None or code >= 500 or code in RETRYABLE) and \
-            number < settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS
-        fields, wait = {"attempts": number}, None
-        if ok:
-            fields.update(status=WebhookNotification.DELIVERED, finished_at=timezone.now(),
-                          next_attempt_at=None)
-        elif again:
-            wait = backoff(number)
-            fields["next_attempt_at"] = ExpressionWrapper(
-                Now() + timedelta(seconds=wait), output_field=DateTimeField())
-        else:
-            fields.update(status=WebhookNotification.FAILED, finished_at=timezone.now(),
-                          next_attempt_at=None)
-        WebhookNotification.objects.filter(pk=note.pk).update(**fields)
+        WebhookNotification.objects.filter(
+            pk=note.pk, attempts=number, status=WebhookNotification.PENDING).update(**fields)
     if not ok:
         log.warning("webhook notification %s, attempt %s: %s", note.pk, number, error)
     return wait
@@ -345,12 +376,25 @@ def attempt(notification_id: int) -> float | None:
 
 def sweep() -> int:
     """Send again the pending notifications overdue by PERFWEB_WEBHOOK_GRACE_S (their
-    message was lost, or never sent: the broker was down); how many."""
+    message was lost, or never sent: the broker was down); how many. One whose last
+    attempt never finished (its worker stopped) with no attempt left fails, logged."""
     overdue = ExpressionWrapper(Now() - timedelta(seconds=settings.PERFWEB_WEBHOOK_GRACE_S),
                                 output_field=DateTimeField())
-    ids = list(WebhookNotification.objects.filter(
-        status=WebhookNotification.PENDING, next_attempt_at__lt=overdue).values_list(
-        "pk", flat=True)[:500])
+    late = WebhookNotification.objects.filter(status=WebhookNotification.PENDING,
+                                              next_attempt_at__lt=overdue)
+    limit = settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS
+    for note in late.filter(attempts__gte=limit):
+        with transaction.atomic():
+            if WebhookNotification.objects.filter(
+                    pk=note.pk, status=WebhookNotification.PENDING,
+                    attempts=note.attempts).update(status=WebhookNotification.FAILED,
+                                                   finished_at=timezone.now(),
+                                                   next_attempt_at=None):
+                WebhookDelivery.objects.create(
+                    notification=note, attempt=note.attempts,
+                    error="this attempt never finished (its worker stopped); no attempt "
+                          "left")
+    ids = list(late.filter(attempts__lt=limit).values_list("pk", flat=True)[:500])
     return sum(send(pk) for pk in ids)
 
 

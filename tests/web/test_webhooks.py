@@ -34,8 +34,9 @@ BAD_LINE = "<img src=x onerror=alert(1)>"
 
 class Receiver:
     """An HTTP server on 127.0.0.1 answering each POST by the next item of `script`
-    (a status code, "hang" to answer nothing for 3 s, or "garbage" for a status line
-    that is no HTTP), then 200; it records every request."""
+    (a status code, "hang" to answer nothing for 3 s, "garbage" for a status line that is
+    no HTTP, "drip" for one sent a byte every 0.2 s), then 200; it records every
+    request."""
 
     def __init__(self, script=(), tls=None):
         self.script, self.requests, self.sni = list(script), [], []
@@ -51,6 +52,15 @@ class Receiver:
                     return
                 if what == "garbage":
                     self.wfile.write(f"{BAD_LINE}\r\n\r\n".encode())
+                    return
+                if what == "drip":  # the status line, a byte every 0.2 s
+                    try:
+                        for byte in b"HTTP/1.1 200 OK\r\n\r\n":
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(0.2)
+                    except OSError:
+                        pass
                     return
                 self.send_response(what)
                 self.send_header("Content-Length", "2")
@@ -202,6 +212,17 @@ def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
         assert str(e.value).startswith("refused: ") and why in str(e.value)
     assert webhooks.post(r.url, b"{}", {}, 1, allow_private=True) == 200
     assert len(r.requests) == 1
+
+
+def test_a_receiver_dripping_its_answer_is_cut_at_the_deadline(receiver):
+    """The timeout (0.5 s) bounds each read; a byte every 0.2 s passes it, so the whole
+    exchange has 3 timeouts (1.5 s), then the socket is shut."""
+    r = receiver(["drip"])
+    started = time.monotonic()
+    with pytest.raises(webhooks.DeliveryError) as e:
+        webhooks.post(r.url, b"{}", {}, 0.5, allow_private=True)
+    assert str(e.value) == "no whole answer within 1.5 s"
+    assert 1.5 <= time.monotonic() - started < 2.5
 
 
 def test_https_is_checked_against_the_name_at_the_checked_address(receiver, tmp_path,
@@ -422,3 +443,16 @@ def test_attempts_are_bounded_and_refusals_final(member, receiver, worker_factor
              timeout=30)
     assert list(note.deliveries.order_by("attempt").values_list(
         "attempt", "status_code")) == [(1, 503), (2, 200)]
+
+    # a worker that stopped during the last attempt allowed: after its lease and the
+    # grace, the sweep fails the notification and says so in the log
+    WebhookNotification.objects.filter(pk=note.pk).update(
+        status="pending", attempts=3, next_attempt_at=timezone.now() - timedelta(
+            seconds=settings.PERFWEB_WEBHOOK_GRACE_S + 1))
+    settings.PERFWEB_WEBHOOK_MAX_ATTEMPTS = 3
+    assert webhooks.attempt(note.pk) is None  # no attempt left to take
+    assert webhooks.sweep() == 0
+    note.refresh_from_db()
+    assert note.status == "failed"
+    assert note.deliveries.order_by("-id").first().error == (
+        "this attempt never finished (its worker stopped); no attempt left")
