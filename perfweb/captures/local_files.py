@@ -19,6 +19,7 @@ from django.conf import settings
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_PART = re.compile(r"\.[0-9a-f]{64}\.([0-9]+)\.[0-9]+")  # a download: .DIGEST.PID.THREAD
 
 
 MAX_NAME_BYTES = 200  # a file name may have 255 bytes; leave room
@@ -88,8 +89,9 @@ def _from_cache(field_file, digest: str, path: str) -> None:
 
 def trim_cache(keep: Path | None = None) -> int:
     """Remove the least recently used copies until the rest fit
-    PERFWEB_STORED_CACHE_BYTES (`keep` stays); how many were removed. A copy an analysis
-    has linked stays readable by it."""
+    PERFWEB_STORED_CACHE_BYTES (`keep` stays), and the parts of downloads whose process
+    is gone; how many copies were removed. A copy an analysis has linked stays readable
+    by it."""
     limit = settings.PERFWEB_STORED_CACHE_BYTES
     files = []
     for f in _cache_root().glob("??/*"):
@@ -99,6 +101,9 @@ def trim_cache(keep: Path | None = None) -> int:
             continue
         if not f.name.startswith("."):
             files.append((st.st_mtime, st.st_size, f))
+        elif (part := _PART.fullmatch(f.name)) and \
+                not os.path.exists(f"/proc/{part.group(1)}"):
+            f.unlink(missing_ok=True)  # a download its worker did not finish (killed)
     total = sum(size for _, size, _ in files)
     removed = 0
     for _, size, f in sorted(files, key=lambda x: x[0]):
