@@ -288,7 +288,7 @@ def notify(capture, comparison: dict | None) -> WebhookNotification | None:
                    capture=capture.pk, previous_capture=before["id"])
     note, created = WebhookNotification.objects.get_or_create(
         capture=capture, before_id=before["id"],
-        defaults={"webhook": hook, "payload": data, "next_attempt_at": timezone.now()})
+        defaults={"webhook": hook, "payload": data, "next_attempt_at": Now()})
     if not created:
         return None
     pk = note.pk
