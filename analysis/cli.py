@@ -51,6 +51,8 @@ def _main(argv: list[str] | None) -> int:
             return 2
         profile = _load(args.file, args.symbols, args.inline, args.debuginfod)
         out = sys.stdout
+        if args.format in BINARY_FORMATS:
+            return _write_binary(profile, args, out)
         if args.view != ON_CPU and args.format in ("folded", "speedscope", "perf-script"):
             profile = view(profile, args.view)  # rows weighted by µs
         if args.format == "speedscope":
@@ -82,6 +84,39 @@ def _main(argv: list[str] | None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    return 0
+
+
+#: gzipped files for other tools: pprof (`go tool pprof`, Pyroscope, Parca) and the
+#: Firefox Profiler's Gecko format, the same files the capture page exports
+BINARY_FORMATS = ("pprof", "firefox")
+
+
+def _write_binary(profile, args, out) -> int:
+    """The export of `--format`, of the event and view asked for, to stdout (which must
+    not be a terminal: the file is gzip)."""
+    from .explore import Query
+    if out.isatty():
+        print(f"error: --format {args.format} writes a gzipped file: redirect the output "
+              f"(> capture.{'pb.gz' if args.format == 'pprof' else 'json.gz'})",
+              file=sys.stderr)
+        return 2
+    event = None
+    if args.event is not None:
+        names = [e.name for e in profile.events]
+        if args.event not in names:
+            raise AnalysisError(f"no event {args.event!r} in this capture (it has: "
+                                f"{', '.join(map(repr, names)) or 'none'})")
+        event = names.index(args.event)
+    q = Query(view=args.view, event=event)
+    if args.format == "pprof":
+        from .export.pprof import pprof_bytes
+        data = pprof_bytes(profile, q)
+    else:
+        from .export.firefox import firefox_bytes
+        data = firefox_bytes(profile, q, name=os.path.basename(args.file))
+    out.buffer.write(data)
+    out.flush()
     return 0
 
 
@@ -236,9 +271,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--debuginfod", action="store_true",
                    help="ask the debuginfod servers in DEBUGINFOD_URLS for the files of "
                         "build-ids the symbol inputs lack (cached in PERFWEB_CACHE_DIR)")
-    r.add_argument("--format", choices=("text", "json", "folded", "speedscope", "perf-script"),
+    r.add_argument("--format", choices=("text", "json", "folded", "speedscope", "perf-script",
+                                        *BINARY_FORMATS),
                    default="text", help="speedscope JSON and perf-script text are for "
-                                        "speedscope and Firefox Profiler")
+                                        "speedscope and Firefox Profiler; pprof and firefox "
+                                        "write gzipped files (pprof's profile.proto, the "
+                                        "Firefox Profiler's Gecko format)")
     r.add_argument("--event", help="event to show (default: the first with samples)")
     r.add_argument("--top", type=int, default=None, help="only the N heaviest functions")
     r.add_argument("--label", default="", help='what the capture is, e.g. "idle"')

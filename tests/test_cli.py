@@ -84,3 +84,33 @@ def test_unreadable_inputs_give_a_message_not_a_traceback(tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr
     r = run("report", SPINPOOL / "1.0.0-idle.truth-script.txt", "--event", "cycles")
     assert r.returncode == 2 and "no event 'cycles'" in r.stderr
+
+
+def _binary(*args):
+    return subprocess.run([sys.executable, "-m", "analysis", *map(str, args)], cwd=ROOT,
+                          capture_output=True, timeout=120)
+
+
+def test_pprof_and_firefox_files_on_stdout():
+    """The capture page's exports from the command line: spinpool 1.0.0 busy, 973 samples
+    (perf report), 482 and 491 of them on its two threads (perf script)."""
+    from analysis.export.firefox import read_firefox
+    from analysis.export.pprof import function_totals, read_pprof
+    capture = SPINPOOL / "1.0.0-busy.perf.data"
+    r = _binary("report", capture, "--format", "pprof")
+    assert r.returncode == 0, r.stderr
+    msg = read_pprof(r.stdout)
+    assert sum(s.value[0] for s in msg.sample) == 973
+    flat, _ = function_totals(msg)
+    names = {f.id: msg.string_table[f.name] for f in msg.function}
+    by_name = {names[fid]: v for fid, v in flat.items()}
+    doc = json.loads(run("report", capture, "--format", "json").stdout)
+    assert {f["name"]: by_name.get(f["name"], 0) for f in doc["functions"][:5]} == \
+        {f["name"]: f["self"] for f in doc["functions"][:5]}
+    r = _binary("report", capture, "--format", "firefox")
+    assert r.returncode == 0, r.stderr
+    gecko = read_firefox(r.stdout)
+    assert sorted(len(t["samples"]["data"]) for t in gecko["threads"]) == [482, 491]
+    r = _binary("report", capture, "--format", "pprof", "--event", "cycles")
+    assert r.returncode == 2 and r.stdout == b""
+    assert b"no event 'cycles' in this capture (it has: 'cpu-clock:ppp')" in r.stderr
