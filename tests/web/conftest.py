@@ -73,21 +73,33 @@ def wait_for(predicate, timeout=90.0, every=0.25):
     raise AssertionError("timed out waiting")
 
 
-def analysed(user, path: Path, service: str, version: str, label: str):
-    """`path` uploaded by `user` to the "inference" team and analysed in this process;
-    the finished Capture (the test fails here if the analysis did not finish)."""
+def analysed(user, path: Path, service: str, version: str, label: str, symbols=()):
+    """`path` uploaded by `user` to the "inference" team, with `symbols` for its build,
+    and analysed in this process; the finished Capture (the test fails here if the
+    analysis did not finish)."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from perfweb.captures import services
     from perfweb.captures.models import Capture, Team
     from perfweb.captures.uploads import store_upload
-    c, _ = store_upload(user, Team.objects.get(name="inference"), {
-        "service": service, "version": version, "label": label,
-        "capture": SimpleUploadedFile(path.name, path.read_bytes())})
+    form = {"service": service, "version": version, "label": label,
+            "capture": SimpleUploadedFile(path.name, path.read_bytes())}
+    if symbols:
+        form.update(symbols=[SimpleUploadedFile(s.name, s.read_bytes()) for s in symbols],
+                    symbols_for_build=True)
+    c, _ = store_upload(user, Team.objects.get(name="inference"), form)
     services.run_analysis(c.pk)
     capture = Capture.objects.get(pk=c.pk)
     assert capture.status == "done", capture.error
     return capture
+
+
+def spinpool(user, version: str, label: str):
+    """The spinpool capture `version`-`label` with its build's symbol bundle and its perf
+    archive, analysed for `user` in the "inference" team's llm-api service."""
+    return analysed(user, SPINPOOL / f"{version}-{label}.perf.data", "llm-api", version,
+                    label, symbols=(SPINPOOL / f"symbols-{version}.zip",
+                                    SPINPOOL / f"{version}-{label}.perf.data.tar.bz2"))
 
 
 def _user_in_team(user_model, username: str, team_name: str):

@@ -9,16 +9,13 @@ from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from perfweb.captures import services
 from perfweb.captures.api_tokens import create_token
-from perfweb.captures.models import Capture, Comment, Membership, ShareLink, Team
+from perfweb.captures.models import Comment, Membership, ShareLink, Team
 from perfweb.captures.services.profiles import stored_profile
-from perfweb.captures.uploads import store_upload
 
-from .conftest import SPINPOOL
+from .conftest import spinpool
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,10 +24,6 @@ LOOP = "qualla::ThreadPool::loop"
 INVOKE = "__invoke_impl<void, engine_submit(void*, int)::<lambda()>&>"
 SCRIPT = '<script>alert("body")</script> & then'
 IMG_NAME = "<img src=x onerror=alert(1)>"
-
-
-def _file(path):
-    return SimpleUploadedFile(path.name, path.read_bytes())
 
 
 @pytest.fixture
@@ -42,15 +35,7 @@ def world(django_user_model):
     for name, t in (("alice", team), ("bob", team), ("mallory", elsewhere)):
         users[name] = django_user_model.objects.create_user(name, password=f"pw-{name}-123")
         Membership.objects.create(team=t, user=users[name])
-    c, _ = store_upload(users["alice"], team, {
-        "service": "llm-api", "version": "1.1.0", "label": "busy",
-        "capture": _file(SPINPOOL / "1.1.0-busy.perf.data"),
-        "symbols": [_file(SPINPOOL / "symbols-1.1.0.zip"),
-                    _file(SPINPOOL / "1.1.0-busy.perf.data.tar.bz2")],
-        "symbols_for_build": True})
-    services.run_analysis(c.pk)
-    capture = Capture.objects.get(pk=c.pk)
-    assert capture.status == "done", capture.error
+    capture = spinpool(users["alice"], "1.1.0", "busy")
     report = capture.latest_result().report
     assert [f["rule"] for f in capture.latest_result().findings()] == \
         ["cpu-use", "nothing-notable"]

@@ -3,23 +3,16 @@ the files (of the whole capture and of an explorer selection, with the explorer'
 an outsider a 404, a share link no export route, a query the explorer refuses a sentence
 (400). One analysis of the spinpool 1.0.0 busy capture with its symbols."""
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from analysis.export.firefox import read_firefox
 from analysis.export.pprof import read_pprof
-from perfweb.captures import services
 from perfweb.captures.api_tokens import create_token
-from perfweb.captures.models import Capture, Membership, ShareLink, Team
-from perfweb.captures.uploads import store_upload
+from perfweb.captures.models import Membership, ShareLink, Team
 
-from .conftest import SPINPOOL
+from .conftest import spinpool
 from .test_api import _auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _file(path):
-    return SimpleUploadedFile(path.name, path.read_bytes())
 
 
 def _samples(pprof_bytes):
@@ -31,15 +24,7 @@ def test_pprof_and_firefox_downloads(client, django_user_model, outsider):
     alice = django_user_model.objects.create_user("alice", password="pw-alice-123")
     team = Team.objects.create(name="inference")
     Membership.objects.create(team=team, user=alice)
-    c, _ = store_upload(alice, team, {
-        "service": "llm-api", "version": "1.0.0", "label": "busy",
-        "capture": _file(SPINPOOL / "1.0.0-busy.perf.data"),
-        "symbols": [_file(SPINPOOL / "symbols-1.0.0.zip"),
-                    _file(SPINPOOL / "1.0.0-busy.perf.data.tar.bz2")],
-        "symbols_for_build": True})
-    services.run_analysis(c.pk)
-    c = Capture.objects.get(pk=c.pk)
-    assert c.status == "done", c.error
+    c = spinpool(alice, "1.0.0", "busy")
     key = create_token(alice, "ci")
     api = f"/api/v1/captures/{c.pk}/export"
 

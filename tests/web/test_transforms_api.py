@@ -2,20 +2,13 @@
 and share links get the same answers, outsiders none, a malformed value a sentence
 (400), and a share link keeps both in its view."""
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
-from perfweb.captures import services
-from perfweb.captures.models import Capture, Membership, ShareLink, Team
+from perfweb.captures.models import Membership, ShareLink, Team
 from perfweb.captures.share_links import view_query
-from perfweb.captures.uploads import store_upload
 
-from .conftest import SPINPOOL
+from .conftest import spinpool
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _file(path):
-    return SimpleUploadedFile(path.name, path.read_bytes())
 
 
 @pytest.fixture
@@ -23,15 +16,7 @@ def busy(django_user_model):
     alice = django_user_model.objects.create_user("alice", password="pw-alice-123")
     team = Team.objects.create(name="inference")
     Membership.objects.create(team=team, user=alice)
-    c, _ = store_upload(alice, team, {
-        "service": "llm-api", "version": "1.0.0", "label": "busy",
-        "capture": _file(SPINPOOL / "1.0.0-busy.perf.data"),
-        "symbols": [_file(SPINPOOL / "symbols-1.0.0.zip"),
-                    _file(SPINPOOL / "1.0.0-busy.perf.data.tar.bz2")],
-        "symbols_for_build": True})
-    services.run_analysis(c.pk)
-    c = Capture.objects.get(pk=c.pk)
-    assert c.status == "done", c.error
+    c = spinpool(alice, "1.0.0", "busy")
     link = ShareLink.objects.create(capture=c, token="t" * 32, created_by=alice)
     return alice, c, link
 

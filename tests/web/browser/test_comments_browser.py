@@ -6,14 +6,11 @@ total for it)."""
 import re
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
-from perfweb.captures import services
-from perfweb.captures.models import Capture, Comment, Membership, Team
+from perfweb.captures.models import Comment, Membership, Team
 from perfweb.captures.services.profiles import stored_profile
-from perfweb.captures.uploads import store_upload
 
-from ..conftest import SPINPOOL
+from ..conftest import spinpool
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,22 +19,10 @@ SCRIPT = '<script>alert("body")</script> & <b>bold</b>'
 IMG_NAME = "<img src=x onerror=alert(1)>"
 
 
-def _file(path):
-    return SimpleUploadedFile(path.name, path.read_bytes())
-
-
 def test_comment_added_on_the_page(page, django_user_model):
     team = Team.objects.get(name="inference")
     alice = django_user_model.objects.get(username="alice")
-    c, _ = store_upload(alice, team, {
-        "service": "llm-api", "version": "1.1.0", "label": "busy",
-        "capture": _file(SPINPOOL / "1.1.0-busy.perf.data"),
-        "symbols": [_file(SPINPOOL / "symbols-1.1.0.zip"),
-                    _file(SPINPOOL / "1.1.0-busy.perf.data.tar.bz2")],
-        "symbols_for_build": True})
-    services.run_analysis(c.pk)
-    capture = Capture.objects.get(pk=c.pk)
-    assert capture.status == "done", capture.error
+    capture = spinpool(alice, "1.1.0", "busy")
     hostile = django_user_model.objects.create_user(IMG_NAME, password="pw-hostile-123")
     Membership.objects.create(team=team, user=hostile)
     Comment.objects.create(capture=capture, author=hostile, body="first", kind="finding",
