@@ -18,6 +18,7 @@ from analysis.importers import load
 from analysis.symbols import symbolize
 from analysis.transforms import parse as parse_transforms
 from conftest import FIXTURES, SPINPOOL
+from inline_profile import inline_profile
 from truth import truth_report
 
 CASE = "1.0.0-busy"
@@ -294,19 +295,7 @@ def test_inline_frames_are_lines_of_one_location():
     Location with two Lines, the inlined callee first (profile.proto's order). pprof's
     flat goes to the innermost line (helper), our table's self to the symbol holding the
     address (outer, as perf report counts it); cum is the same."""
-    from analysis.profile import Profile
-    p = Profile("test")
-    m = p.mapping("/bin/app", build_id="ab" * 20)
-    main, outer, helper, leaf = (p.function(n, m) for n in ("main", "outer", "helper", "leaf"))
-    l_leaf = p.add_location(m, 0x30, (leaf,))
-    l_inl = p.add_location(m, 0x20, (helper, outer))
-    p.locations[l_inl].lines = (("helper.h", 7), ("app.c", 12))
-    l_main = p.add_location(m, 0x10, (main,))
-    ev = p.event("cycles")
-    for stack, n in (((l_leaf, l_inl, l_main), 3), ((l_inl, l_main), 2), ((l_main,), 1)):
-        sid = p.stack(stack)
-        for _ in range(n):
-            p.add_sample(sid, event_id=ev, period=1000, tid=7, pid=7)
+    p, _ = inline_profile(build_id="ab" * 20, period=1000, tid=7)
     msg = read_pprof(pprof_bytes(p))
     strings = msg.string_table
     names = _names(msg)

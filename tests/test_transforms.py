@@ -21,9 +21,9 @@ from analysis.aggregate.functions import top_functions
 from analysis.errors import AnalysisError
 from analysis.export.folded import FoldOptions, fold
 from analysis.importers import load, perf_script
-from analysis.profile import Profile
 from analysis.symbols import symbolize
 from conftest import PUBLIC, ROOT, SPINPOOL
+from inline_profile import inline_profile
 
 FIXTURES = ROOT / "tests" / "fixtures" / "transforms"
 PERF_REPORTS = FIXTURES / "spinpool-1.0.0-busy.perf-report.txt"
@@ -249,25 +249,8 @@ def test_transforms_stack_in_order(vertx):
 
 # ---- the model: inline frames, ids, the parameter, the kept results ---------------------
 
-def _inline_profile():
-    """main -> (outer with helper inlined) -> leaf: one location holds helper and outer."""
-    p = Profile("test")
-    m = p.mapping("/bin/app")
-    main, outer, helper, leaf = (p.function(n, m) for n in ("main", "outer", "helper", "leaf"))
-    l_leaf = p.add_location(m, 0x30, (leaf,))
-    l_inl = p.add_location(m, 0x20, (helper, outer))
-    p.locations[l_inl].lines = (("helper.h", 7), ("app.c", 12))
-    l_main = p.add_location(m, 0x10, (main,))
-    ev = p.event("cycles")
-    for stack, n in (((l_leaf, l_inl, l_main), 3), ((l_inl, l_main), 2), ((l_main,), 1)):
-        sid = p.stack(stack)
-        for _ in range(n):
-            p.add_sample(sid, event_id=ev)
-    return p, (main, outer, helper, leaf)
-
-
 def test_merge_of_an_inlined_function_keeps_the_others_frame_and_line():
-    p, (main, outer, helper, leaf) = _inline_profile()
+    p, (main, outer, helper, leaf) = inline_profile()
     t = transforms.apply(p, (transforms.Transform("mf", helper),))
     # self is the symbol's that holds the address (outer), as perf counts it
     assert _table(p) == {"main": (1, 6), "outer": (2, 5), "helper": (0, 5), "leaf": (3, 3)}
