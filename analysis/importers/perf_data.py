@@ -35,7 +35,8 @@ from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Fea
 from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
 from ..perfdata.tracepoints import layouts
-from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, Profile
+from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Function, Location, \
+    Profile, unresolved_name
 from ..textio import GZIP_MAGIC, GzipReader, Source
 from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 
@@ -182,6 +183,16 @@ class _Reader:
         # (leaf, caller) frame caches: address -> location, per process and the kernel's
         self._user_frames: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
         self._kernel_frames: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        #: the replay's own interning, cheaper than the profile's (whose indexes are built
+        # from its tables when something interns after the import; a system-wide capture
+        # has ~700,000 locations, nearly each with its own unnamed function): per mapping
+        # and name kind, the int the name is made of (offset or address) -> the function
+        # as the (id,) its leaf and caller locations share; the stacks; one int object
+        # per number, which the location, function and stack of that id share (an int
+        # above 256 is a 32-byte object of its own)
+        self._funcs: dict[int, dict[int, tuple[int]]] = {}
+        self._stacks: dict[tuple[int, ...], int] = {}
+        self._ints: list[int] = []
         #: DWARF-mode samples: file-order row -> (regs mask, registers, stack copy)
         self.snaps: dict[int, tuple[int, tuple, bytes]] = {}
         # context switches (file order): time ns, tid, pid, cpu, kind, state, the sample
@@ -649,7 +660,9 @@ class _Reader:
         # the same; a map change drops the entries of the process it touched
         cache: dict[int, int] = {}
         keys_of_pid: dict[int, list[int]] = {}
-        locs: dict[tuple, int] = {}
+        # DSO path -> four dicts (offset known, unknown x leaf, caller): the frame's
+        # offset (or address) -> its location (no key object: the int is the location's)
+        locs: dict[str, tuple[dict, dict, dict, dict]] = {}
         si, n_side = 0, len(side)
         next_side = side[0][0] if side else None
         build_ids = self.features.build_ids
@@ -725,6 +738,14 @@ class _Reader:
             stacks.append(sid)
             cid = comm_ids.get(c_tid[row])
             comm_col.append(comm_miss(row) if cid is None else cid)
+        # the replay's caches and indexes go before the columns are copied (the
+        # profile's indexes are built from its tables if something interns later)
+        cache.clear()
+        keys_of_pid.clear()
+        locs.clear()
+        self._user_frames, self._kernel_frames = {}, ({}, {})
+        self._funcs, self._stacks, self._ints = {}, {}, []
+        p._function_ix = p._stack_ix = None
         # the other columns are the same values in time order; each file-order column
         # is dropped as soon as its copy is made (at 2M samples they are 72 MiB)
         n = len(order)
@@ -790,8 +811,13 @@ class _Reader:
         def miss(depth: int, mode: int, addr: int, kernel: bool) -> int:
             return self._locate(depth, addr, kernel, procs, spaces, pid, locs, build_ids,
                                 self._kernel_frames if kernel else user)
-        return self.p.stack(_scan.locate(frames, self._kernel_frames, user, KERNEL_ADDR,
-                                         miss))
+        stack = _scan.locate(frames, self._kernel_frames, user, KERNEL_ADDR, miss)
+        sid = self._stacks.get(stack)
+        if sid is None:  # Profile.stack
+            stacks = self.p.stacks
+            sid = self._stacks[stack] = self._id(len(stacks))
+            stacks.append(stack)
+        return sid
 
     def _locate(self, depth: int, addr: int, kernel: bool, procs, spaces: AddressSpaces,
                 pid: int, locs: dict, build_ids: dict, cache: tuple[dict, dict]) -> int:
@@ -814,16 +840,51 @@ class _Reader:
             path, bid = self._user_dso(m, pid, build_ids)
             offset = addr - m.start + m.pgoff
         is_return = depth > 0  # callers: return addresses
-        key = (path, offset if offset is not None else addr, offset is None, is_return)
-        loc = locs.get(key)
+        tables = locs.get(path)
+        if tables is None:
+            tables = locs[path] = ({}, {}, {}, {})
+        if offset is None:
+            table, value = tables[2 + is_return], addr
+        else:
+            table, value = tables[is_return], offset
+        loc = table.get(value)
         if loc is None:
             mid = p.mapping(path, kind=KERNEL if kernel and path != "[unknown]" else None,
                             build_id=bid)
             if kernel_text and path == "[kernel.kallsyms]":
                 p.mappings[mid].pgoff = kernel_text
-            loc = locs[key] = p.add_unnamed_location(mid, addr, offset, is_return)
+            loc = table[value] = self._unnamed_location(mid, addr, offset, is_return)
         cache[is_return][addr] = loc
         return loc
+
+    def _unnamed_location(self, mid: int, addr: int, offset: int | None,
+                          is_return: bool) -> int:
+        """Profile.add_unnamed_location, its function interned by the int its name is
+        made of (unresolved_name: within one mapping the offset, or the address, gives
+        one name) instead of by (name, mapping, False)."""
+        p = self.p
+        kind = p.mappings[mid].kind
+        by_offset = offset is not None and kind != KERNEL and kind != UNKNOWN
+        named = self._funcs.get(2 * mid + by_offset)
+        if named is None:
+            named = self._funcs[2 * mid + by_offset] = {}
+        value = offset if by_offset else addr
+        functions = named.get(value)
+        if functions is None:
+            fid = self._id(len(p.functions))
+            functions = named[value] = (fid,)
+            p.functions.append(Function(fid, unresolved_name(p, mid, addr, offset),
+                                        "[unknown]", mid, False))
+        ix = self._id(len(p.locations))
+        p.locations.append(Location(ix, mid, addr, functions, offset, None, is_return))
+        return ix
+
+    def _id(self, n: int) -> int:
+        """The shared int object `n` (see _ints)."""
+        ints = self._ints
+        if n >= len(ints):
+            ints.extend(range(len(ints), n + 4096))
+        return ints[n]
 
     @staticmethod
     def _user_dso(m: Map, pid: int, build_ids: dict) -> tuple[str, str]:
