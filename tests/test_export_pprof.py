@@ -3,7 +3,8 @@ totals and per-function flat and cum (pprof's rules: flat is a sample's first li
 counts a function once per sample) equal ours (the explorer's functions table) and perf's
 own numbers (perf report's self shares and event count, perf script's stacks) on the
 spinpool 1.0.0 busy capture symbolized with its bundles; a selection's totals equal the
-explorer's for that selection; the off-CPU and wall views in nanoseconds."""
+explorer's for that selection and perf script's for that thread and time range; the
+off-CPU and wall views in nanoseconds."""
 import gzip
 import re
 from collections import Counter
@@ -19,6 +20,7 @@ from analysis.symbols import symbolize
 from analysis.transforms import parse as parse_transforms
 from conftest import FIXTURES, SPINPOOL
 from inline_profile import inline_profile
+from script_selection import script_selection
 from truth import truth_report
 
 CASE = "1.0.0-busy"
@@ -163,7 +165,15 @@ def test_a_selection_exports_the_explorers_samples(busy):
     assert len(tids) == 2
     q = explore.Query(tids=frozenset(tids[:1]), start=1.0, end=3.5)
     msg, total = _assert_selection(busy, q)
-    assert 0 < total < SAMPLES
+    # perf script's own samples of that tid in [t0 + 1, t0 + 3.5) s, t0 its first sample
+    n, perf_totals, perf_leaves = script_selection(
+        SPINPOOL / f"{CASE}.truth-script.txt", tids[:1], 1.0, 3.5)
+    assert (tids[0], total) == (18192, n) and n == 239
+    flat, cum = function_totals(msg)
+    cum_names, flat_names = _by_name(msg, cum), _by_name(msg, flat)
+    assert {k: cum_names[k] for k in perf_totals} == dict(perf_totals)
+    assert {k: flat_names[k] for k in perf_leaves} == dict(perf_leaves)
+    assert cum_names["do_syscall_64"] == perf_totals["do_syscall_64"] == 122
     assert msg.duration_nanos == 2_500_000_000
     assert msg.time_nanos == 0  # not given
     # every sample is of that thread
