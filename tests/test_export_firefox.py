@@ -2,7 +2,8 @@
 profiler's own perf script importer builds) read back: per-thread sample counts equal
 perf script's per-tid counts, sample times are perf's, in order and within the capture,
 every stack, frame and string index resolves, the stacks are the profile's; a selection
-exports the explorer's samples; captures without sample times and the off-CPU view are
+exports the explorer's samples, which are perf script's of that thread and time range
+(every frame's samples too); captures without sample times and the off-CPU view are
 refused with a sentence."""
 import re
 from collections import Counter
@@ -15,6 +16,7 @@ from analysis.export.firefox import GECKO_VERSION, firefox_bytes, read_firefox, 
 from analysis.aggregate.functions import stack_functions
 from analysis.importers import load
 from conftest import FIXTURES, SPINPOOL
+from script_selection import script_selection
 
 HEADER = re.compile(r"^(\S.*?)\s+(?:(\d+)/)?(\d+)\s+(?:\[\d+\]\s+)?(\d+\.\d+):\s+\d+\s+(\S+):")
 CAPTURES = {"spinpool-busy": (SPINPOOL / "1.0.0-busy.perf.data",
@@ -130,7 +132,19 @@ def test_a_selection_exports_the_explorers_samples():
         {tid: n for tid, n in want.items() if n}
     assert sum(len(t["samples"]["data"]) for t in gecko["threads"]) == \
         explore.flame(p, q)["total"]
-    assert 0 < explore.flame(p, q)["total"] < 59 // 2  # a quarter-ish of 59 samples
+    # perf script's own samples of that tid in [t0 + span/4, t0 + 3 span/4), t0 its first
+    n, perf_totals, perf_leaves = script_selection(CAPTURES["system-wide"][1], pick,
+                                                   span / 4, span * 3 / 4, by="address")
+    assert (sorted(pick), explore.flame(p, q)["total"]) == ([19129], n) and n == 14
+    # each frame's samples (once per sample) and leaves, from the exported stacks
+    totals, leaves = Counter(), Counter()
+    for thread in gecko["threads"]:
+        for stack, count in _folded(thread).items():
+            names = stack.split(";")
+            totals.update({name: count for name in set(names)})
+            leaves[names[-1]] += count
+    assert (totals, leaves) == (perf_totals, perf_leaves)
+    assert totals["libc.so.6+0xf838f"] == 10  # __GI___libc_write's call site, in perf script
     for thread in gecko["threads"]:
         times = [row[1] for row in thread["samples"]["data"]]
         assert all(span / 4 * 1000 - 1e-6 <= t < span * 3 / 4 * 1000 for t in times)
