@@ -286,6 +286,9 @@ class Comment(models.Model):
     FINDING, FUNCTION, RANGE = "finding", "function", "range"
     KINDS = [(FINDING, "finding"), (FUNCTION, "function"), (RANGE, "time range")]
     MAX_BODY = 4000
+    #: a name typed in (the profile's own names are stored whatever their length: C++
+    #: templates spell functions of thousands of characters)
+    MAX_FUNCTION = 65536
 
     capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="comments")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
@@ -294,7 +297,7 @@ class Comment(models.Model):
     body = models.TextField(max_length=MAX_BODY)
     kind = models.CharField(max_length=16, choices=KINDS)
     finding = models.CharField(max_length=64, blank=True, default="")  # the finding's rule
-    function = models.CharField(max_length=1000, blank=True, default="")
+    function = models.TextField(blank=True, default="")  # the profile's name of it
     function_id = models.IntegerField(null=True, blank=True)
     start = models.FloatField(null=True, blank=True)
     end = models.FloatField(null=True, blank=True)
