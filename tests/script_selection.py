@@ -41,7 +41,7 @@ def script_selection(path: Path, tids, start: float, end: float, event=None, by=
     samples whose stack holds it (once per sample); leaves: name -> samples it is the
     leaf of; [unknown] frames left out (by="address": frames named as script_stacks
     names them). perf prints µs truncated from the ns perf.data holds, so a sample
-    within 2 µs of a bound could fall either side: refused, loudly."""
+    within 2 µs of a bound after t0 could fall either side: refused, loudly."""
     samples = script_stacks(path, by)
     t0 = min(t for _, t, _, _ in samples)
     lo, hi = round(start * 1_000_000), round(end * 1_000_000)
@@ -50,7 +50,8 @@ def script_selection(path: Path, tids, start: float, end: float, event=None, by=
         if tid not in tids or (event is not None and ev != event):
             continue
         rel = t - t0
-        assert abs(rel - lo) > 2 and abs(rel - hi) > 2, \
+        # (no sample is before t0: a bound at or before it divides nothing)
+        assert all(abs(rel - b) > 2 for b in (lo, hi) if b > 0), \
             f"a sample {rel} µs from t0 is too near a bound of [{lo}, {hi}) µs"
         if lo <= rel < hi:
             n += 1

@@ -1,15 +1,18 @@
 """pprof and Firefox Profiler downloads through the API and the page's links: a member gets
-the files (of the whole capture and of an explorer selection, with the explorer's totals),
-an outsider a 404, a share link no export route, a query the explorer refuses a sentence
+the files (of the whole capture and of an explorer selection, with the explorer's totals,
+which are perf script's for that thread and time range), an outsider a 404, a share link no export route, a query the explorer refuses a sentence
 (400). One analysis of the spinpool 1.0.0 busy capture with its symbols."""
+from collections import Counter
+
 import pytest
 
 from analysis.export.firefox import read_firefox
-from analysis.export.pprof import read_pprof
+from analysis.export.pprof import function_totals, read_pprof
 from perfweb.captures.api_tokens import create_token
 from perfweb.captures.models import Membership, ShareLink, Team
+from script_selection import script_selection
 
-from .conftest import spinpool
+from .conftest import SPINPOOL, spinpool
 from .test_api import _auth
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,15 +51,46 @@ def test_pprof_and_firefox_downloads(client, django_user_model, outsider):
     # a selection: the explorer's busiest thread in its first two seconds
     client.force_login(alice)
     threads = client.get(f"/captures/{c.pk}/data/threads.json?start=0&end=2").json()
+    # perf script's own samples of each worker in [t0, t0 + 2 s), t0 its first sample
+    script = SPINPOOL / "1.0.0-busy.truth-script.txt"
+    perf = {tid: script_selection(script, {tid}, 0, 2) for tid in (18192, 18193)}
+    assert {t["tid"]: t["samples"] for t in threads["threads"]} == \
+        {tid: n for tid, (n, _, _) in perf.items()} == {18192: 193, 18193: 197}
     busiest = max(threads["threads"], key=lambda t: t["samples"])
     q = f"tids={busiest['tid']}&start=0&end=2"
     flame = client.get(f"/captures/{c.pk}/data/flame.json?{q}").json()
-    assert 0 < flame["total"] == busiest["samples"] < 973
+    assert (busiest["tid"], flame["total"]) == (18193, busiest["samples"]) == (18193, 197)
     r = client.get(f"{api}/pprof/?{q}", **_auth(key))
     assert r.status_code == 200
     assert r["Content-Disposition"] == \
         f'attachment; filename="capture-{c.pk}-selection.pb.gz"'
-    assert _samples(r.content)[0] == flame["total"]
+    total, msg = _samples(r.content)
+    assert total == flame["total"] == 197
+    # each function perf script names: the samples whose stack holds it and those it is
+    # the leaf of, as in perf's stacks. perf names the symbol holding an address, a
+    # location's last line (the lines before it are the calls inlined there: glibc's
+    # inline futex_wait is not the kernel's)
+    _, perf_totals, perf_leaves = perf[18193]
+    names = {f.id: msg.string_table[f.name] for f in msg.function}
+    holder = {loc.id: loc.line[-1].function_id for loc in msg.location}
+    cum, leaves = Counter(), Counter()
+    for s in msg.sample:
+        cum.update({names[holder[lid]]: s.value[0] for lid in s.location_id})
+        leaves[names[holder[s.location_id[0]]]] += s.value[0]
+    assert {k: cum[k] for k in perf_totals} == dict(perf_totals)
+    assert {k: leaves[k] for k in perf_leaves} == dict(perf_leaves)
+    assert cum["futex_wait"] == perf_totals["futex_wait"] == 24
+    # and the explorer's functions table of the selection: total is pprof's cum (each
+    # function once per sample, inlined ones too); self, like perf's, goes to the symbol
+    # holding the leaf's address (pprof's flat to the inlined callee: README, Exports)
+    table = client.get(f"/captures/{c.pk}/data/functions.json?{q}").json()
+    assert table["total"] == 197
+    self_ids = Counter()
+    for s in msg.sample:
+        self_ids[holder[s.location_id[0]]] += s.value[0]
+    cum_ids = function_totals(msg)[1]
+    assert {fid: (self_ids[fid], cum_ids[fid]) for fid in cum_ids} == \
+        {f["f"] + 1: (f["s"], f["t"]) for f in table["functions"]}
     assert _samples(r.content)[1].duration_nanos == 2_000_000_000
     # the page's link (a session, the same route the export menu links to)
     r = client.get(f"/captures/{c.pk}/export/firefox/?{q}")
