@@ -304,3 +304,29 @@ def test_a_sideband_time_past_2_63_is_left_to_python(monkeypatch):
         r = perf_data._Reader(buf, len(buf))
         p = r.read()
     assert len(p) == scanned[0] >= 50
+
+
+def test_pack_chains_puts_the_chain_bytes_end_to_end():
+    """_scan.pack_chains: (mode, bytes) keys' bytes in one blob, their ends, every key's
+    mode, and the indexes of the keys of another form (no chain; branch records)."""
+    keys = [(2, b"\x01" * 16), (1, 0x4000), (2, b"\x02" * 8), (3, b"\x03" * 8, None, 7, 9)]
+    blob, ends, modes, rest = _scan.pack_chains(keys)
+    assert blob == b"\x01" * 16 + b"\x02" * 8 + b"\x03" * 0
+    assert array("q", ends).tolist() == [0, 16, 16, 24, 24]
+    assert modes == bytes([2, 1, 2, 3]) and rest == [1, 3]
+    assert _scan.pack_chains([]) == (b"", array("q", [0]).tobytes(), b"", [])
+    with pytest.raises(TypeError):
+        _scan.pack_chains([()])
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_packed_chains_give_the_frames_their_keys_gave(name):
+    """The replay packs the chains (_pack_chains) before it decodes them: every chain's
+    frames, the DWARF capture's (all keys of another form) too, are those of its key."""
+    r = _read(FIX / name, True)
+    keys, before = list(r.chains), _frames(r)
+    r._pack_chains()
+    assert r.chains is None and len(r.chain_rest) == sum(len(k) != 2 or
+                                                         not isinstance(k[1], bytes)
+                                                         for k in keys)
+    assert [r.chain_frames(i) for i in range(len(keys))] == before

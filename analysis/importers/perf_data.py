@@ -170,8 +170,9 @@ class _Reader:
         self.chain_ix: dict[tuple, int] = {}
         #: per chain id, its key in chain_ix and the sample's ip: the frames are decoded
         # from them when a stack is resolved (chain_frames), not kept as tuples of
-        # (mode, address) tuples, which were 110 bytes a frame, 220 MiB at 2M samples
-        self.chains: list[tuple] = []
+        # (mode, address) tuples, which were 110 bytes a frame, 220 MiB at 2M samples;
+        # the replay packs them first (_pack_chains)
+        self.chains: list[tuple] | None = []
         self.chain_ips = array("Q")
         self.side: list[tuple] = []  # (time, seq, kind, ...)
         self.thread_names: dict[int, str] = {}  # THREAD_MAP: comm of threads perf saw
@@ -407,9 +408,28 @@ class _Reader:
         self.chain_ips.append(ip)
         return cid
 
+    def _pack_chains(self) -> None:
+        """The replay's form of `chains`: the call chains' bytes end to end in one blob
+        (a chain's key was a tuple and a bytes object, ~170 bytes beside its addresses'
+        85 in a system-wide capture of 600,000 chains); other keys (no chain, branch
+        records, a DWARF user leaf) stay as they are, in chain_rest."""
+        chains = self.chains
+        self.chain_blob, ends, self.chain_modes, rest = _scan.pack_chains(chains)
+        self.chain_ends = memoryview(ends).cast("q")  # where chain i's bytes end
+        self.chain_rest = {cid: chains[cid] for cid in rest}
+        self.chains = None
+
     def chain_frames(self, cid: int) -> tuple[tuple[int, int], ...]:
         """The frames of chain `cid`, from the key it was interned by (see chains)."""
-        ckey, ip = self.chains[cid], self.chain_ips[cid]
+        if self.chains is None:  # packed (the replay)
+            ckey = self.chain_rest.get(cid)
+            if ckey is None:
+                ends = self.chain_ends
+                return _scan.frames(self.chain_blob[ends[cid]:ends[cid + 1]], self.e == ">",
+                                    self.chain_modes[cid], self.chain_ips[cid])
+        else:
+            ckey = self.chains[cid]
+        ip = self.chain_ips[cid]
         if len(ckey) == 5:  # (mode, chain, branch_from, user_ip, ip)
             return self.frames_py(ckey[0], ip, ckey[1], ckey[2], ckey[3])
         chain = ckey[1] if isinstance(ckey[1], bytes) else None  # (mode, chain | ip)
@@ -654,6 +674,7 @@ class _Reader:
         comms: dict[int, str] = dict(self.thread_names)
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
         self.chain_ix = {}  # (only the scan interns chains)
+        self._pack_chains()
         times = self.c_time
         order = array("i", _scan.argsort(times))
         # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
@@ -752,6 +773,7 @@ class _Reader:
         p.s_stack = stacks
         p.s_comm = comm_col
         self.chains, self.chain_ips = [], array("Q")
+        self.chain_blob, self.chain_ends, self.chain_rest = b"", array("q"), {}
         c_pid = c_tid = c_chain = times = None
         p.s_count = array("q", [1]) * n
         p.s_period = self._in_time_order("c_period", order)

@@ -726,6 +726,69 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(pack_chains_doc,
+"pack_chains(keys) -> (blob, ends, modes, rest)\n\n"
+"perf_data._Reader._pack_chains: the bytes of the (mode, bytes) chain keys of the list\n"
+"end to end, where each key's bytes end (int64, n + 1 of them from 0; a key of another\n"
+"form has none), every key's mode (its first item) as a byte, and the indexes of the\n"
+"keys of another form.");
+
+static int plain_key(PyObject *k) {
+    return PyTuple_Check(k) && PyTuple_GET_SIZE(k) == 2 &&
+        PyBytes_CheckExact(PyTuple_GET_ITEM(k, 1));
+}
+
+static PyObject *pack_chains(PyObject *self, PyObject *keys) {
+    if (!PyList_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "pack_chains: a list of chain keys");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(keys), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = PyList_GET_ITEM(keys, i);
+        if (!PyTuple_Check(k) || PyTuple_GET_SIZE(k) < 1) {
+            PyErr_SetString(PyExc_TypeError, "pack_chains: a key is (mode, ...)");
+            return NULL;
+        }
+        if (plain_key(k)) total += PyBytes_GET_SIZE(PyTuple_GET_ITEM(k, 1));
+    }
+    PyObject *blob = PyBytes_FromStringAndSize(NULL, total);
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, 8 * (n + 1));
+    PyObject *modes = PyBytes_FromStringAndSize(NULL, n);
+    PyObject *rest = PyList_New(0);
+    if (!blob || !ends || !modes || !rest) goto fail;
+    char *b = PyBytes_AS_STRING(blob), *e = PyBytes_AS_STRING(ends),
+        *m = PyBytes_AS_STRING(modes);
+    int64_t at = 0;
+    memcpy(e, &at, 8);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = PyList_GET_ITEM(keys, i);
+        long mode = PyLong_AsLong(PyTuple_GET_ITEM(k, 0));
+        if (mode == -1 && PyErr_Occurred()) goto fail;
+        m[i] = (char)mode;
+        if (plain_key(k)) {
+            PyObject *c = PyTuple_GET_ITEM(k, 1);
+            memcpy(b + at, PyBytes_AS_STRING(c), PyBytes_GET_SIZE(c));
+            at += PyBytes_GET_SIZE(c);
+        } else {
+            PyObject *ix = PyLong_FromSsize_t(i);
+            if (!ix || PyList_Append(rest, ix) < 0) {
+                Py_XDECREF(ix);
+                goto fail;
+            }
+            Py_DECREF(ix);
+        }
+        memcpy(e + 8 * (i + 1), &at, 8);
+    }
+    return Py_BuildValue("NNNN", blob, ends, modes, rest);
+fail:
+    Py_XDECREF(blob);
+    Py_XDECREF(ends);
+    Py_XDECREF(modes);
+    Py_XDECREF(rest);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
     {"replay_run", replay_run, METH_VARARGS, replay_run_doc},
@@ -735,6 +798,7 @@ static PyMethodDef methods[] = {
     {"seconds", seconds, METH_VARARGS, seconds_doc},
     {"frames", frames, METH_VARARGS, frames_doc},
     {"locate", locate, METH_VARARGS, locate_doc},
+    {"pack_chains", pack_chains, METH_O, pack_chains_doc},
     {NULL, NULL, 0, NULL},
 };
 
