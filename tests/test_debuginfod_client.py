@@ -13,6 +13,7 @@ import threading
 import time
 import zipfile
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -249,6 +250,21 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"\x7fELF" + b"\0" * 100)
             return
+        elif self.path.startswith(("/drip/", "/driphead/")):
+            # a byte every 0.2 s: each read is well within the timeout, the whole not
+            head = b"HTTP/1.0 200 OK\r\n\r\n"
+            body = head + b"\x7fELF" + b"\0" * 60 if self.path.startswith("/driphead/") \
+                else b"\x7fELF" + b"\0" * 60
+            if self.path.startswith("/drip/"):
+                self.wfile.write(head)
+            for i in range(len(body)):
+                try:
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                except OSError:
+                    return  # the client hung up
+                time.sleep(0.2)
+            return
         elif self.path.startswith("/slow/"):
             self.send_response(200)
             self.end_headers()
@@ -365,3 +381,78 @@ def test_redirects_and_stalls(hostile, tmp_path):
     assert short.notes == [f"debuginfod {hostile}/short: {QUALLA}/debuginfo: cut short "
                            f"(104 of 100000 bytes); not used"]
     assert not any(f.name == "debuginfo" for f in tmp_path.rglob("*"))
+
+
+def test_a_dripping_server_is_cut_at_max_time_and_not_asked_again(hostile, tmp_path):
+    """A server dripping a byte every 0.2 s (each read well within the 5 s timeout),
+    DEBUGINFOD_MAXTIME 1 s: the socket is shut at 1 s, whether the body or the status
+    line drips; nothing kept (not even a miss: the next analysis asks again), and the
+    server not asked again by that client (the analysis)."""
+    for where in ("drip", "driphead"):
+        _Hostile.hits.clear()
+        client = Client([f"{hostile}/{where}"], tmp_path / where, max_time=1)
+        t0 = time.perf_counter()
+        assert client.fetch(QUALLA, "debuginfo") is None
+        took = time.perf_counter() - t0
+        assert 1 <= took < 2, (where, took)
+        assert client.notes == [f"debuginfod {hostile}/{where}: {QUALLA}/debuginfo: took "
+                                f"longer than 1 s (DEBUGINFOD_MAXTIME); not used, not "
+                                f"asked again this time"]
+        assert client.down == {f"{hostile}/{where}"}
+        assert client.fetch(LIBC, "debuginfo") is None  # not asked: down
+        assert client.fetch(QUALLA, "executable") is None
+        assert client.requests == 1 and _Hostile.hits == [f"/{where}/buildid/{QUALLA}/debuginfo"]
+        assert [f for f in tmp_path.joinpath(where).rglob("*") if f.is_file()] == []
+
+
+def test_the_cache_and_each_analysis_are_bounded(server, tmp_path):
+    """PERFWEB_DEBUGINFOD_CACHE_BYTES: past it the least recently used files go, never
+    one the analysis uses; PERFWEB_DEBUGINFOD_ANALYSIS_BYTES: past it one analysis asks
+    nothing more, with a note, and remembers no miss."""
+    cache = tmp_path / "cache"
+    root = cache / "debuginfod-client"
+    first = Client([server.url], cache)
+    files = {}
+    for bid, kind in ((QUALLA, "debuginfo"), (LIBC, "executable"), (QUALLA, "executable")):
+        files[bid, kind] = Path(first.fetch(bid, kind).path)
+    size = {k: f.stat().st_size for k, f in files.items()}
+    for t, k in enumerate(files):  # used in this order, long ago
+        os.utime(files[k], (1000 + t, 1000 + t))
+    assert first.requests == 3 and first.downloaded == sum(size.values())
+
+    # the next analysis uses libqualla's executable (a hit) and fetches libc's debug
+    # file: the two least recently used go, qualla's debuginfo then libc's executable
+    libc_debug = Path(Client([server.url], tmp_path / "side").fetch(LIBC, "debuginfo")
+                      .path).stat().st_size
+    second = Client([server.url], cache,
+                    cache_bytes=size[QUALLA, "executable"] + libc_debug)
+    assert second.fetch(QUALLA, "executable").path == str(files[QUALLA, "executable"])
+    assert second.requests == 0
+    assert Path(second.fetch(LIBC, "debuginfo").path).stat().st_size == libc_debug
+    assert sorted(str(f.relative_to(root)) for f in root.rglob("*") if f.is_file()) == \
+        sorted(f"{b[:2]}/{b}/{k}{ext}" for b, k in ((QUALLA, "executable"),
+                                                    (LIBC, "debuginfo"))
+               for ext in ("", ".json"))
+    assert not (root / QUALLA[:2] / QUALLA / "debuginfo").exists()
+    # what this analysis uses stays, over the bound: qualla's debuginfo fetched again
+    assert second.fetch(QUALLA, "debuginfo") is not None and second.requests == 2
+    assert len([f for f in root.rglob("*") if f.name in ("debuginfo", "executable")]) == 3
+
+    # an analysis capped just above qualla's debug file: libc's is not fetched
+    capped = Client([server.url], tmp_path / "capped",
+                    analysis_bytes=size[QUALLA, "debuginfo"] + 10)
+    assert capped.fetch(QUALLA, "debuginfo") is not None
+    assert capped.fetch(LIBC, "debuginfo") is None
+    assert capped.fetch(LIBC, "executable") is None  # not asked at all
+    assert capped.requests == 2
+    assert capped.notes == [
+        f"debuginfod {server.url}: {LIBC}/debuginfo not fetched ({libc_debug} bytes): "
+        f"this analysis's downloads are capped at {size[QUALLA, 'debuginfo'] + 10} bytes "
+        f"(PERFWEB_DEBUGINFOD_ANALYSIS_BYTES; {size[QUALLA, 'debuginfo']} downloaded); "
+        f"nothing more is asked this time"]
+    assert not list((tmp_path / "capped").rglob("*.missing-*"))  # no miss remembered
+    env = Client.from_env({"DEBUGINFOD_URLS": server.url, "PERFWEB_DEBUGINFOD_CACHE_BYTES":
+                           "1000", "PERFWEB_DEBUGINFOD_ANALYSIS_BYTES": "2000"}, tmp_path)
+    assert (env.cache_bytes, env.analysis_bytes) == (1000, 2000)
+    assert (Client([], tmp_path).cache_bytes, Client([], tmp_path).analysis_bytes) == \
+        (10 << 30, 4 << 30)
