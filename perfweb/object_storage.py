@@ -16,6 +16,7 @@ import errno
 import functools
 import logging
 
+from boto3.exceptions import Boto3Error
 from botocore.exceptions import BotoCoreError, ClientError
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
@@ -23,6 +24,10 @@ from storages.utils import clean_name
 from .store_errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
+
+#: what the bucket's client raises: botocore's, and boto3's own from its transfers
+#: (RetriesExceededError when a download keeps breaking off mid-body, S3UploadFailedError)
+_BUCKET_ERRORS = (ClientError, BotoCoreError, Boto3Error)
 
 
 def _missing(e: ClientError) -> bool:
@@ -45,7 +50,7 @@ def _os_errors(method):
     def wrapped(self, name, *args, **kwargs):
         try:
             return method(self, name, *args, **kwargs)
-        except (ClientError, BotoCoreError) as e:
+        except _BUCKET_ERRORS as e:
             raise as_os_error(e, name) from e
     return wrapped
 
@@ -68,5 +73,5 @@ class BucketStorage(S3Storage):
         try:
             return sorted(o.key for o in self.bucket.objects.filter(
                 Prefix=self._normalize_name(clean_name(prefix)) if prefix else ""))
-        except (ClientError, BotoCoreError) as e:
+        except _BUCKET_ERRORS as e:
             raise as_os_error(e, prefix or "the bucket") from e

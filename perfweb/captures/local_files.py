@@ -83,8 +83,15 @@ def _from_cache(field_file, digest: str, path: str) -> None:
         field_file.storage.download(field_file.name, path)
         return
     except OSError:
-        shutil.copyfile(kept, path)
-    os.utime(kept)  # recently used
+        try:
+            shutil.copyfile(kept, path)
+        except FileNotFoundError:  # (as above)
+            field_file.storage.download(field_file.name, path)
+            return
+    try:
+        os.utime(kept)  # recently used
+    except FileNotFoundError:  # a trim removed it after the link: the link is whole
+        pass
 
 
 def trim_cache(keep: Path | None = None) -> int:
