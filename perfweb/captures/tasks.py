@@ -30,14 +30,14 @@ def purge_expired_captures() -> dict:
     return retention.purge().as_dict()
 
 
-# A webhook attempt holds its notification's row while it POSTs; the notification says
-# how many attempts were made (PERFWEB_WEBHOOK_MAX_ATTEMPTS bounds them, not the message),
-# so a duplicate message or a late retry does nothing (webhooks.attempt).
+# A webhook attempt takes and leases its notification before it POSTs; the notification
+# says how many attempts were made (PERFWEB_WEBHOOK_MAX_ATTEMPTS bounds them, not the
+# message), so a duplicate message or a late retry does nothing (services/webhooks.py).
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def deliver_webhook(self, notification_id: int) -> str:
     from django.conf import settings
 
-    from . import webhooks
+    from .services import webhooks
     wait = webhooks.attempt(notification_id)
     if wait is None:
         return "finished"
@@ -46,5 +46,5 @@ def deliver_webhook(self, notification_id: int) -> str:
 
 @shared_task
 def sweep_webhooks() -> int:
-    from . import webhooks
+    from .services import webhooks
     return webhooks.sweep()

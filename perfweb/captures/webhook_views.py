@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from . import access
 from .models import Webhook
-from .webhooks import InvalidWebhook, check_url, shown_url
+from .webhook_transport import InvalidWebhook, check_url, shown_url
 
 MAX_SECRET = 200
 

@@ -7,7 +7,9 @@ import hmac
 import html
 import http.server
 import json
+import logging
 import re
+import socket
 import ssl
 import subprocess
 import threading
@@ -18,11 +20,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from perfweb.captures import pipeline, webhooks
-from perfweb.captures.models import (Capture, Service, Webhook, WebhookDelivery,
-                                     WebhookNotification)
+from perfweb.captures import pipeline, webhook_transport as transport
+from perfweb.captures.services import webhooks
+from perfweb.captures.models import (AnalysisResult, Capture, Service, Webhook,
+                                     WebhookDelivery, WebhookNotification)
 
 from .conftest import SPINPOOL, wait_for
+from .conftest import analysed as analysed_here
 
 WITH_WORKER = pytest.mark.django_db(transaction=True)
 
@@ -35,8 +39,8 @@ BAD_LINE = "<img src=x onerror=alert(1)>"
 class Receiver:
     """An HTTP server on 127.0.0.1 answering each POST by the next item of `script`
     (a status code, "hang" to answer nothing for 3 s, "garbage" for a status line that is
-    no HTTP, "drip" for one sent a byte every 0.2 s), then 200; it records every
-    request."""
+    no HTTP, "drip" for one sent a byte every 0.2 s, "slow" for a 200 after 0.5 s), then
+    200; it records every request."""
 
     def __init__(self, script=(), tls=None):
         self.script, self.requests, self.sni = list(script), [], []
@@ -62,6 +66,9 @@ class Receiver:
                     except OSError:
                         pass
                     return
+                if what == "slow":
+                    time.sleep(0.5)
+                    what = 200
                 self.send_response(what)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
@@ -177,40 +184,68 @@ def test_payload_is_slack_text_plus_the_verdicts_fields():
     ("http://0x7f000001/", "0x7f000001 is not a public address"),
     ("http://localhost:8080/", "localhost is this machine"),
     ("http://db.localhost/", "db.localhost is this machine"),
+    # IPv6 forms that carry an IPv4 address, and IPv6 outside global unicast
+    ("http://[64:ff9b::a9fe:a9fe]/", "64:ff9b::a9fe:a9fe is not a public address"),
+    ("http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1 is not a public address"),
+    ("http://[64:ff9b::10.0.0.8]/", "64:ff9b::10.0.0.8 is not a public address"),
+    ("http://[64:ff9b:1::a9fe:a9fe]/", "64:ff9b:1::a9fe:a9fe is not a public address"),
+    ("http://[64:ff9b:1::5db8:d822]/", "64:ff9b:1::5db8:d822 is not a public address"),
+    ("http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1 is not a public address"),
+    ("http://[2002:7f00:1::]/", "2002:7f00:1:: is not a public address"),
+    ("http://[2002:c0a8:a::1]/", "2002:c0a8:a::1 is not a public address"),
+    ("http://[::127.0.0.1]/", "::127.0.0.1 is not a public address"),
+    ("http://[::a9fe:a9fe]/", "::a9fe:a9fe is not a public address"),
+    ("http://[::5db8:d822]/", "::5db8:d822 is not a public address"),
+    ("http://[::ffff:0:7f00:1]/", "::ffff:0:7f00:1 is not a public address"),
+    ("http://[::ffff:a9fe:a9fe]/", "::ffff:a9fe:a9fe is not a public address"),
+    ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",  # Teredo, client 127.0.0.1
+     "2001:0:4136:e378:8000:63bf:80ff:fffe is not a public address"),
+    ("http://[fec0::1]/", "fec0::1 is not a public address"),
+    ("http://[fd00:ec2::254]/", "fd00:ec2::254 is not a public address"),
+    ("http://[fe80::1%25eth0]/", "fe80::1%25eth0 is not a public address"),
+    ("http://[ff02::1]/", "ff02::1 is not a public address"),
+    ("http://[100::1]/", "100::1 is not a public address"),
+    ("http://[2001:db8::1]/", "2001:db8::1 is not a public address"),
 ])
 def test_urls_refused(url, why):
-    with pytest.raises(webhooks.InvalidWebhook) as e:
-        webhooks.check_url(url, allow_private=False)
+    with pytest.raises(transport.InvalidWebhook) as e:
+        transport.check_url(url, allow_private=False)
     assert why in str(e.value)
 
 
 def test_urls_kept_and_private_ones_when_allowed():
     slack = "https://hooks.slack.com/services/T000/B000/XXXX"
-    assert webhooks.check_url(f"  {slack} ", allow_private=False) == slack
-    assert webhooks.check_url("http://93.184.216.34:8080/x", allow_private=False)
-    assert webhooks.check_url("http://127.0.0.1:9/x", allow_private=True)
-    assert webhooks.shown_url(slack) == "https://hooks.slack.com/…"
-    assert webhooks.shown_url("http://93.184.216.34:8080") == "http://93.184.216.34:8080/"
+    assert transport.check_url(f"  {slack} ", allow_private=False) == slack
+    assert transport.check_url("http://93.184.216.34:8080/x", allow_private=False)
+    assert transport.check_url("http://127.0.0.1:9/x", allow_private=True)
+    # public IPv6, and the 6to4 and NAT64 forms of a public IPv4 address (93.184.216.34)
+    for host in ("2606:4700:4700::1111", "2002:5db8:d822::1", "64:ff9b::5db8:d822",
+                 "64:ff9b::93.184.216.34", "::ffff:93.184.216.34"):
+        assert transport.check_url(f"https://[{host}]/hook", allow_private=False)
+        assert transport.is_public(host)
+    assert transport.check_url("http://[64:ff9b::a9fe:a9fe]/", allow_private=True)
+    assert transport.shown_url(slack) == "https://hooks.slack.com/…"
+    assert transport.shown_url("http://93.184.216.34:8080") == "http://93.184.216.34:8080/"
 
 
 def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
     r = receiver()
-    with pytest.raises(webhooks.Refused) as e:  # what delivery checks after the URL's
-        webhooks.resolve("localhost", r.server.server_port, allow_private=False)
+    with pytest.raises(transport.Refused) as e:  # what delivery checks after the URL's
+        transport.resolve("localhost", r.server.server_port, allow_private=False)
     assert str(e.value).startswith("refused: localhost resolves to ")
     assert "not a public address (PERFWEB_WEBHOOK_ALLOW_PRIVATE)" in str(e.value)
-    assert "127.0.0.1" in webhooks.resolve("localhost", 80, allow_private=True)
-    with pytest.raises(webhooks.Refused) as e:
-        webhooks.post(r.url.replace("127.0.0.1", "localhost"), b"{}", {}, 1,
+    assert "127.0.0.1" in transport.resolve("localhost", 80, allow_private=True)
+    with pytest.raises(transport.Refused) as e:
+        transport.post(r.url.replace("127.0.0.1", "localhost"), b"{}", {}, 1,
                       allow_private=False)
     assert str(e.value).startswith("refused: localhost is this machine")
     assert r.requests == []  # no connection was made
     for url, why in (("file:///etc/passwd", "only http:// and https:// URLs are allowed"),
                      ("http://169.254.169.254/latest/", "169.254.169.254 is not a public")):
-        with pytest.raises(webhooks.Refused) as e:  # (a row written without the form)
-            webhooks.post(url, b"{}", {}, 1, allow_private=False)
+        with pytest.raises(transport.Refused) as e:  # (a row written without the form)
+            transport.post(url, b"{}", {}, 1, allow_private=False)
         assert str(e.value).startswith("refused: ") and why in str(e.value)
-    assert webhooks.post(r.url, b"{}", {}, 1, allow_private=True) == 200
+    assert transport.post(r.url, b"{}", {}, 1, allow_private=True) == 200
     assert len(r.requests) == 1
 
 
@@ -219,10 +254,58 @@ def test_a_receiver_dripping_its_answer_is_cut_at_the_deadline(receiver):
     exchange has 3 timeouts (1.5 s), then the socket is shut."""
     r = receiver(["drip"])
     started = time.monotonic()
-    with pytest.raises(webhooks.DeliveryError) as e:
-        webhooks.post(r.url, b"{}", {}, 0.5, allow_private=True)
+    with pytest.raises(transport.DeliveryError) as e:
+        transport.post(r.url, b"{}", {}, 0.5, allow_private=True)
     assert str(e.value) == "no whole answer within 1.5 s"
     assert 1.5 <= time.monotonic() - started < 2.5
+
+
+@pytest.fixture
+def silent_addresses():
+    """Four loopback addresses (127.0.0.2 to .5) on one port whose listeners' queues are
+    full (listen(0), one connection never accepted): a connect there is never answered
+    (the SYN is dropped), as with a firewall that drops."""
+    listeners, fillers = [], []
+    first = socket.create_server(("127.0.0.2", 0), backlog=0)
+    port = first.getsockname()[1]
+    listeners.append(first)
+    addresses = [f"127.0.0.{n}" for n in (2, 3, 4, 5)]
+    for address in addresses[1:]:
+        listeners.append(socket.create_server((address, port), backlog=0))
+    for address in addresses:
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex((address, port))
+        fillers.append(filler)
+    time.sleep(0.1)
+    yield addresses, port
+    for s in fillers + listeners:
+        s.close()
+
+
+def test_the_lookup_and_every_address_share_the_deadline(silent_addresses, monkeypatch):
+    """A name whose four addresses never answer a connect: each has the timeout (0.5 s)
+    but all of them the exchange's three (1.5 s), not 4 x 0.5 s; a name lookup that does
+    not answer ends after the timeout (getaddrinfo has none: the system resolver's, the
+    one thing faked here, sleeps 3 s)."""
+    addresses, port = silent_addresses
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, p, *a, **k: [
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, p)) for a in addresses])
+    started = time.monotonic()
+    with pytest.raises(transport.DeliveryError) as e:
+        transport.post(f"http://silent.example:{port}/hook", b"{}", {}, 0.5,
+                       allow_private=True)
+    took = time.monotonic() - started
+    assert str(e.value) == "no whole answer within 1.5 s"
+    assert 1.5 <= took < 1.9, took
+
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: time.sleep(3) or [])
+    started = time.monotonic()
+    with pytest.raises(transport.DeliveryError) as e:
+        transport.post("http://slow.example/hook", b"{}", {}, 0.5, allow_private=True)
+    took = time.monotonic() - started
+    assert str(e.value) == "cannot resolve slow.example within 0.5 s"
+    assert 0.5 <= took < 0.9, took
 
 
 def test_https_is_checked_against_the_name_at_the_checked_address(receiver, tmp_path,
@@ -236,18 +319,18 @@ def test_https_is_checked_against_the_name_at_the_checked_address(receiver, tmp_
                     "subjectAltName=DNS:localhost"], check=True, capture_output=True)
     r = receiver(tls=(str(cert), str(key)))
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted by this process only
-    assert webhooks.post(r.url, b"{}", {"Content-Type": "application/json"}, 2,
+    assert transport.post(r.url, b"{}", {"Content-Type": "application/json"}, 2,
                          allow_private=True) == 200
     assert r.sni == ["localhost"] and len(r.requests) == 1
     assert r.requests[0][0]["Host"] == f"localhost:{r.server.server_port}"
-    with pytest.raises(webhooks.DeliveryError) as e:  # the certificate names localhost
-        webhooks.post(r.url.replace("localhost", "127.0.0.1"), b"{}", {}, 2,
+    with pytest.raises(transport.DeliveryError) as e:  # the certificate names localhost
+        transport.post(r.url.replace("localhost", "127.0.0.1"), b"{}", {}, 2,
                       allow_private=True)
     assert "TLS: IP address mismatch, certificate is not valid for '127.0.0.1'" in \
         str(e.value)
     monkeypatch.delenv("SSL_CERT_FILE")
-    with pytest.raises(webhooks.DeliveryError) as e:  # a certificate nobody vouches for
-        webhooks.post(r.url, b"{}", {}, 2, allow_private=True)
+    with pytest.raises(transport.DeliveryError) as e:  # a certificate nobody vouches for
+        transport.post(r.url, b"{}", {}, 2, allow_private=True)
     assert "TLS: self" in str(e.value) and "signed certificate" in str(e.value)
     assert len(r.requests) == 1
 
@@ -456,3 +539,77 @@ def test_attempts_are_bounded_and_refusals_final(member, receiver, worker_factor
     assert note.status == "failed"
     assert note.deliveries.order_by("-id").first().error == (
         "this attempt never finished (its worker stopped); no attempt left")
+
+
+@WITH_WORKER
+def test_two_attempts_at_once_post_once(member, receiver, settings):
+    """Two attempts on one pending, due notification started at the same moment (two
+    threads, each with its own database connection, released by a barrier) against a
+    receiver that takes 0.5 s to answer: one POST, one logged attempt, delivered."""
+    settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE = True
+    r = receiver(["slow", "slow"])
+    svc = _service(member, "llm-api")
+    Webhook.objects.create(service=svc, url=r.url, created_by=member,
+                           site_url="http://testserver/")
+    analysed_here(member, IDLE_FIXED, "llm-api", "1.1.0", "idle")
+    analysed_here(member, IDLE_SPIN, "llm-api", "1.2.0", "idle")
+    note = WebhookNotification.objects.get()
+    assert (note.status, note.attempts, len(r.requests)) == ("pending", 0, 0)
+
+    from django.db import connection
+    start, returned = threading.Barrier(2), []
+
+    def attempt():
+        try:
+            connection.ensure_connection()
+            start.wait(timeout=10)
+            returned.append(webhooks.attempt(note.pk))
+        finally:
+            connection.close()
+    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert returned == [None, None]
+    time.sleep(0.2)  # (a second POST, had one been sent, has arrived)
+    assert len(r.requests) == 1
+    note.refresh_from_db()
+    assert (note.status, note.attempts) == ("delivered", 1)
+    assert list(note.deliveries.values_list("attempt", "status_code")) == [(1, 200)]
+
+
+@WITH_WORKER
+def test_a_notification_that_fails_loses_the_message_not_the_result(member, receiver,
+                                                                    caplog):
+    """The notification's INSERT fails (a trigger raising, as a full disk or a broken
+    constraint would): the regression's analysis is stored and done all the same, the
+    failure logged, nothing sent."""
+    from django.db import connection
+    r = receiver()
+    svc = _service(member, "llm-api")
+    Webhook.objects.create(service=svc, url=r.url, created_by=member,
+                           site_url="http://testserver/")
+    table = WebhookNotification._meta.db_table
+    with connection.cursor() as c:
+        c.execute("CREATE FUNCTION pw_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                  "$$ BEGIN RAISE EXCEPTION 'no room for notifications (test)'; END $$")
+        c.execute(f"CREATE TRIGGER pw_test_refuse BEFORE INSERT ON {table} FOR EACH ROW "
+                  f"EXECUTE FUNCTION pw_test_refuse()")
+    try:
+        analysed_here(member, IDLE_FIXED, "llm-api", "1.1.0", "idle")
+        with caplog.at_level(logging.ERROR,
+                             logger="perfweb.captures.services.analysis_run"):
+            after = analysed_here(member, IDLE_SPIN, "llm-api", "1.2.0", "idle")
+    finally:
+        with connection.cursor() as c:
+            c.execute(f"DROP TRIGGER IF EXISTS pw_test_refuse ON {table}")
+            c.execute("DROP FUNCTION IF EXISTS pw_test_refuse()")
+    assert (after.status, after.error) == ("done", "")
+    assert after.verdict()["verdict"] == "regression"
+    assert AnalysisResult.objects.filter(capture=after).count() == 1
+    assert not WebhookNotification.objects.exists() and r.requests == []
+    [record] = [x for x in caplog.records if "webhook notification" in x.getMessage()]
+    assert record.getMessage() == \
+        f"capture {after.pk}: its webhook notification was not made"
+    assert "no room for notifications (test)" in record.exc_text

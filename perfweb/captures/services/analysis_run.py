@@ -25,8 +25,8 @@ from analysis.importers import load
 from analysis.report import build_report
 from analysis.symbols import symbolize
 
-from .. import webhooks, work_dirs
-from . import buildids, debuginfod_client, deletion, history
+from .. import work_dirs
+from . import buildids, debuginfod_client, deletion, history, webhooks
 from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
@@ -170,8 +170,14 @@ def _store_result(mine: Claim, capture: Capture, report: dict, comparison: dict 
             result.save()
             if mine.finish(Status.DONE, progress=100, error=""):
                 # a regression verdict's webhook notification, in this transaction: one
-                # per verdict, sent once it commits (webhooks.py)
-                webhooks.notify(capture, comparison)
+                # per verdict, sent once it commits (services/webhooks.py); in a
+                # savepoint, so that its failure loses the message, not the result
+                try:
+                    with transaction.atomic():
+                        webhooks.notify(capture, comparison)
+                except Exception:  # noqa: BLE001 - whatever it was, the result stands
+                    log.exception("capture %s: its webhook notification was not made",
+                                  capture.pk)
     except BaseException:
         for f in (result.folded, result.profile):
             f.storage.delete(f.name)
