@@ -184,8 +184,9 @@ PERFWEB_MAX_ATTEMPTS = env.int("PERFWEB_MAX_ATTEMPTS", default=3)
 PERFWEB_PROFILE_CACHE_BYTES = env.int("PERFWEB_PROFILE_CACHE_BYTES", default=128 << 20)
 #: test-only: seconds each pipeline stage waits, so a test can kill a worker mid-task
 PERFWEB_STAGE_DELAY_S = env.float("PERFWEB_STAGE_DELAY_S", default=0.0)
-#: service webhooks (perfweb/captures/webhooks.py): attempts per notification, the wait
-#: before the second (doubling after), each attempt's connect and read timeout, and how
+#: service webhooks (perfweb/captures/services/webhooks.py): attempts per notification,
+#: the wait before the second (doubling after), each attempt's lookup, connect and read
+#: timeout (three of them in all), and how
 #: overdue a pending one must be for the sweep to send it again
 PERFWEB_WEBHOOK_MAX_ATTEMPTS = env.int("PERFWEB_WEBHOOK_MAX_ATTEMPTS", default=5)
 PERFWEB_WEBHOOK_BACKOFF_S = env.float("PERFWEB_WEBHOOK_BACKOFF_S", default=15)

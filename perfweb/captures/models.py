@@ -334,9 +334,11 @@ class PurgedCapture(models.Model):
 
 class Webhook(models.Model):
     """Where a service's regression verdicts are POSTed (Slack-compatible JSON,
-    perfweb/captures/webhooks.py). Set on the service page by its team's members."""
+    perfweb/captures/services/webhooks.py). Set on the service page by its team's
+    members."""
     service = models.OneToOneField(Service, on_delete=models.CASCADE, related_name="webhook")
-    url = models.CharField(max_length=2000)  # http(s) only, checked by webhooks.check_url
+    #: http(s) only, checked by webhook_transport.check_url
+    url = models.CharField(max_length=2000)
     #: the HMAC-SHA256 key of the X-Perfweb-Signature header (blank: unsigned); kept as
     #: given (a signature needs it), never shown back on the page
     secret = models.CharField(max_length=200, blank=True)
