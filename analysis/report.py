@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from . import cpu
+from .aggregate.functions import notable_functions as notable_costs
 from .aggregate.functions import top_dsos, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
@@ -99,12 +100,13 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
     sel = Selection(event_id=event_id)
     weights = stack_weights(profile, sel)
     ctx = Context.build(profile, event_id, label)
-    funcs = top_functions(profile, weights, ctx.stack_funcs)
     rest = None
     if top is not None:
-        funcs = funcs[:top]
-    else:
-        funcs, rest = notable_functions(funcs, sum(weights.values()))
+        funcs = top_functions(profile, weights, ctx.stack_funcs)[:top]
+    else:  # notable_functions(top_functions(...)), without a row per function
+        funcs, rest = notable_costs(profile, weights, FUNCTIONS_MIN,
+                                    FUNCTIONS_MIN_SHARE * sum(weights.values()),
+                                    ctx.stack_funcs)
     samples = profile.sample_count(event_id) if event_id is not None else 0
     busy = cpu.cpus_busy(profile, event_id)
     secs = cpu.cpu_seconds(profile, event_id)

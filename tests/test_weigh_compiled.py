@@ -4,6 +4,7 @@ of every input format, with inline frames (DWARF debug info) and without, and on
 written to make set order and recursion matter."""
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import pytest
@@ -58,14 +59,22 @@ def _python_mapping_sums(profile: Profile, weights: dict[int, int]):
 
 def _check(profile: Profile, weights: dict[int, int]) -> None:
     table = StackFunctions(profile)
-    table.fill(weights)
     for sid in weights:
         assert table.of(sid) == stack_functions(profile, profile.stacks[sid])
+        assert table.funcs[sid] == table.of(sid)
         assert table.distinct(sid) == tuple(set(table.of(sid)))
-    got = _weigh.function_sums(weights, profile.stacks,
-                               [loc.functions for loc in profile.locations], table.distincts)
+    lf = [loc.functions for loc in profile.locations]
+    got = _weigh.function_sums(weights, profile.stacks, lf)
     want = _python_function_sums(profile, weights)
     assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
+    # the same sums into arrays by function id, ids in the total dict's order
+    n = len(profile.functions)
+    order, self_a, total_a = array("i", [0]) * n, array("q", [0]) * n, array("q", [0]) * n
+    used = _weigh.function_arrays(weights, profile.stacks, lf, order, self_a, total_a)
+    assert list(order[:used]) == list(want[1])
+    assert [total_a[f] for f in order[:used]] == list(want[1].values())
+    assert {f: self_a[f] for f in order[:used] if self_a[f]} == want[0]
+    assert sum(self_a) == sum(want[0].values())
     got = _weigh.mapping_sums(weights, profile.stacks,
                               [loc.mapping_id for loc in profile.locations])
     want = _python_mapping_sums(profile, weights)
@@ -119,13 +128,33 @@ def test_diagnosis_stack_questions_equal_python(name):
     weights = ctx.weights
     fmask = {f: ctx.bits(ctx.cats[f]) | (ctx.bit("@app") if ctx.app[f] else 0)
              for f in ctx.cats}
-    masks = {}
+    masks, leaf_masks, kernel_leaf = {}, {}, set()
     for sid in weights:
         m = 0
         for f in ctx.funcs[sid]:
             m |= fmask[f]
         masks[sid] = m
-    assert _weigh.or_masks(weights, ctx.funcs, fmask) == masks == ctx.mask
+        fids = ctx.funcs[sid]
+        leaf_masks[sid] = fmask[fids[0]] if fids else 0
+        stack = profile.stacks[sid]
+        if stack and profile.mappings[profile.locations[stack[0]].mapping_id].kind == "kernel":
+            kernel_leaf.add(sid)
+    fm = array("Q", [0]) * len(profile.functions)
+    for f, m in fmask.items():
+        fm[f] = m
+    ns = len(profile.stacks)
+    got_m, got_lm, got_kl = array("Q", [0]) * ns, array("Q", [0]) * ns, bytearray(ns)
+    _weigh.stack_masks(weights, profile.stacks, ctx.stack_funcs.loc_functions, fm,
+                       bytearray(profile.mappings[loc.mapping_id].kind == "kernel"
+                                 for loc in profile.locations), got_m, got_lm, got_kl)
+    assert {sid: got_m[sid] for sid in weights} == masks == \
+        {sid: ctx.mask[sid] for sid in weights}
+    assert {sid: got_lm[sid] for sid in weights} == leaf_masks == \
+        {sid: ctx.leaf_mask[sid] for sid in weights}
+    assert {sid for sid in range(ns) if got_kl[sid]} == kernel_leaf == \
+        {sid for sid in range(ns) if sid in ctx.kernel_leaf_stacks}
+    assert kernel_leaf, "the capture has kernel leaves"
+    assert list(ctx.cats) == sorted({f for sid in weights for f in ctx.funcs[sid]})
     seen = {c for f in ctx.cats for c in ctx.cats[f]}
     assert seen, "the capture has categorised functions"
     for any_of, all_of, none_of, leaf_any, busy in [
@@ -145,22 +174,86 @@ def test_diagnosis_stack_questions_equal_python(name):
         f = next((f for f in ctx.funcs[sid] if f in deciding), None)
         if f is not None:
             want[sid] = f
-    assert list(_weigh.first_marked(weights, ctx.funcs, deciding).items()) == \
+    marked = bytearray(len(profile.functions))
+    for f in deciding:
+        marked[f] = 1
+    lf = ctx.stack_funcs.loc_functions
+    assert list(_weigh.first_marked(weights, profile.stacks, lf, marked).items()) == \
         list(want.items())
+    for f in list(deciding)[::2]:  # the first marked frame, kept when its mark is 2
+        marked[f] = 2
+    assert list(_weigh.first_marked(weights, profile.stacks, lf, marked, 2).items()) == \
+        [(sid, f) for sid, f in want.items() if marked[f] == 2]
     table = _user_functions(profile)
     want = {}
     for sid in weights:
         user = [table[loc] for loc in profile.stacks[sid] if table[loc] is not None]
         if user:
             want[sid] = (len(user), user[-1], user[-2] if len(user) > 1 else None)
-    assert _weigh.user_frames(weights, profile.stacks, table) == want
+    outs = [array("i", [0]) * len(weights) for _ in range(4)]
+    count = _weigh.user_frames(weights, profile.stacks, table, *outs)
+    sids, ns_, outers, befores = (list(a[:count]) for a in outs)
+    assert {s: (n, o, None if b == -1 else b)
+            for s, n, o, b in zip(sids, ns_, outers, befores)} == want
+    assert sids == list(want)
     acc: dict[int, int] = {}
     for sid, w in weights.items():
         for f in set(ctx.funcs[sid]):
             acc[f] = acc.get(f, 0) + w
-    assert list(_weigh.totals(weights, ctx.stack_funcs.distincts).items()) == list(acc.items())
+    assert list(_weigh.totals(weights, profile.stacks, lf).items()) == list(acc.items())
+    order, total = array("i", [0]) * len(profile.functions), array("q", [0]) * len(
+        profile.functions)
+    used = _weigh.function_arrays(weights, profile.stacks, lf, order, None, total)
+    assert [(f, total[f]) for f in order[:used]] == list(acc.items())
+    # Context.top_functions sums big sets of stacks into arrays: the same rows
+    from analysis.diagnosis import context
+    pred = [lambda f: True, lambda f: not ctx.passes_through(f), lambda f: f % 3 == 1]
+    want = [ctx.top_functions(weights, p, 7) for p in pred]
+    assert want[0] and want[1]
+    big = context.BIG_SUBSET
+    context.BIG_SUBSET = 0
+    try:
+        assert [ctx.top_functions(weights, p, 7) for p in pred] == want
+    finally:
+        context.BIG_SUBSET = big
 
 
 def test_select_refuses_masks_wider_than_64_bits():
+    """(the masks are array('Q') by stack id: a 65-bit mask cannot be stored in one, nor
+    a 65-bit question asked; a stack id past the arrays is an error, not a read)"""
     with pytest.raises(OverflowError):
-        _weigh.select({0: 1}, {0: 1 << 64}, {0: 0}, 1, 0, 0, 0, None)
+        array("Q", [0])[0] = 1 << 64
+    with pytest.raises(OverflowError):
+        _weigh.select({0: 1}, array("Q", [1]), array("Q", [0]), 1 << 64, 0, 0, 0, None)
+    with pytest.raises(IndexError):
+        _weigh.select({1: 1}, array("Q", [1]), array("Q", [0]), 1, 0, 0, 0, None)
+    assert _weigh.select({0: 4}, array("Q", [3]), array("Q", [0]), 1, 0, 0, 0,
+                         bytearray(1)) == {0: 4}
+    assert _weigh.select({0: 4}, array("Q", [3]), array("Q", [0]), 1, 0, 0, 0,
+                         bytearray(b"\x01")) == {}
+
+
+@pytest.mark.parametrize("name", CAPTURES + NAMED[:2])
+def test_notable_functions_equal_the_sorted_table(name):
+    """functions.notable_functions (the report's, from arrays) gives what the whole
+    sorted table cut by report.notable_functions gives: rows, order, the rest."""
+    from analysis import report
+    from analysis.aggregate.functions import notable_functions, top_functions
+
+    profile = load(str(FIX / name))
+    weights = stack_weights(profile)
+    table = top_functions(profile, weights)
+    total = sum(weights.values())
+    cases = 0
+    for first in (1, 3, 20, report.FUNCTIONS_MIN, len(table), len(table) + 5):
+        for share in (report.FUNCTIONS_MIN_SHARE, 0.01, 0.2, 2.0):
+            old_min, old_share = report.FUNCTIONS_MIN, report.FUNCTIONS_MIN_SHARE
+            report.FUNCTIONS_MIN, report.FUNCTIONS_MIN_SHARE = first, share
+            try:
+                want = report.notable_functions(table, total)
+            finally:
+                report.FUNCTIONS_MIN, report.FUNCTIONS_MIN_SHARE = old_min, old_share
+            got = notable_functions(profile, weights, first, share * total)
+            assert got == want
+            cases += want[1] is not None
+    assert cases >= 8  # (most cut something)

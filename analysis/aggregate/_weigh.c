@@ -9,6 +9,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 /* d[key] += w, with d[key] absent meaning 0; 0 or -1 with an exception set */
 static int add_to(PyObject *d, PyObject *key, PyObject *w) {
@@ -48,110 +49,226 @@ static PyObject *of_location(PyObject *table, PyObject *loc) {
     return PyList_GET_ITEM(table, i);
 }
 
-PyDoc_STRVAR(stack_functions_doc,
-"stack_functions(sids, stacks, loc_functions, funcs, distinct)\n\n"
-"For each stack id in `sids` not yet in `funcs`: funcs[sid] = the function ids of its\n"
-"locations, leaf first (functions.stack_functions), and distinct[sid] =\n"
-"tuple(set(funcs[sid])). loc_functions[loc] is the location's tuple of function ids.");
-
-static PyObject *stack_functions(PyObject *self, PyObject *args) {
-    PyObject *sids, *stacks, *lf, *funcs, *distinct;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!", &sids, &PyList_Type, &stacks, &PyList_Type, &lf,
-                          &PyDict_Type, &funcs, &PyDict_Type, &distinct))
-        return NULL;
-    PyObject *it = PyObject_GetIter(sids);
-    if (!it) return NULL;
-    PyObject *sid;
-    while ((sid = PyIter_Next(it))) {
-        int have = PyDict_Contains(funcs, sid);
-        if (have) {
-            Py_DECREF(sid);
-            if (have < 0) goto fail;
-            continue;
-        }
-        PyObject *st = stack_of(stacks, sid), *out = NULL, *set = NULL, *tup = NULL;
-        if (!st || !(out = PyList_New(0))) goto bad;
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
-            PyObject *fs = of_location(lf, PyTuple_GET_ITEM(st, k));
-            if (!fs) goto bad;
-            if (!PyTuple_Check(fs)) {
-                PyErr_SetString(PyExc_TypeError, "_weigh: a location's functions are a tuple");
-                goto bad;
-            }
-            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++)
-                if (PyList_Append(out, PyTuple_GET_ITEM(fs, j)) < 0) goto bad;
-        }
-        if (!(set = PySet_New(out)) || !(tup = PySequence_Tuple(set))) goto bad;
-        if (PyDict_SetItem(funcs, sid, out) < 0 || PyDict_SetItem(distinct, sid, tup) < 0)
-            goto bad;
-        Py_DECREF(out);
-        Py_DECREF(set);
-        Py_DECREF(tup);
-        Py_DECREF(sid);
-        continue;
-    bad:
-        Py_XDECREF(out);
-        Py_XDECREF(set);
-        Py_XDECREF(tup);
-        Py_DECREF(sid);
-        goto fail;
+/* An array.array (or bytearray) as a C array of items of `size` bytes; 0, or -1 with an
+ * exception set. Release with PyBuffer_Release. */
+static int buf_of(PyObject *o, Py_buffer *v, Py_ssize_t size, int writable, const char *what) {
+    if (PyObject_GetBuffer(o, v, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) return -1;
+    if (v->itemsize != size || v->len % size) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_TypeError, "_weigh: %s is an array of %zd-byte items", what, size);
+        return -1;
     }
-    Py_DECREF(it);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    return 0;
+}
+
+/* the index of an int in [0, n), or -1 with IndexError set */
+static Py_ssize_t index_of(PyObject *o, Py_ssize_t n, const char *what) {
+    Py_ssize_t i = PyLong_AsSsize_t(o);
+    if (i == -1 && PyErr_Occurred()) return -1;
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError, "_weigh: %s out of range", what);
+        return -1;
+    }
+    return i;
+}
+
+/* lf[loc] as a tuple of function ids (borrowed), or NULL with an exception set */
+static PyObject *loc_funcs(PyObject *lf, PyObject *loc) {
+    PyObject *fs = of_location(lf, loc);
+    if (fs && !PyTuple_Check(fs)) {
+        PyErr_SetString(PyExc_TypeError, "_weigh: a location's functions are a tuple");
+        return NULL;
+    }
+    return fs;
+}
+
+/* `set` cleared and given the function ids of stack `st`, location by location: a set
+ * cleared is the set a new one is, so it iterates in the order tuple(set(funcs)) has */
+static int fill_set(PyObject *set, PyObject *st, PyObject *lf) {
+    if (PySet_Clear(set) < 0) return -1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+        PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+        if (!fs) return -1;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++)
+            if (PySet_Add(set, PyTuple_GET_ITEM(fs, j)) < 0) return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(stack_funcs_doc,
+"stack_funcs(stacks, loc_functions, sid) -> list\n\n"
+"The function ids of stack `sid`'s locations, leaf first, inline frames expanded\n"
+"(functions.stack_functions). loc_functions[loc] is the location's tuple of function ids.");
+
+static PyObject *stack_funcs(PyObject *self, PyObject *args) {
+    PyObject *stacks, *lf, *sid;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &stacks, &PyList_Type, &lf, &sid))
+        return NULL;
+    PyObject *st = stack_of(stacks, sid);
+    if (!st) return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+        PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+        if (!fs) goto fail;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++)
+            if (PyList_Append(out, PyTuple_GET_ITEM(fs, j)) < 0) goto fail;
+    }
+    return out;
 fail:
-    Py_DECREF(it);
+    Py_DECREF(out);
     return NULL;
 }
 
+/* The owner of a stack's sampled address: the last function of its leaf location
+ * (borrowed), NULL with an exception set; *none set when the stack has no function. */
+static PyObject *owner_of(PyObject *st, PyObject *lf, int *none) {
+    *none = 1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+        PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+        if (!fs) return NULL;
+        if (PyTuple_GET_SIZE(fs)) {
+            *none = 0;
+            break;
+        }
+    }
+    if (*none) return Py_None;
+    PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, 0));
+    if (!fs) return NULL;
+    if (!PyTuple_GET_SIZE(fs)) {
+        PyErr_SetString(PyExc_TypeError, "_weigh: a leaf location without a function");
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(fs, PyTuple_GET_SIZE(fs) - 1);
+}
+
 PyDoc_STRVAR(function_sums_doc,
-"function_sums(weights, stacks, loc_functions, distinct) -> (self, total)\n\n"
+"function_sums(weights, stacks, loc_functions) -> (self, total)\n\n"
 "The loop of functions.top_functions: per stack id and weight, in the order of\n"
 "`weights`, the owner of the sampled address (the last function of the leaf location)\n"
-"gets the weight as self, and each of distinct[sid] gets it as total; stacks with no\n"
-"function are skipped. Both dicts in first-seen order.");
+"gets the weight as self, and each of its distinct functions (in the order of a set of\n"
+"them) as total; stacks with no function are skipped. Both dicts in first-seen order.");
 
 static PyObject *function_sums(PyObject *self, PyObject *args) {
-    PyObject *weights, *stacks, *lf, *distinct;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyDict_Type, &weights, &PyList_Type, &stacks,
-                          &PyList_Type, &lf, &PyDict_Type, &distinct))
+    PyObject *weights, *stacks, *lf;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf))
         return NULL;
-    PyObject *self_w = PyDict_New(), *total_w = PyDict_New();
-    if (!self_w || !total_w) goto fail;
+    PyObject *self_w = PyDict_New(), *total_w = PyDict_New(), *set = PySet_New(NULL);
+    if (!self_w || !total_w || !set) goto fail;
     Py_ssize_t pos = 0;
     PyObject *sid, *w;
     while (PyDict_Next(weights, &pos, &sid, &w)) {
-        PyObject *fs = PyDict_GetItemWithError(distinct, sid);
-        if (!fs) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
-            goto fail;
-        }
-        if (!PyTuple_Check(fs)) {
-            PyErr_SetString(PyExc_TypeError, "_weigh: distinct functions are a tuple");
-            goto fail;
-        }
-        if (!PyTuple_GET_SIZE(fs)) continue;
         PyObject *st = stack_of(stacks, sid);
         if (!st) goto fail;
-        if (!PyTuple_GET_SIZE(st)) continue;
-        PyObject *owner_fs = of_location(lf, PyTuple_GET_ITEM(st, 0));
-        if (!owner_fs) goto fail;
-        if (!PyTuple_Check(owner_fs) || !PyTuple_GET_SIZE(owner_fs)) {
-            PyErr_SetString(PyExc_TypeError, "_weigh: a location's functions are a tuple");
-            goto fail;
+        int none;
+        PyObject *owner = owner_of(st, lf, &none);
+        if (!owner) goto fail;
+        if (none) continue;
+        if (add_to(self_w, owner, w) < 0 || fill_set(set, st, lf) < 0) goto fail;
+        PyObject *it = PyObject_GetIter(set), *f;
+        if (!it) goto fail;
+        while ((f = PyIter_Next(it))) {
+            int r = add_to(total_w, f, w);
+            Py_DECREF(f);
+            if (r < 0) {
+                Py_DECREF(it);
+                goto fail;
+            }
         }
-        PyObject *owner = PyTuple_GET_ITEM(owner_fs, PyTuple_GET_SIZE(owner_fs) - 1);
-        if (add_to(self_w, owner, w) < 0) goto fail;
-        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++)
-            if (add_to(total_w, PyTuple_GET_ITEM(fs, j), w) < 0) goto fail;
+        Py_DECREF(it);
+        if (PyErr_Occurred()) goto fail;
     }
+    Py_DECREF(set);
     return Py_BuildValue("NN", self_w, total_w);
 fail:
+    Py_XDECREF(set);
     Py_XDECREF(self_w);
     Py_XDECREF(total_w);
     return NULL;
 }
 
+PyDoc_STRVAR(function_arrays_doc,
+"function_arrays(weights, stacks, loc_functions, order, self, total) -> n\n\n"
+"function_sums into arrays indexed by function id (self and total: array('q') as long as\n"
+"the functions, zero; self None: totals only): order[:n] (an array('i') as long) are the\n"
+"function ids in the order function_sums' total dict has them.");
+
+static PyObject *function_arrays(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lf, *o_order, *o_self, *o_total;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &o_order, &o_self, &o_total))
+        return NULL;
+    Py_buffer b_order, b_self, b_total;
+    int have_self = o_self != Py_None;
+    if (buf_of(o_order, &b_order, 4, 1, "order") < 0) return NULL;
+    if (have_self && buf_of(o_self, &b_self, 8, 1, "self") < 0) {
+        PyBuffer_Release(&b_order);
+        return NULL;
+    }
+    if (buf_of(o_total, &b_total, 8, 1, "total") < 0) {
+        PyBuffer_Release(&b_order);
+        if (have_self) PyBuffer_Release(&b_self);
+        return NULL;
+    }
+    Py_ssize_t nf = b_total.len / 8, n = 0;
+    int *order = b_order.buf;
+    long long *sw = have_self ? b_self.buf : NULL, *tw = b_total.buf;
+    char *seen = NULL;
+    PyObject *set = PySet_New(NULL), *result = NULL;
+    if (!set) goto done;
+    if ((have_self && b_self.len / 8 != nf) || b_order.len / 4 != nf) {
+        PyErr_SetString(PyExc_ValueError, "function_arrays: arrays of different lengths");
+        goto done;
+    }
+    if (!(seen = PyMem_Calloc(nf ? nf : 1, 1))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        long long wv = PyLong_AsLongLong(w);
+        if (wv == -1 && PyErr_Occurred()) goto done;
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto done;
+        if (sw) {
+            int none;
+            PyObject *owner = owner_of(st, lf, &none);
+            if (!owner) goto done;
+            if (none) continue;
+            Py_ssize_t o = index_of(owner, nf, "a function id");
+            if (o < 0) goto done;
+            sw[o] += wv;
+        }
+        if (fill_set(set, st, lf) < 0) goto done;
+        PyObject *it = PyObject_GetIter(set), *f;
+        if (!it) goto done;
+        while ((f = PyIter_Next(it))) {
+            Py_ssize_t i = index_of(f, nf, "a function id");
+            Py_DECREF(f);
+            if (i < 0) {
+                Py_DECREF(it);
+                goto done;
+            }
+            if (!seen[i]) {
+                seen[i] = 1;
+                order[n++] = (int)i;
+            }
+            tw[i] += wv;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) goto done;
+    }
+    result = PyLong_FromSsize_t(n);
+done:
+    PyMem_Free(seen);
+    Py_XDECREF(set);
+    PyBuffer_Release(&b_order);
+    if (have_self) PyBuffer_Release(&b_self);
+    PyBuffer_Release(&b_total);
+    return result;
+}
 PyDoc_STRVAR(mapping_sums_doc,
 "mapping_sums(weights, stacks, loc_mapping) -> (self, total)\n\n"
 "The loop of functions.top_dsos: per stack, its leaf location's mapping gets the weight as\n"
@@ -201,186 +318,255 @@ fail:
     return NULL;
 }
 
-/* funcs[sid], a list (borrowed); NULL with KeyError or TypeError set */
-static PyObject *funcs_of(PyObject *funcs, PyObject *sid) {
-    PyObject *fs = PyDict_GetItemWithError(funcs, sid);
-    if (!fs) {
-        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
-        return NULL;
-    }
-    if (!PyList_Check(fs)) {
-        PyErr_SetString(PyExc_TypeError, "_weigh: a stack's functions are a list");
-        return NULL;
-    }
-    return fs;
-}
+PyDoc_STRVAR(totals_doc,
+"totals(weights, stacks, loc_functions) -> {function id: weight}\n\n"
+"Per stack id and weight, in the order of `weights`, each of the stack's distinct\n"
+"functions (in the order of a set of them) gets the weight\n"
+"(diagnosis.Context.top_functions); first-seen order.");
 
-PyDoc_STRVAR(or_masks_doc,
-"or_masks(sids, funcs, fmask) -> {sid: mask}\n\n"
-"diagnosis.Context's stack bits: per stack id, the OR of fmask[f] (an int per function\n"
-"id, a dict) over funcs[sid] (its function ids); 0 for a stack without functions.");
-
-static PyObject *or_masks(PyObject *self, PyObject *args) {
-    PyObject *sids, *funcs, *fmask;
-    if (!PyArg_ParseTuple(args, "OO!O!", &sids, &PyDict_Type, &funcs, &PyDict_Type, &fmask))
+static PyObject *totals(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lf;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf))
         return NULL;
-    PyObject *out = PyDict_New(), *it = NULL, *sid = NULL, *zero = PyLong_FromLong(0);
-    if (!out || !zero || !(it = PyObject_GetIter(sids))) goto fail;
-    while ((sid = PyIter_Next(it))) {
-        PyObject *fs = funcs_of(funcs, sid);
-        if (!fs) goto fail;
-        PyObject *m = zero;
-        Py_INCREF(m);
-        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(fs); j++) {
-            PyObject *b = PyDict_GetItemWithError(fmask, PyList_GET_ITEM(fs, j));
-            if (!b) {
-                Py_DECREF(m);
-                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(fs, j));
+    PyObject *out = PyDict_New(), *set = PySet_New(NULL);
+    if (!out || !set) goto fail;
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st || fill_set(set, st, lf) < 0) goto fail;
+        PyObject *it = PyObject_GetIter(set), *f;
+        if (!it) goto fail;
+        while ((f = PyIter_Next(it))) {
+            int r = add_to(out, f, w);
+            Py_DECREF(f);
+            if (r < 0) {
+                Py_DECREF(it);
                 goto fail;
             }
-            PyObject *n = PyNumber_Or(m, b);
-            Py_DECREF(m);
-            if (!n) goto fail;
-            m = n;
         }
-        int r = PyDict_SetItem(out, sid, m);
-        Py_DECREF(m);
-        if (r < 0) goto fail;
-        Py_CLEAR(sid);
+        Py_DECREF(it);
+        if (PyErr_Occurred()) goto fail;
     }
-    if (PyErr_Occurred()) goto fail;
-    Py_DECREF(it);
-    Py_DECREF(zero);
+    Py_DECREF(set);
     return out;
 fail:
-    Py_XDECREF(sid);
-    Py_XDECREF(it);
-    Py_XDECREF(zero);
+    Py_XDECREF(set);
     Py_XDECREF(out);
     return NULL;
 }
 
 PyDoc_STRVAR(first_marked_doc,
-"first_marked(sids, funcs, marked) -> {sid: function id}\n\n"
-"Per stack id, the first function (from the leaf) of funcs[sid] that is a key of\n"
-"`marked`; stacks without one are left out.");
+"first_marked(sids, stacks, loc_functions, marked, keep=1) -> {sid: function id}\n\n"
+"Per stack id, the first function (from the leaf) of the stack that is marked (marked[f]\n"
+"not 0: a bytearray by function id), when its mark is at least `keep`; stacks without\n"
+"one are left out.");
 
 static PyObject *first_marked(PyObject *self, PyObject *args) {
-    PyObject *sids, *funcs, *marked;
-    if (!PyArg_ParseTuple(args, "OO!O!", &sids, &PyDict_Type, &funcs, &PyDict_Type, &marked))
+    PyObject *sids, *stacks, *lf, *o_marked;
+    int keep = 1;
+    if (!PyArg_ParseTuple(args, "OO!O!O|i", &sids, &PyList_Type, &stacks, &PyList_Type, &lf,
+                          &o_marked, &keep))
         return NULL;
+    Py_buffer b;
+    if (buf_of(o_marked, &b, 1, 0, "marked") < 0) return NULL;
+    const unsigned char *marked = b.buf;
     PyObject *out = PyDict_New(), *it = NULL, *sid = NULL;
     if (!out || !(it = PyObject_GetIter(sids))) goto fail;
     while ((sid = PyIter_Next(it))) {
-        PyObject *fs = funcs_of(funcs, sid);
-        if (!fs) goto fail;
-        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(fs); j++) {
-            int r = PyDict_Contains(marked, PyList_GET_ITEM(fs, j));
-            if (r < 0) goto fail;
-            if (r) {
-                if (PyDict_SetItem(out, sid, PyList_GET_ITEM(fs, j)) < 0) goto fail;
-                break;
+        PyObject *st = stack_of(stacks, sid), *found = NULL;
+        if (!st) goto fail;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st) && !found; k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto fail;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, j), b.len, "a function id");
+                if (f < 0) goto fail;
+                if (marked[f]) {
+                    found = marked[f] >= keep ? PyTuple_GET_ITEM(fs, j) : Py_None;
+                    break;
+                }
+            }
+        }
+        if (found && found != Py_None && PyDict_SetItem(out, sid, found) < 0) goto fail;
+        Py_CLEAR(sid);
+    }
+    if (PyErr_Occurred()) goto fail;
+    Py_DECREF(it);
+    PyBuffer_Release(&b);
+    return out;
+fail:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    Py_XDECREF(out);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
+PyDoc_STRVAR(used_functions_doc,
+"used_functions(sids, stacks, loc_functions, flags)\n\n"
+"flags[f] = 1 (a bytearray as long as the functions) for each function of these stacks.");
+
+static PyObject *used_functions(PyObject *self, PyObject *args) {
+    PyObject *sids, *stacks, *lf, *o_flags;
+    if (!PyArg_ParseTuple(args, "OO!O!O", &sids, &PyList_Type, &stacks, &PyList_Type, &lf,
+                          &o_flags))
+        return NULL;
+    Py_buffer b;
+    if (buf_of(o_flags, &b, 1, 1, "flags") < 0) return NULL;
+    char *flags = b.buf;
+    PyObject *it = PyObject_GetIter(sids), *sid = NULL;
+    if (!it) goto fail;
+    while ((sid = PyIter_Next(it))) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto fail;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto fail;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, j), b.len, "a function id");
+                if (f < 0) goto fail;
+                flags[f] = 1;
             }
         }
         Py_CLEAR(sid);
     }
     if (PyErr_Occurred()) goto fail;
     Py_DECREF(it);
-    return out;
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
 fail:
     Py_XDECREF(sid);
     Py_XDECREF(it);
-    Py_XDECREF(out);
+    PyBuffer_Release(&b);
     return NULL;
 }
 
-PyDoc_STRVAR(user_frames_doc,
-"user_frames(sids, stacks, loc_user) -> {sid: (n, outer, next_outer)}\n\n"
-"Per stack id with user frames: how many of its locations are user code (loc_user[loc]\n"
-"is the location's physical function, or None for kernel code), the function of the\n"
-"outermost one and of the one before it (None when there is one). Stacks of kernel\n"
-"code only are left out.");
+PyDoc_STRVAR(stack_masks_doc,
+"stack_masks(sids, stacks, loc_functions, fmask, loc_kernel, mask, leaf_mask, kernel_leaf)\n\n"
+"diagnosis.Context's stack bits, into arrays indexed by stack id: mask[sid] (array('Q'))\n"
+"the OR of fmask[f] (array('Q') by function id) over the stack's functions, leaf_mask[sid]\n"
+"fmask of its first function (0 without one), kernel_leaf[sid] (a bytearray) 1 when its\n"
+"leaf location is kernel code (loc_kernel, a bytearray by location id).");
 
-static PyObject *user_frames(PyObject *self, PyObject *args) {
-    PyObject *sids, *stacks, *lu;
-    if (!PyArg_ParseTuple(args, "OO!O!", &sids, &PyList_Type, &stacks, &PyList_Type, &lu))
+static PyObject *stack_masks(PyObject *self, PyObject *args) {
+    PyObject *sids, *stacks, *lf, *o_fm, *o_lk, *o_m, *o_lm, *o_kl;
+    if (!PyArg_ParseTuple(args, "OO!O!OOOOO", &sids, &PyList_Type, &stacks, &PyList_Type, &lf,
+                          &o_fm, &o_lk, &o_m, &o_lm, &o_kl))
         return NULL;
-    PyObject *out = PyDict_New(), *it = NULL, *sid = NULL;
-    if (!out || !(it = PyObject_GetIter(sids))) goto fail;
+    Py_buffer bufs[5];
+    PyObject *objs[5] = {o_fm, o_lk, o_m, o_lm, o_kl};
+    Py_ssize_t sizes[5] = {8, 1, 8, 8, 1};
+    const char *names[5] = {"fmask", "loc_kernel", "mask", "leaf_mask", "kernel_leaf"};
+    int got = 0;
+    PyObject *it = NULL, *sid = NULL, *result = NULL;
+    for (; got < 5; got++)
+        if (buf_of(objs[got], &bufs[got], sizes[got], got >= 2, names[got]) < 0) goto done;
+    unsigned long long *fm = bufs[0].buf, *m = bufs[2].buf, *lm = bufs[3].buf;
+    char *lk = bufs[1].buf, *kl = bufs[4].buf;
+    Py_ssize_t nf = bufs[0].len / 8, nl = bufs[1].len, ns = bufs[2].len / 8;
+    if (bufs[3].len / 8 != ns || bufs[4].len != ns) {
+        PyErr_SetString(PyExc_ValueError, "stack_masks: stack arrays of different lengths");
+        goto done;
+    }
+    if (!(it = PyObject_GetIter(sids))) goto done;
     while ((sid = PyIter_Next(it))) {
         PyObject *st = stack_of(stacks, sid);
-        if (!st) goto fail;
-        Py_ssize_t n = 0;
-        PyObject *outer = Py_None, *before = Py_None;
+        if (!st) goto done;
+        Py_ssize_t s = index_of(sid, ns, "a stack id");
+        if (s < 0) goto done;
+        unsigned long long acc = 0, leaf = 0;
+        int first = 1;
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
-            PyObject *f = of_location(lu, PyTuple_GET_ITEM(st, k));
-            if (!f) goto fail;
-            if (f == Py_None) continue;
-            n++;
-            before = outer;
-            outer = f;
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto done;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, j), nf, "a function id");
+                if (f < 0) goto done;
+                acc |= fm[f];
+                if (first) {
+                    leaf = fm[f];
+                    first = 0;
+                }
+            }
         }
-        if (n) {
-            PyObject *v = Py_BuildValue("(nOO)", n, outer, before);
-            if (!v) goto fail;
-            int r = PyDict_SetItem(out, sid, v);
-            Py_DECREF(v);
-            if (r < 0) goto fail;
+        m[s] = acc;
+        lm[s] = leaf;
+        kl[s] = 0;
+        if (PyTuple_GET_SIZE(st)) {
+            Py_ssize_t l = index_of(PyTuple_GET_ITEM(st, 0), nl, "a location id");
+            if (l < 0) goto done;
+            kl[s] = lk[l] ? 1 : 0;
         }
         Py_CLEAR(sid);
     }
-    if (PyErr_Occurred()) goto fail;
-    Py_DECREF(it);
-    return out;
-fail:
+    if (PyErr_Occurred()) goto done;
+    result = Py_None;
+    Py_INCREF(result);
+done:
     Py_XDECREF(sid);
     Py_XDECREF(it);
-    Py_XDECREF(out);
-    return NULL;
+    while (got-- > 0) PyBuffer_Release(&bufs[got]);
+    return result;
 }
 
-PyDoc_STRVAR(totals_doc,
-"totals(weights, distinct) -> {function id: weight}\n\n"
-"Per stack id and weight, in the order of `weights`, each of distinct[sid] gets the\n"
-"weight (diagnosis.Context.top_functions); first-seen order.");
+PyDoc_STRVAR(user_frames_doc,
+"user_frames(weights, stacks, loc_user, sids, n, outer, before) -> count\n\n"
+"Per stack id of `weights` (in its order) with user frames, into the first `count` items\n"
+"of the four array('i') (each as long as `weights`): the stack id, how many of its\n"
+"locations are user code (loc_user[loc] is the location's physical function, or None for\n"
+"kernel code), the function of the outermost one and of the one before it (-1 when there\n"
+"is one). Stacks of kernel code only are left out.");
 
-static PyObject *totals(PyObject *self, PyObject *args) {
-    PyObject *weights, *distinct;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &weights, &PyDict_Type, &distinct))
+static PyObject *user_frames(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lu, *objs[4];
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOO", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lu, &objs[0], &objs[1], &objs[2], &objs[3]))
         return NULL;
-    PyObject *out = PyDict_New();
-    if (!out) return NULL;
+    Py_buffer bufs[4];
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < 4; got++)
+        if (buf_of(objs[got], &bufs[got], 4, 1, "an output") < 0) goto done;
+    int *o_sid = bufs[0].buf, *o_n = bufs[1].buf, *o_outer = bufs[2].buf, *o_before = bufs[3].buf;
+    Py_ssize_t cap = bufs[0].len / 4, count = 0;
+    for (int i = 1; i < 4; i++)
+        if (bufs[i].len / 4 < cap) cap = bufs[i].len / 4;
     Py_ssize_t pos = 0;
     PyObject *sid, *w;
     while (PyDict_Next(weights, &pos, &sid, &w)) {
-        PyObject *fs = PyDict_GetItemWithError(distinct, sid);
-        if (!fs) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
-            goto fail;
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto done;
+        Py_ssize_t n = 0;
+        long outer = -1, before = -1;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+            PyObject *f = of_location(lu, PyTuple_GET_ITEM(st, k));
+            if (!f) goto done;
+            if (f == Py_None) continue;
+            long v = PyLong_AsLong(f);
+            if (v == -1 && PyErr_Occurred()) goto done;
+            n++;
+            before = outer;
+            outer = v;
         }
-        if (!PyTuple_Check(fs)) {
-            PyErr_SetString(PyExc_TypeError, "_weigh: distinct functions are a tuple");
-            goto fail;
+        if (!n) continue;
+        if (count >= cap) {
+            PyErr_SetString(PyExc_ValueError, "user_frames: output arrays too short");
+            goto done;
         }
-        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++)
-            if (add_to(out, PyTuple_GET_ITEM(fs, j), w) < 0) goto fail;
+        long s = PyLong_AsLong(sid);
+        if (s == -1 && PyErr_Occurred()) goto done;
+        o_sid[count] = (int)s;
+        o_n[count] = (int)n;
+        o_outer[count] = (int)outer;
+        o_before[count] = (int)before;
+        count++;
     }
-    return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
-}
-
-/* the int value of d[key] as unsigned 64 bits; -1 with an exception set when absent or
- * not an int of 64 bits */
-static int mask_of(PyObject *d, PyObject *key, unsigned long long *v) {
-    PyObject *m = PyDict_GetItemWithError(d, key);
-    if (!m) {
-        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
-        return -1;
-    }
-    *v = PyLong_AsUnsignedLongLong(m);
-    return (*v == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
+    result = PyLong_FromSsize_t(count);
+done:
+    while (got-- > 0) PyBuffer_Release(&bufs[got]);
+    return result;
 }
 
 PyDoc_STRVAR(select_doc,
@@ -388,54 +574,312 @@ PyDoc_STRVAR(select_doc,
 "    -> {sid: weight}\n\n"
 "diagnosis.Context.select: the stacks of `weights` (in its order) whose mask has a bit of\n"
 "any_bits (when not 0), every bit of all_bits and none of none_bits, whose leaf mask has a\n"
-"bit of leaf_bits (when not 0), and that are not in the set `idle` (None: no test).\n"
-"Masks are ints of at most 64 bits.");
+"bit of leaf_bits (when not 0), and that are not marked in `idle` (a bytearray by stack\n"
+"id; None: no test). mask and leaf_mask are array('Q') by stack id.");
 
 static PyObject *select_stacks(PyObject *self, PyObject *args) {
-    PyObject *weights, *mask, *leaf_mask, *idle;
-    unsigned long long any_b, all_b, none_b, leaf_b;
-    if (!PyArg_ParseTuple(args, "O!O!O!KKKKO", &PyDict_Type, &weights, &PyDict_Type, &mask,
-                          &PyDict_Type, &leaf_mask, &any_b, &all_b, &none_b, &leaf_b, &idle))
+    PyObject *weights, *o_m, *o_lm, *idle, *o_bits[4];
+    unsigned long long bits[4];
+    if (!PyArg_ParseTuple(args, "O!OOO!O!O!O!O", &PyDict_Type, &weights, &o_m, &o_lm,
+                          &PyLong_Type, &o_bits[0], &PyLong_Type, &o_bits[1], &PyLong_Type,
+                          &o_bits[2], &PyLong_Type, &o_bits[3], &idle))
         return NULL;
-    if (idle != Py_None && !PyAnySet_Check(idle)) {
-        PyErr_SetString(PyExc_TypeError, "select: idle is a set or None");
+    for (int i = 0; i < 4; i++) {  /* (OverflowError past 64 bits) */
+        bits[i] = PyLong_AsUnsignedLongLong(o_bits[i]);
+        if (bits[i] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    }
+    unsigned long long any_b = bits[0], all_b = bits[1], none_b = bits[2], leaf_b = bits[3];
+    Py_buffer bm, blm, bi;
+    int have_idle = idle != Py_None;
+    if (buf_of(o_m, &bm, 8, 0, "mask") < 0) return NULL;
+    if (buf_of(o_lm, &blm, 8, 0, "leaf_mask") < 0) {
+        PyBuffer_Release(&bm);
         return NULL;
     }
+    if (have_idle && buf_of(idle, &bi, 1, 0, "idle") < 0) {
+        PyBuffer_Release(&bm);
+        PyBuffer_Release(&blm);
+        return NULL;
+    }
+    unsigned long long *m = bm.buf, *lm = blm.buf;
+    const char *id = have_idle ? bi.buf : NULL;
+    Py_ssize_t ns = bm.len / 8;
     PyObject *out = PyDict_New();
-    if (!out) return NULL;
+    if (!out) goto done;
+    if (blm.len / 8 != ns || (have_idle && bi.len != ns)) {
+        PyErr_SetString(PyExc_ValueError, "select: stack arrays of different lengths");
+        Py_CLEAR(out);
+        goto done;
+    }
     Py_ssize_t pos = 0;
     PyObject *sid, *w;
     while (PyDict_Next(weights, &pos, &sid, &w)) {
-        unsigned long long m, lm = 0;
-        if (mask_of(mask, sid, &m) < 0) goto fail;
-        if (any_b && !(m & any_b)) continue;
-        if ((m & all_b) != all_b || (m & none_b)) continue;
-        if (leaf_b) {
-            if (mask_of(leaf_mask, sid, &lm) < 0) goto fail;
-            if (!(lm & leaf_b)) continue;
+        Py_ssize_t s = index_of(sid, ns, "a stack id");
+        if (s < 0) {
+            Py_CLEAR(out);
+            goto done;
         }
-        if (idle != Py_None) {
-            int r = PySet_Contains(idle, sid);
-            if (r < 0) goto fail;
-            if (r) continue;
+        unsigned long long v = m[s];
+        if (any_b && !(v & any_b)) continue;
+        if ((v & all_b) != all_b || (v & none_b)) continue;
+        if (leaf_b && !(lm[s] & leaf_b)) continue;
+        if (id && id[s]) continue;
+        if (PyDict_SetItem(out, sid, w) < 0) {
+            Py_CLEAR(out);
+            goto done;
         }
-        if (PyDict_SetItem(out, sid, w) < 0) goto fail;
     }
+done:
+    PyBuffer_Release(&bm);
+    PyBuffer_Release(&blm);
+    if (have_idle) PyBuffer_Release(&bi);
+    return out;
+}
+
+/* ---- which threads each stack's samples come from (diagnosis/stack_threads.py) ---------- */
+typedef struct { long long key; Py_ssize_t ix; } pair_slot;  /* ix -1: empty */
+
+PyDoc_STRVAR(stack_threads_doc,
+"stack_threads(s_stack, s_tid, s_count, s_event, event_id, order, tid, state)\n"
+"    -> (n, offsets, tids, counts)\n\n"
+"The samples' (stack, thread) pairs of one event (s_event None: every row; s_count None:\n"
+"one sample a row), in three arrays indexed by stack id (as long as the stacks): state[sid]\n"
+"(a bytearray) 0 when no row has the stack, 1 when all its rows are of one thread,\n"
+"tid[sid] (array('i')), 2 when of several: then tid[sid] is k, and its threads in\n"
+"first-seen order with their samples are tids[offsets[k]:offsets[k + 1]] and counts[...]\n"
+"(bytes of int64, int32 and int64 items). order[:n] (array('i')) are the stacks in\n"
+"first-seen order.");
+
+static PyObject *stack_threads(PyObject *self, PyObject *args) {
+    PyObject *o_stack, *o_tid, *o_count, *o_event, *o_order, *o_out, *o_state;
+    int event_id;
+    if (!PyArg_ParseTuple(args, "OOOOiOOO", &o_stack, &o_tid, &o_count, &o_event, &event_id,
+                          &o_order, &o_out, &o_state))
+        return NULL;
+    Py_buffer bs, bt, bc, be, bo, bx, bst;
+    int have_c = o_count != Py_None, have_e = o_event != Py_None, got = 0;
+    PyObject *result = NULL;
+    pair_slot *table = NULL;
+    int *p_k = NULL, *p_tid = NULL;
+    long long *p_n = NULL, *off = NULL;
+    Py_ssize_t n_pairs = 0, cap_pairs = 0;
+    if (buf_of(o_stack, &bs, 4, 0, "s_stack") < 0) return NULL;
+    got = 1;
+    if (buf_of(o_tid, &bt, 4, 0, "s_tid") < 0) goto done;
+    got = 2;
+    if (have_c && buf_of(o_count, &bc, 8, 0, "s_count") < 0) goto done;
+    got = 3;
+    if (have_e && buf_of(o_event, &be, 4, 0, "s_event") < 0) goto done;
+    got = 4;
+    if (buf_of(o_order, &bo, 4, 1, "order") < 0) goto done;
+    got = 5;
+    if (buf_of(o_out, &bx, 4, 1, "tid") < 0) goto done;
+    got = 6;
+    if (buf_of(o_state, &bst, 1, 1, "state") < 0) goto done;
+    got = 7;
+    const int *s_stack = bs.buf, *s_tid = bt.buf, *s_event = have_e ? be.buf : NULL;
+    const long long *s_count = have_c ? bc.buf : NULL;
+    int *order = bo.buf, *tid = bx.buf;
+    unsigned char *state = bst.buf;
+    Py_ssize_t rows = bs.len / 4, ns = bst.len, n = 0, many = 0;
+    if (bt.len / 4 != rows || (have_c && bc.len / 8 != rows) || (have_e && be.len / 4 != rows)
+            || bo.len / 4 != ns || bx.len / 4 != ns) {
+        PyErr_SetString(PyExc_ValueError, "stack_threads: arrays of different lengths");
+        goto done;
+    }
+    memset(state, 0, ns);
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        if (s_event && s_event[i] != event_id) continue;
+        int s = s_stack[i];
+        if (s < 0 || s >= ns) {
+            PyErr_SetString(PyExc_IndexError, "stack_threads: a stack id out of range");
+            goto done;
+        }
+        if (!state[s]) {
+            state[s] = 1;
+            tid[s] = s_tid[i];
+            order[n++] = s;
+        } else if (state[s] == 1 && tid[s] != s_tid[i]) {
+            state[s] = 2;
+        }
+    }
+    for (Py_ssize_t j = 0; j < n; j++)  /* stacks of several threads: k in first-seen order */
+        if (state[order[j]] == 2) tid[order[j]] = (int)many++;
+    if (!(off = PyMem_Calloc(many + 1, sizeof(long long)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (many) {
+        size_t mask = 1023;
+        Py_ssize_t used = 0;
+        if (!(table = PyMem_Malloc((mask + 1) * sizeof(pair_slot)))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (size_t h = 0; h <= mask; h++) table[h].ix = -1;
+        for (Py_ssize_t i = 0; i < rows; i++) {
+            if (s_event && s_event[i] != event_id) continue;
+            int s = s_stack[i];
+            if (state[s] != 2) continue;
+            long long key = ((long long)s << 32) | (unsigned int)s_tid[i];
+            unsigned long long hv = (unsigned long long)key * 0x9E3779B97F4A7C15ull;
+            size_t h = (size_t)(hv >> 20) & mask;
+            while (table[h].ix >= 0 && table[h].key != key) h = (h + 1) & mask;
+            long long c = s_count ? s_count[i] : 1;
+            if (table[h].ix >= 0) {
+                p_n[table[h].ix] += c;
+                continue;
+            }
+            if (n_pairs == cap_pairs) {
+                Py_ssize_t cap = cap_pairs ? cap_pairs * 2 : 1024;
+                int *k2 = PyMem_Realloc(p_k, cap * sizeof(int));
+                if (k2) p_k = k2;
+                int *t2 = k2 ? PyMem_Realloc(p_tid, cap * sizeof(int)) : NULL;
+                if (t2) p_tid = t2;
+                long long *n2 = t2 ? PyMem_Realloc(p_n, cap * sizeof(long long)) : NULL;
+                if (!n2) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                p_n = n2;
+                cap_pairs = cap;
+            }
+            table[h].key = key;
+            table[h].ix = n_pairs;
+            p_k[n_pairs] = tid[s];
+            p_tid[n_pairs] = s_tid[i];
+            p_n[n_pairs] = c;
+            n_pairs++;
+            if (++used * 2 > (Py_ssize_t)mask) {  /* grow: rehash the pairs */
+                size_t nmask = mask * 2 + 1;
+                pair_slot *t = PyMem_Malloc((nmask + 1) * sizeof(pair_slot));
+                if (!t) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                for (size_t g = 0; g <= nmask; g++) t[g].ix = -1;
+                for (size_t g = 0; g <= mask; g++) {
+                    if (table[g].ix < 0) continue;
+                    unsigned long long hv2 = (unsigned long long)table[g].key * 0x9E3779B97F4A7C15ull;
+                    size_t q = (size_t)(hv2 >> 20) & nmask;
+                    while (t[q].ix >= 0) q = (q + 1) & nmask;
+                    t[q] = table[g];
+                }
+                PyMem_Free(table);
+                table = t;
+                mask = nmask;
+            }
+        }
+        PyMem_Free(table);
+        table = NULL;
+        for (Py_ssize_t j = 0; j < n_pairs; j++) off[p_k[j] + 1]++;
+        for (Py_ssize_t k = 0; k < many; k++) off[k + 1] += off[k];
+    }
+    PyObject *b_off = PyBytes_FromStringAndSize(NULL, (many + 1) * sizeof(long long));
+    PyObject *b_tid = PyBytes_FromStringAndSize(NULL, n_pairs * sizeof(int));
+    PyObject *b_n = PyBytes_FromStringAndSize(NULL, n_pairs * sizeof(long long));
+    if (!b_off || !b_tid || !b_n) {
+        Py_XDECREF(b_off);
+        Py_XDECREF(b_tid);
+        Py_XDECREF(b_n);
+        goto done;
+    }
+    memcpy(PyBytes_AS_STRING(b_off), off, (many + 1) * sizeof(long long));
+    {
+        int *ot = (int *)PyBytes_AS_STRING(b_tid);
+        long long *on = (long long *)PyBytes_AS_STRING(b_n);
+        /* off is the start of each k; fill in first-seen order, advancing a cursor */
+        for (Py_ssize_t j = 0; j < n_pairs; j++) {
+            long long at = off[p_k[j]]++;
+            ot[at] = p_tid[j];
+            on[at] = p_n[j];
+        }
+    }
+    result = Py_BuildValue("nNNN", n, b_off, b_tid, b_n);
+done:
+    PyMem_Free(table);
+    PyMem_Free(p_k);
+    PyMem_Free(p_tid);
+    PyMem_Free(p_n);
+    PyMem_Free(off);
+    if (got > 0) PyBuffer_Release(&bs);
+    if (got > 1) PyBuffer_Release(&bt);
+    if (got > 2 && have_c) PyBuffer_Release(&bc);
+    if (got > 3 && have_e) PyBuffer_Release(&be);
+    if (got > 4) PyBuffer_Release(&bo);
+    if (got > 5) PyBuffer_Release(&bx);
+    if (got > 6) PyBuffer_Release(&bst);
+    return result;
+}
+
+PyDoc_STRVAR(stack_counts_doc,
+"stack_counts(s_stack, locations) -> {stack id: rows}\n\n"
+"dict(Counter(s_stack)) (array('i')): the rows of each stack id, in first-seen order. A\n"
+"key is the int object locations[sid].id when that is sid (each location holds its id,\n"
+"so the 500,000 keys of a 2M-sample capture cost no int objects of their own).");
+
+static PyObject *stack_counts(PyObject *self, PyObject *args) {
+    PyObject *o_stack, *locs;
+    if (!PyArg_ParseTuple(args, "OO!", &o_stack, &PyList_Type, &locs)) return NULL;
+    Py_buffer b;
+    if (buf_of(o_stack, &b, 4, 0, "s_stack") < 0) return NULL;
+    const int *s = b.buf;
+    Py_ssize_t rows = b.len / 4, nl = PyList_GET_SIZE(locs);
+    PyObject *out = PyDict_New(), *one = PyLong_FromLong(1);
+    if (!out || !one) goto fail;
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        PyObject *key = PyLong_FromLong(s[i]);
+        if (!key) goto fail;
+        PyObject *old = PyDict_GetItemWithError(out, key);
+        if (!old && PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        int r;
+        if (old) {
+            PyObject *sum = PyNumber_Add(old, one);
+            r = sum ? PyDict_SetItem(out, key, sum) : -1;
+            Py_XDECREF(sum);
+        } else {
+            if (s[i] >= 0 && s[i] < nl) {  /* the location's own id object, when equal */
+                PyObject *id = PyObject_GetAttrString(PyList_GET_ITEM(locs, s[i]), "id");
+                if (!id) PyErr_Clear();
+                else if (PyLong_CheckExact(id) && PyLong_AsLong(id) == s[i]) {
+                    Py_DECREF(key);
+                    key = id;
+                } else {
+                    if (PyErr_Occurred()) PyErr_Clear();
+                    Py_DECREF(id);
+                }
+            }
+            r = PyDict_SetItem(out, key, one);
+        }
+        Py_DECREF(key);
+        if (r < 0) goto fail;
+    }
+    Py_DECREF(one);
+    PyBuffer_Release(&b);
     return out;
 fail:
-    Py_DECREF(out);
+    Py_XDECREF(one);
+    Py_XDECREF(out);
+    PyBuffer_Release(&b);
     return NULL;
 }
 
 static PyMethodDef methods[] = {
-    {"stack_functions", stack_functions, METH_VARARGS, stack_functions_doc},
+    {"stack_funcs", stack_funcs, METH_VARARGS, stack_funcs_doc},
     {"function_sums", function_sums, METH_VARARGS, function_sums_doc},
+    {"function_arrays", function_arrays, METH_VARARGS, function_arrays_doc},
     {"mapping_sums", mapping_sums, METH_VARARGS, mapping_sums_doc},
-    {"or_masks", or_masks, METH_VARARGS, or_masks_doc},
+    {"used_functions", used_functions, METH_VARARGS, used_functions_doc},
+    {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
     {"user_frames", user_frames, METH_VARARGS, user_frames_doc},
     {"totals", totals, METH_VARARGS, totals_doc},
     {"select", select_stacks, METH_VARARGS, select_doc},
+    {"stack_threads", stack_threads, METH_VARARGS, stack_threads_doc},
+    {"stack_counts", stack_counts, METH_VARARGS, stack_counts_doc},
     {NULL, NULL, 0, NULL},
 };
 

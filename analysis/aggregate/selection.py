@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..profile import Profile
+from . import _weigh
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def stack_weights(profile: Profile, sel: Selection = Selection()) -> dict[int, i
 
 def _stack_weights(profile: Profile, sel: Selection) -> dict[int, int]:
     if sel.weight != "period" and is_whole(profile, sel) and profile.unit_rows():
-        return dict(Counter(profile.s_stack))
+        # dict(Counter(profile.s_stack)), without the Counter's copy, keyed by the int
+        # objects the locations hold (a 2M-sample capture: 500,000 keys, 36 -> 20 MiB)
+        return _weigh.stack_counts(profile.s_stack, profile.locations)
     out: dict[int, int] = {}
     s_stack = profile.s_stack
     w = profile.s_period if sel.weight == "period" else profile.s_count

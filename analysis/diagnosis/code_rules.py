@@ -49,10 +49,14 @@ def _library_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
     (memcpy, malloc, a system call), the library that called them: malloc under
     EVP_MD_CTX_copy_ex is OpenSSL's cost. The first frame that is in a library or does
     not pass through decides (one compiled walk over the stacks)."""
-    deciding = {f: None for f in ctx.cats
-                if ctx.library(f) is not None or not ctx.passes_through(f)}
-    return {sid: f for sid, f in _weigh.first_marked(stacks, ctx.funcs, deciding).items()
-            if ctx.library(f) is not None}
+    deciding = bytearray(len(ctx.profile.functions))  # 2: in a library, 1: deciding else
+    for f in ctx.cats:
+        if ctx.library(f) is not None:
+            deciding[f] = 2
+        elif not ctx.passes_through(f):
+            deciding[f] = 1
+    return _weigh.first_marked(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
+                               deciding, 2)
 
 
 def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):

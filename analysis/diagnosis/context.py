@@ -2,15 +2,19 @@
 each function, per-thread totals, CPU use, and helpers to gather evidence."""
 from __future__ import annotations
 
+import heapq
+from array import array
 from collections import Counter, defaultdict
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter
 
 from .. import cpu
 from ..aggregate import _weigh
 from ..aggregate.functions import StackFunctions
-from ..aggregate.selection import Selection, stack_thread_weights, stack_weights
+from ..aggregate.selection import Selection, stack_weights
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
+
 from . import knowledge, software
 from .stack_threads import StackThreads
 
@@ -18,6 +22,10 @@ from .stack_threads import StackThreads
 #: the threads of a stack no sample has (shared, never changed)
 NO_THREADS: Counter = Counter()
 
+
+#: Context.top_functions sums the functions of this many stacks or more into arrays by
+#: function id (12 bytes a function), of fewer into a dict (about 80 bytes an entry)
+BIG_SUBSET = 20_000
 
 #: the bit of Context.mask saying a stack has an application function (categories are
 #: names of knowledge.py and never start with "@")
@@ -38,20 +46,23 @@ class Context:
     total: int = 0
     cpus_busy: float | None = None
     cpus_online: int | None = None
-    funcs: dict[int, list[int]] = field(default_factory=dict)  # stack -> function ids
-    cats: dict[int, frozenset[str]] = field(default_factory=dict)  # function -> categories
-    app: dict[int, bool] = field(default_factory=dict)  # function -> application code?
+    # Per stack and per function, arrays indexed by id, not dicts: a 2M-sample
+    # capture has 500,000 stacks and 690,000 functions (its dicts held 250 MiB)
+    funcs: object = None  # stack -> its function ids (a new list each time)
+    cats: FunctionCats = field(default_factory=lambda: FunctionCats(0))  # -> categories
+    app: AppCode = field(default_factory=lambda: AppCode(bytearray()))  # application code?
     thread_of: StackThreads = field(default_factory=lambda: StackThreads((), {}))
     comm_of: dict[int, str] = field(default_factory=dict)  # tid -> its thread name
-    mask: dict[int, int] = field(default_factory=dict)  # stack -> bits of its categories
-    leaf_mask: dict[int, int] = field(default_factory=dict)  # stack -> bits of its leaf
-    idle: set[int] = field(default_factory=set)  # stacks of the idle task
-    kernel_leaf_stacks: set[int] = field(default_factory=set)
+    mask: array = field(default_factory=lambda: array("Q"))  # stack -> its categories' bits
+    leaf_mask: array = field(default_factory=lambda: array("Q"))  # stack -> its leaf's
+    idle: StackFlags = field(default_factory=lambda: StackFlags())  # stacks of the idle task
+    kernel_leaf_stacks: StackFlags = field(default_factory=lambda: StackFlags())
     _bits: dict[str, int] = field(default_factory=dict)  # category -> its bit
     stack_funcs: StackFunctions | None = None  # funcs, and each stack's distinct ones
     _memo: dict = field(default_factory=dict)
-    _passes: dict[int, bool] = field(default_factory=dict)
-    _library: dict = field(default_factory=dict)  # function -> software.Library | None
+    _passes: dict[int, bool] = field(default_factory=dict)  # mapping -> passes_through
+    #: function -> software.Library | None; -1 - mapping id for its unnamed functions
+    _library: dict = field(default_factory=dict)
     _file_library: dict = field(default_factory=dict)  # mapping -> software.Library | None
 
     @classmethod
@@ -61,6 +72,9 @@ class Context:
         ctx = cls(profile, event_id, label.lower())
         ctx.stack_funcs = StackFunctions(profile)
         ctx.funcs = ctx.stack_funcs.funcs
+        ns = len(profile.stacks)
+        ctx.mask, ctx.leaf_mask = array("Q", [0]) * ns, array("Q", [0]) * ns
+        ctx.idle, ctx.kernel_leaf_stacks = StackFlags(ns), StackFlags(ns)
         if event_id is not None and is_scheduler_event(profile.events[event_id].name):
             # the scheduler's tracepoints sample switches, not CPU time: the on-CPU
             # rules have nothing to read (blocked_rules read the switches)
@@ -75,9 +89,12 @@ class Context:
         ctx.thread_of = _thread_weights(profile, event_id, ctx.weights)
         ctx.comm_of = _thread_names(profile, event_id)
         idle_bit = ctx.bit("idle")
+        idle, leaf_mask, only_on = StackFlags(len(profile.stacks)), ctx.leaf_mask, \
+            ctx.thread_of.only_on
         for sid in ctx.weights:
-            if ctx.thread_of.only_on(sid, 0) or ctx.leaf_mask[sid] & idle_bit:
-                ctx.idle.add(sid)
+            if leaf_mask[sid] & idle_bit or only_on(sid, 0):
+                idle[sid] = 1
+        ctx.idle = idle
         return ctx
 
     def _index_stacks(self) -> None:
@@ -85,15 +102,18 @@ class Context:
         stacks; a function's categories are looked up once (by its DSO alone when it has
         no name: a stripped binary has one unnamed function per sampled address)."""
         profile = self.profile
-        locs, functions, mappings = profile.locations, profile.functions, profile.mappings
-        cats, app, bit_of_cats = self.cats, self.app, {}
+        functions, mappings = profile.functions, profile.mappings
+        bit_of_cats: dict[frozenset, int] = {}
         app_bit = self.bit(APP)
         unnamed: dict[int, frozenset[str]] = {}  # mapping -> categories by DSO
-        self.stack_funcs.fill(self.weights)
-        funcs = self.funcs
-        fmask: dict[int, int] = {}  # function -> its bits
-        # (each function once, in id order)
-        for f in sorted(set(chain.from_iterable(map(funcs.__getitem__, self.weights)))):
+        lf = self.stack_funcs.loc_functions
+        nf = len(functions)
+        used = bytearray(nf)
+        _weigh.used_functions(self.weights, profile.stacks, lf, used)
+        cats = FunctionCats(nf)
+        app_flags = bytearray(nf)  # 0: not in the stacks, 1: not application code, 2: is
+        fmask = array("Q", [0]) * nf  # function -> its bits
+        for f in compress(range(nf), used):  # (each function once, in id order)
             fn = functions[f]
             mp = mappings[fn.mapping_id]
             if fn.resolved:
@@ -109,19 +129,21 @@ class Context:
                 if c is None:
                     c = unnamed[fn.mapping_id] = knowledge.categories(fn.name, mp.path, False)
                 a = False
-            cats[f], app[f] = c, a
+            cats.set(f, c)
+            app_flags[f] = 2 if a else 1
             b = bit_of_cats.get(c)
             if b is None:
                 b = bit_of_cats[c] = self.bits(c)
             fmask[f] = b | app_bit if a else b
-        self.mask = _weigh.or_masks(self.weights, funcs, fmask)
-        stacks = profile.stacks
-        for sid in self.weights:
-            fids = funcs[sid]
-            self.leaf_mask[sid] = fmask[fids[0]] if fids else 0
-            stack = stacks[sid]
-            if stack and mappings[locs[stack[0]].mapping_id].kind == KERNEL:
-                self.kernel_leaf_stacks.add(sid)
+        cats.fids = array("i", compress(range(nf), used))
+        self.cats, self.app = cats, AppCode(app_flags)
+        ns = len(profile.stacks)
+        self.mask, self.leaf_mask = array("Q", [0]) * ns, array("Q", [0]) * ns
+        self.kernel_leaf_stacks = StackFlags(ns)
+        kernel = [m.kind == KERNEL for m in mappings]
+        loc_kernel = bytearray(kernel[loc.mapping_id] for loc in profile.locations)
+        _weigh.stack_masks(self.weights, profile.stacks, lf, fmask, loc_kernel, self.mask,
+                           self.leaf_mask, self.kernel_leaf_stacks)
 
     # ---- questions rules ask ------------------------------------------------------------
     def bit(self, category: str) -> int:
@@ -211,11 +233,20 @@ class Context:
 
     def top_functions(self, stacks: dict[int, int], pred, n: int = 5) -> list[dict]:
         """Functions satisfying `pred(fid)` in these stacks, by samples (once per stack;
-        `pred` once per function)."""
-        self.stack_funcs.fill(stacks)
-        acc = _weigh.totals(stacks, self.stack_funcs.distincts)
-        kept = Counter({f: c for f, c in acc.items() if pred(f)})
-        return [self.function_row(f, c) for f, c in kept.most_common(n)]
+        `pred` once per function). (heapq.nlargest keeps the order of equal counts, as
+        Counter.most_common does.)"""
+        lf = self.stack_funcs.loc_functions
+        if len(stacks) < BIG_SUBSET:
+            acc = _weigh.totals(stacks, self.profile.stacks, lf)
+            rows = ((f, c) for f, c in acc.items() if pred(f))
+        else:  # sums into an array by function id: smaller than a dict of them all
+            nf = len(self.profile.functions)
+            order, total = array("i", [0]) * nf, array("q", [0]) * nf
+            used = _weigh.function_arrays(stacks, self.profile.stacks, lf, order, None, total)
+            del order[used:]
+            rows = ((f, total[f]) for f in order if pred(f))
+        kept = heapq.nlargest(n, rows, key=itemgetter(1))
+        return [self.function_row(f, c) for f, c in kept]
 
     def heaviest_stacks(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         out = []
@@ -228,10 +259,10 @@ class Context:
         """The function rows that are frames of these stacks: what a flame graph focused
         on one of them shows holds some of these samples (a thread's busiest function
         elsewhere does not)."""
-        self.stack_funcs.fill(stacks)
-        distinct = self.stack_funcs.distincts
-        present = {f for sid in stacks for f in distinct[sid]}
-        return [r for r in rows if r["id"] in present]
+        present = bytearray(len(self.profile.functions))
+        _weigh.used_functions(stacks, self.profile.stacks, self.stack_funcs.loc_functions,
+                              present)
+        return [r for r in rows if present[r["id"]]]
 
     def app_functions(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         return self.top_functions(stacks, lambda f: self.app.get(f, False), n)
@@ -249,20 +280,24 @@ class Context:
 
     def passes_through(self, fid: int) -> bool:
         """The kernel or the C runtime (libc, libstdc++, the loader): work done for
-        whoever called it, which rules blame on the frame above."""
-        p = self._passes.get(fid)
+        whoever called it, which rules blame on the frame above. (Its file decides:
+        cached per mapping, not per function.)"""
+        mid = self.profile.functions[fid].mapping_id
+        p = self._passes.get(mid)
         if p is None:
-            p = self._passes[fid] = self.profile.mappings[
-                self.profile.functions[fid].mapping_id].kind == KERNEL \
+            p = self._passes[mid] = self.profile.mappings[mid].kind == KERNEL \
                 or knowledge.is_c_library(self.dso(fid))
         return p
 
     def library(self, fid: int) -> software.Library | None:
-        """The well-known library a function belongs to, by its file or its name."""
-        if fid in self._library:
-            return self._library[fid]
+        """The well-known library a function belongs to, by its file or its name (a
+        function without a name by its file alone: cached per mapping, since a stripped
+        binary has a function per sampled address)."""
         fn = self.profile.functions[fid]
-        lib = self._library[fid] = software.library_of_code(
+        key = fid if fn.resolved else -1 - fn.mapping_id
+        if key in self._library:
+            return self._library[key]
+        lib = self._library[key] = software.library_of_code(
             self.dso(fid), fn.name if fn.resolved else "")
         return lib
 
@@ -280,11 +315,24 @@ class Context:
         order (once; callers must not modify the dict)."""
         def compute():
             out: dict[int, tuple[str, software.Library]] = {}
+            pairs: dict[int, tuple | None] = {}  # mapping -> (DSO, library), one tuple each
+            loc_functions, stacks = self.stack_funcs.loc_functions, self.profile.stacks
+            functions = self.profile.functions
             for sid in self.weights:
-                fs = self.funcs[sid]
-                lib = self.file_library(fs[0]) if fs else None
-                if lib is not None and lib.interpreter:
-                    out[sid] = (self.dso(fs[0]), lib)
+                for loc in stacks[sid]:  # the stack's first function
+                    if loc_functions[loc]:
+                        f = loc_functions[loc][0]
+                        break
+                else:
+                    continue
+                mid = functions[f].mapping_id
+                pair = pairs.get(mid, False)
+                if pair is False:
+                    lib = self.file_library(f)
+                    pair = pairs[mid] = (self.profile.mappings[mid].path, lib) \
+                        if lib is not None and lib.interpreter else None
+                if pair is not None:
+                    out[sid] = pair
             return out
         return self.memo("interpreter_leaves", compute)
 
@@ -339,7 +387,80 @@ class Context:
 def _thread_weights(profile: Profile, event_id: int | None,
                     weights: dict[int, int]) -> StackThreads:
     """stack -> {tid: samples}, threads in first-seen order."""
-    return StackThreads(stack_thread_weights(profile, event_id).items(), weights)
+    return StackThreads.of_samples(profile, event_id, weights)
+
+
+class StackFlags(bytearray):
+    """A set of stack ids as one byte per stack (`sid in flags`; flags[sid] is 0 or 1)."""
+
+    def __init__(self, size: int = 0) -> None:
+        super().__init__(size)
+
+    def __contains__(self, sid) -> bool:
+        return 0 <= sid < len(self) and self[sid] != 0
+
+
+class FunctionCats:
+    """function id -> its categories (a frozenset), for the functions of the weighted
+    stacks (iterated in id order), as one small int per function."""
+
+    __slots__ = ("_ix", "_kinds", "_kind_ix", "fids")
+
+    def __init__(self, size: int) -> None:
+        self._ix = array("i", [-1]) * size
+        self._kinds: list[frozenset[str]] = []
+        self._kind_ix: dict[frozenset[str], int] = {}
+        self.fids = array("i")
+
+    def set(self, fid: int, cats: frozenset[str]) -> None:
+        k = self._kind_ix.get(cats)
+        if k is None:
+            k = self._kind_ix[cats] = len(self._kinds)
+            self._kinds.append(cats)
+        self._ix[fid] = k
+
+    def __getitem__(self, fid: int) -> frozenset[str]:
+        k = self._ix[fid] if 0 <= fid < len(self._ix) else -1
+        if k < 0:
+            raise KeyError(fid)
+        return self._kinds[k]
+
+    def get(self, fid: int, default=None):
+        k = self._ix[fid] if 0 <= fid < len(self._ix) else -1
+        return default if k < 0 else self._kinds[k]
+
+    def __contains__(self, fid) -> bool:
+        return 0 <= fid < len(self._ix) and self._ix[fid] >= 0
+
+    def __iter__(self):
+        return iter(self.fids)
+
+    def __len__(self) -> int:
+        return len(self.fids)
+
+
+class AppCode:
+    """function id -> is it application code (for the functions of the weighted stacks;
+    get's default for the others), read like the dict it replaces. `flags[fid]` is 0 for
+    those others, 1 for no, 2 for yes."""
+
+    __slots__ = ("flags",)
+
+    def __init__(self, flags: bytearray) -> None:
+        self.flags = flags
+
+    def get(self, fid: int, default=None):
+        v = self.flags[fid] if 0 <= fid < len(self.flags) else 0
+        return default if not v else v == 2
+
+    def __getitem__(self, fid: int) -> bool:
+        v = self.flags[fid] if 0 <= fid < len(self.flags) else 0
+        if not v:
+            raise KeyError(fid)
+        return v == 2
+
+    def __contains__(self, fid) -> bool:
+        return 0 <= fid < len(self.flags) and self.flags[fid] != 0
 
 
 def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:

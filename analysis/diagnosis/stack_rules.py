@@ -9,6 +9,7 @@ perf's own documentation give the same advice: record those with `--call-graph d
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 
 from ..aggregate import _weigh
@@ -33,18 +34,23 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     cut_in: Counter = Counter()  # DSO of the outermost frame of broken stacks
     user_samples = 0
     deepest = 0
-    roots: dict[int, bool] = {}
+    roots = bytearray(len(p.functions))  # 0: not asked yet, 1: no, 2: a thread root
 
     def is_root(fid: int) -> bool:
-        r = roots.get(fid)
-        if r is None:
-            r = roots[fid] = function_identity(p.functions[fid].name) in THREAD_ROOTS
-        return r
+        r = roots[fid]
+        if not r:  # (an unnamed function is no entry point: its name is its address)
+            fn = p.functions[fid]
+            r = roots[fid] = 2 if fn.resolved and function_identity(fn.name) in THREAD_ROOTS \
+                else 1
+        return r == 2
     # physical frames: inline frames from debug info are no proof the chain is whole;
     # stacks of kernel code only (kernel threads, idle) are whole and left out
-    users = _weigh.user_frames(ctx.weights, p.stacks, _user_functions(p))
     weights = ctx.weights
-    for sid, (n, outer_id, before) in users.items():
+    sids, ns, outers, befores = (array("i", [0]) * len(weights) for _ in range(4))
+    count = _weigh.user_frames(weights, p.stacks, _user_functions(p), sids, ns, outers,
+                               befores)
+    for sid, n, outer_id, before in zip(sids[:count], ns[:count], outers[:count],
+                                        befores[:count]):
         w = weights[sid]
         user_samples += w
         deepest = max(deepest, n)

@@ -2,96 +2,140 @@
 
 The rules ask it of every stack (`Context.thread_of`). A dict per stack was the largest
 thing the diagnosis held: 107 MiB for the 340,000 stacks of a 2M-sample capture, nearly
-all of them sampled on one thread only. Here such a stack is one entry, its tid (its
-samples are the stack's weight), and only stacks of several threads keep a dict.
+all of them sampled on one thread only. Here every stack is a few bytes of arrays indexed
+by stack id: a stack of one thread is its tid (its samples are the stack's weight), a
+stack of several a range of flat (tid, samples) arrays, built in one compiled pass over
+the samples (analysis/aggregate/_weigh.c stack_threads).
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
+
+from ..aggregate import _weigh
+
+_ABSENT, _ONE, _MANY = 0, 1, 2
 
 
 class StackThreads:
     """stack id -> {tid: samples}, read like the dict it replaces (get, items, [], in,
     len), stacks in first-seen order; the dicts it hands out are new, not to be kept."""
 
-    __slots__ = ("_tid", "_many", "_weights")
+    __slots__ = ("_order", "_tid", "_state", "_off", "_mtid", "_mn", "_weights")
 
     def __init__(self, pairs, weights: dict[int, int]) -> None:
         """`pairs`: ((stack id, tid), samples) in first-seen order; `weights`: the
         stacks' weights, which a stack of one thread gives as its samples (a stack whose
-        samples differ from its weight keeps a dict)."""
-        self._tid: dict[int, int | None] = {}  # stack -> its one tid, None: see _many
-        self._many: dict[int, dict[int, int]] = {}
-        self._weights = weights
-        tids: dict[int, int] = {}  # one int object per tid, not one per stack
-        one, many = self._tid, self._many
+        samples differ from its weight keeps its own)."""
+        per: dict[int, dict[int, int]] = {}
         for (sid, tid), n in pairs:
-            tid = tids.setdefault(tid, tid)
-            if sid not in one:
-                one[sid] = tid
-                if n != weights.get(sid):
-                    one[sid] = None
-                    many[sid] = {tid: n}
+            per.setdefault(sid, {})[tid] = n
+        size = max(per, default=-1) + 1
+        self._set(array("i", per), array("i", [0]) * size, bytearray(size), weights)
+        off, mtid, mn = [0], array("i"), array("q")
+        for sid, d in per.items():
+            (tid, n), = d.items() if len(d) == 1 else ((None, None),)
+            if tid is not None and n == weights.get(sid):
+                self._state[sid], self._tid[sid] = _ONE, tid
                 continue
-            d = many.get(sid)
-            if d is None:
-                first = one[sid]
-                d = many[sid] = {first: weights[sid]}
-                one[sid] = None
-            d[tid] = n
+            self._state[sid], self._tid[sid] = _MANY, len(off) - 1
+            mtid.extend(d)
+            mn.extend(d.values())
+            off.append(len(mtid))
+        self._off, self._mtid, self._mn = array("q", off), mtid, mn
+
+    def _set(self, order, tid, state, weights) -> None:
+        self._order, self._tid, self._state, self._weights = order, tid, state, weights
+
+    @classmethod
+    def of_samples(cls, profile, event_id: int | None, weights: dict[int, int]
+                   ) -> StackThreads:
+        """The samples' threads per stack, of one event (None: every event); `weights`
+        the same samples' weights per stack (stack_weights of that event)."""
+        unit = profile.unit_rows()
+        every = event_id is None or (unit and profile.sample_count(event_id) ==
+                                     len(profile.s_stack))
+        size = len(profile.stacks)
+        self = cls.__new__(cls)
+        self._set(array("i", [0]) * size, array("i", [0]) * size, bytearray(size), weights)
+        n, off, mtid, mn = _weigh.stack_threads(
+            profile.s_stack, profile.s_tid, None if unit else profile.s_count,
+            None if every else profile.s_event, -1 if event_id is None else event_id,
+            self._order, self._tid, self._state)
+        del self._order[n:]
+        self._off, self._mtid, self._mn = array("q"), array("i"), array("q")
+        self._off.frombytes(off)
+        self._mtid.frombytes(mtid)
+        self._mn.frombytes(mn)
+        return self
+
+    def _many(self, sid: int) -> dict[int, int]:
+        k = self._tid[sid]
+        a, b = self._off[k], self._off[k + 1]
+        return dict(zip(self._mtid[a:b], self._mn[a:b]))
+
+    def _kind(self, sid: int) -> int:
+        return self._state[sid] if 0 <= sid < len(self._state) else _ABSENT
 
     def get(self, sid: int, default=None):
-        tid = self._tid.get(sid, _ABSENT)
-        if tid is _ABSENT:
-            return default
-        if tid is None:
-            return self._many[sid]
-        return {tid: self._weights[sid]}
+        kind = self._kind(sid)
+        if kind == _ONE:
+            return {self._tid[sid]: self._weights[sid]}
+        if kind == _MANY:
+            return self._many(sid)
+        return default
 
     def __getitem__(self, sid: int) -> dict[int, int]:
-        got = self.get(sid, _ABSENT)
-        if got is _ABSENT:
+        got = self.get(sid, None)
+        if got is None:
             raise KeyError(sid)
         return got
 
     def __contains__(self, sid: int) -> bool:
-        return sid in self._tid
+        return self._kind(sid) != _ABSENT
 
     def __len__(self) -> int:
-        return len(self._tid)
+        return len(self._order)
 
     def sum_into(self, out: dict[int, int], sids) -> None:
         """out[tid] += the samples of each of these stacks on thread tid (Context.threads:
         the same sums, in the same order, as walking get(sid).items(), without a dict
         per stack)."""
-        one, many, weights, get = self._tid, self._many, self._weights, out.get
+        state, tids, weights, get = self._state, self._tid, self._weights, out.get
+        off, mtid, mn, size = self._off, self._mtid, self._mn, len(state)
         for sid in sids:
-            tid = one.get(sid, _ABSENT)
-            if tid is None:
-                for t, n in many[sid].items():
-                    out[t] = get(t, 0) + n
-            elif tid is not _ABSENT:
-                out[tid] = get(tid, 0) + weights[sid]
+            kind = state[sid] if 0 <= sid < size else _ABSENT
+            if kind == _ONE:
+                t = tids[sid]
+                out[t] = get(t, 0) + weights[sid]
+            elif kind == _MANY:
+                k = tids[sid]
+                for j in range(off[k], off[k + 1]):
+                    t = mtid[j]
+                    out[t] = get(t, 0) + mn[j]
 
     def on_any(self, sid: int, tids: set[int]) -> bool:
         """Has the stack samples on any of these threads?"""
-        tid = self._tid.get(sid, _ABSENT)
-        if tid is None:
-            return not tids.isdisjoint(self._many[sid])
-        return tid is not _ABSENT and tid in tids
+        kind = self._kind(sid)
+        if kind == _ONE:
+            return self._tid[sid] in tids
+        if kind == _MANY:
+            k = self._tid[sid]
+            return not tids.isdisjoint(self._mtid[self._off[k]:self._off[k + 1]])
+        return False
 
     def only_on(self, sid: int, tid: int) -> bool:
         """Are all the stack's samples on thread tid?"""
-        one = self._tid.get(sid, _ABSENT)
-        if one is None:
-            many = self._many[sid]
-            return len(many) == 1 and tid in many
-        return one == tid
+        kind = self._kind(sid)
+        if kind == _ONE:
+            return self._tid[sid] == tid
+        if kind == _MANY:
+            k = self._tid[sid]
+            a = self._off[k]
+            return self._off[k + 1] - a == 1 and self._mtid[a] == tid
+        return False
 
     def items(self) -> Iterator[tuple[int, dict[int, int]]]:
-        many, weights = self._many, self._weights
-        for sid, tid in self._tid.items():
-            yield sid, (many[sid] if tid is None else {tid: weights[sid]})
-
-
-_ABSENT = object()
+        state, tids, weights = self._state, self._tid, self._weights
+        for sid in self._order:
+            yield sid, ({tids[sid]: weights[sid]} if state[sid] == _ONE else self._many(sid))

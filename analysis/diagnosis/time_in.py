@@ -92,7 +92,7 @@ def _threads_app_function(ctx: Context) -> dict[int, int]:
     per: defaultdict[int, Counter] = defaultdict(Counter)
     app_bit, mask = ctx.bit(APP), ctx.mask
     for sid, tids in ctx.thread_of.items():
-        if not mask.get(sid, 0) & app_bit:
+        if not mask[sid] & app_bit:
             continue
         apps = {f for f in ctx.funcs[sid] if ctx.app.get(f, False)}
         for tid, n in tids.items():
