@@ -296,8 +296,8 @@ def test_the_lookup_and_every_address_share_the_deadline(silent_addresses, monke
         transport.post(f"http://silent.example:{port}/hook", b"{}", {}, 0.5,
                        allow_private=True)
     took = time.monotonic() - started
-    assert str(e.value) == "no whole answer within 1.5 s"
-    assert 1.5 <= took < 1.9, took
+    assert str(e.value) == "no whole answer within 1.5 s"  # (not "no answer within 0.5 s")
+    assert 1.5 <= took < 2.0, took  # (4 x 0.5 s would be 2 s)
 
     monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: time.sleep(3) or [])
     started = time.monotonic()
@@ -305,7 +305,7 @@ def test_the_lookup_and_every_address_share_the_deadline(silent_addresses, monke
         transport.post("http://slow.example/hook", b"{}", {}, 0.5, allow_private=True)
     took = time.monotonic() - started
     assert str(e.value) == "cannot resolve slow.example within 0.5 s"
-    assert 0.5 <= took < 0.9, took
+    assert 0.5 <= took < 1.2, took  # (the lookup would take 3 s)
 
 
 def test_https_is_checked_against_the_name_at_the_checked_address(receiver, tmp_path,
