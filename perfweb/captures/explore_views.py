@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from . import access
+from .ids import parse_id
 from .services.explore import (KINDS, SORTS, VIEWS, AnalysisError, Query, explorer_data,
                                 parse_transforms, to_json)
 from .services.profiles import stored_profile
@@ -32,12 +33,23 @@ def load_profile(capture):
 
 
 def _ints(value: str | None) -> tuple[int, ...]:
+    """Thread ids (which int() reads, a sign allowed)."""
     if not value:
         return ()
     try:
         return tuple(int(v) for v in value.split(",") if v.strip())
     except ValueError:
         raise Http404("bad parameter") from None
+
+
+def _ids(value: str | None) -> tuple[int, ...]:
+    """Function and event ids: ASCII digits only (ids.py), else 404 as a bad parameter."""
+    if not value:
+        return ()
+    ids = tuple(parse_id(v.strip()) for v in value.split(",") if v.strip())
+    if None in ids:
+        raise Http404("bad parameter")
+    return ids
 
 
 def _float(value: str | None) -> float | None:
@@ -74,10 +86,10 @@ def _sort(value: str | None) -> str:
 def query_of(request) -> Query:
     g = request.GET
     tids = _ints(g.get("tids"))
-    focus = _ints(g.get("focus"))
-    event = _ints(g.get("event"))
+    focus = _ids(g.get("focus"))
+    event = _ids(g.get("event"))
     return Query(tids=frozenset(tids) if tids else None, start=_float(g.get("start")),
-                 end=_float(g.get("end")), root=_ints(g.get("root")),
+                 end=_float(g.get("end")), root=_ids(g.get("root")),
                  invert=g.get("invert") in ("1", "true"),
                  focus=focus[0] if focus else None, search=g.get("search", ""),
                  view=_view(g.get("view")), px=_float(g.get("px")),

@@ -10,6 +10,7 @@ from datetime import timedelta
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -17,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 
 from . import access
+from .ids import parse_id
 from .api_tokens import create_token, revoke_token, user_for_token
 from .explore_views import data_response, load_profile
 from .exports import export_response
@@ -27,7 +29,7 @@ from .templatetags.numbers import of_percent, points, signed_percent
 from .models import BuildIdEntry, Capture, Membership, ShareLink, ShareLinkUse
 from .services import retention
 from .uploads import exact_size, team_quota, team_usage
-from .views import capture_context, status_payload
+from .views import capture_context, capture_gone, capture_page, status_payload
 
 BUILD_ID = re.compile(r"[0-9a-fA-F]{2,64}")
 
@@ -71,10 +73,8 @@ def _pair(request, a: int, b: int):
 def _purged_sides(user, a: int, b: int) -> None:
     """Raise Purged when a side the user's team had was deleted by the retention policy
     (the other side still there, or purged too); otherwise nothing."""
-    mine = access.captures_of(user)
-    sides = [mine.filter(pk=pk).select_related("build__service").first() for pk in (a, b)]
-    gone = [retention.purged_of(user, pk) if c is None else None
-            for pk, c in zip((a, b), sides)]
+    mine = access.captures_of(user).select_related("build__service")
+    sides, gone = zip(*(retention.capture_or_purged(user, pk, mine) for pk in (a, b)))
     if any(gone) and all(c is not None or p is not None for c, p in zip(sides, gone)):
         raise Purged([p for p in gone if p is not None], *sides)
 
@@ -172,10 +172,10 @@ def compare_data(request, a: int, b: int):
 @login_required
 @require_GET
 def compare_pick(request):
-    a, b = request.GET.get("a", ""), request.GET.get("b", "")
-    if not (a.isdigit() and b.isdigit()):
+    a, b = parse_id(request.GET.get("a")), parse_id(request.GET.get("b"))
+    if a is None or b is None:
         raise Http404("pick two captures")
-    return redirect("compare", a=int(a), b=int(b))
+    return redirect("compare", a=a, b=b)
 
 
 @login_required
@@ -200,13 +200,24 @@ def capture_export(request, pk: int, fmt: str):
 @login_required
 @require_POST
 def share_create(request, pk: int):
-    capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    days = request.POST.get("days", "")
-    expires = timezone.now() + timedelta(days=int(days)) if days.isdigit() and \
-        0 < int(days) <= 365 else None
+    capture, purged = retention.capture_or_purged(request.user, pk)
+    if capture is None:
+        return capture_gone(request, purged)
+    raw = request.POST.get("days", "").strip()
+    days = parse_id(raw)
+    if raw and (days is None or not 0 < days <= 365):
+        return capture_page(request, capture, status=400, extra={
+            "share_error": "Expires after: a whole number of days from 1 to 365, or empty "
+                           f"for a link that does not expire (not {raw[:20]!r})."})
+    expires = timezone.now() + timedelta(days=days) if days else None
     view = view_query(request.POST.get("view", ""))
-    ShareLink.objects.create(capture=capture, token=secrets.token_urlsafe(24),
-                             created_by=request.user, expires_at=expires, view=view)
+    # the capture row locked while the link goes in: a purge of the same capture waits
+    # (and then keeps it, the link being live), or has committed: 410 or 404
+    with transaction.atomic():
+        if not Capture.objects.select_for_update().filter(pk=capture.pk).exists():
+            return capture_gone(request, retention.purged_of(request.user, capture.pk))
+        ShareLink.objects.create(capture=capture, token=secrets.token_urlsafe(24),
+                                 created_by=request.user, expires_at=expires, view=view)
     messages.info(request, "Share link created: it is the first in the list below.")
     # back to the same view, at the Share card with the new link in it
     return redirect(f"{capture.get_absolute_url()}{'?' + view if view else ''}#sharing")
@@ -224,11 +235,12 @@ def share_revoke(request, pk: int, link_id: int):
 
 def _shared(request, token: str) -> ShareLink | None:
     """The valid link a URL token names, its use logged; None otherwise."""
-    pk, _, secret = token.partition(".")
-    if not pk.isdigit() or not secret:
+    raw, _, secret = token.partition(".")
+    pk = parse_id(raw)
+    if pk is None or not secret:
         return None
     link = ShareLink.objects.select_related("capture__build__service").filter(
-        pk=int(pk)).first()
+        pk=pk).first()
     if link is None or not hmac.compare_digest(link.token.encode(), secret.encode()) or \
             not link.valid(timezone.now()):
         return None
@@ -329,8 +341,10 @@ def tokens(request):
     new_key = None
     if request.method == "POST":
         if "revoke" in request.POST:
-            if request.POST["revoke"].isdigit():
-                revoke_token(request.user, int(request.POST["revoke"]))
+            token_id = parse_id(request.POST["revoke"])
+            if token_id is None:
+                raise Http404("no such token")
+            revoke_token(request.user, token_id)
         else:
             new_key = create_token(request.user, request.POST.get("name", "").strip())
     return render(request, "captures/tokens.html", {

@@ -11,9 +11,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import access, pipeline
-from .comment_views import comments_context
-from .models import PurgedCapture
 from .services import deletion, retention
+from .services.comments import comments_context
 from .services.history import previous_capture
 from .share_links import share_url
 from .explore_views import DATA
@@ -72,14 +71,19 @@ def _upload_refused(request, form, status: int = 400):
 
 @login_required
 def capture_detail(request, pk: int):
-    capture = access.captures_of(request.user).select_related(
-        "build__service__team").filter(pk=pk).first()
+    capture, purged = retention.capture_or_purged(request.user, pk, access.captures_of(
+        request.user).select_related("build__service__team"))
     if capture is None:
-        purged = retention.purged_of(request.user, pk)  # the team's, so not an outsider
-        if purged is None:
-            raise Http404()
-        return render(request, "captures/capture_purged.html", {"p": purged}, status=410)
+        return capture_gone(request, purged)
     return capture_page(request, capture)
+
+
+def capture_gone(request, purged):
+    """A capture that is not there: the page saying when the retention policy deleted it
+    (410, `purged` being of the user's team, so not an outsider), or 404."""
+    if purged is None:
+        raise Http404()
+    return render(request, "captures/capture_purged.html", {"p": purged}, status=410)
 
 
 def capture_page(request, capture, status: int = 200, extra: dict | None = None):
@@ -113,10 +117,10 @@ def capture_context(capture, share_token: str | None = None) -> dict:
                                for f in result.findings()]
         context["comparison"] = result.comparison
         before_id = ((result.comparison or {}).get("before") or {}).get("id")
-        # the capture compared with, if the retention policy deleted it since
-        context["before_purged"] = None if shared or before_id is None else \
-            PurgedCapture.objects.filter(capture_id=before_id,
-                                         team_id=capture.build.service.team_id).first()
+        # the capture compared with, if the retention policy deleted it since (said next
+        # to the verdict and, on the share link's page too, under the regression finding)
+        context["before_purged"] = None if before_id is None else \
+            retention.purged_in(capture.build.service.team_id, before_id)
         # a link to compare only where there is a capture to compare with
         context["previous"] = None if shared else previous_capture(capture)
     context.update(comments_context(capture, context.get("findings")))

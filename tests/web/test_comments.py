@@ -340,3 +340,40 @@ def test_names_and_bodies_are_text(world, django_user_model):
     listed = client.get(_api(capture)).json()
     assert [(c["author"], c["body"], c["function"]) for c in listed] == [
         (IMG_NAME, SCRIPT, None), (IMG_NAME, SCRIPT, INVOKE)]
+
+
+def test_a_function_name_past_1000_characters_is_kept_whole(django_user_model):
+    """Review M1: a comment stores the profile's name of its function, and C++ templates
+    spell names of thousands of characters (the column held 1,000: a DataError, 500).
+    Spinpool 1.1.0 busy's perf script with qualla::ThreadPool::loop renamed to a
+    3,114-character template, uploaded as text and analysed."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from perfweb.captures import services
+    from perfweb.captures.uploads import store_upload
+
+    from .conftest import SPINPOOL
+    team = Team.objects.create(name="inference")
+    alice = django_user_model.objects.create_user("alice", password="pw-alice-123")
+    Membership.objects.create(team=team, user=alice)
+    long = LOOP + "<" + ", ".join(f"std::array<unsigned char, {n}>" for n in range(100)) \
+        + ">"
+    assert len(long) == 3114
+    script = (SPINPOOL / "1.1.0-busy.truth-script.txt").read_text()
+    assert script.count(LOOP) > 100
+    capture, _ = store_upload(alice, team, {
+        "service": "llm-api", "version": "1.1.0", "label": "busy",
+        "capture": SimpleUploadedFile("busy.perf-script.txt",
+                                      script.replace(LOOP, long).encode())})
+    services.run_analysis(capture.pk)
+    fid = next(f.id for f in stored_profile(capture).functions if f.name == long)
+    token = {"HTTP_AUTHORIZATION": f"Token {create_token(alice, 't')}"}
+    r = Client().post(_api(capture), {"kind": "function", "function_id": fid,
+                                      "body": "by id"}, content_type="application/json",
+                      **token)
+    assert r.status_code == 201, r.content
+    assert r.json()["function"] == long and r.json()["function_id"] == fid
+    r = Client().post(_api(capture), {"kind": "function", "function": long, "body": "by name"},
+                      content_type="application/json", **token)
+    assert r.status_code == 201 and r.json()["function_id"] == fid
+    assert [len(c.function) for c in Comment.objects.all()] == [3114, 3114]

@@ -8,6 +8,8 @@
   the same sentence on the page and in the API, nothing kept;
 - only a team admin changes the retention; an outsider does not find the team (404).
 """
+import threading
+import time
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
@@ -16,18 +18,19 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from perfweb.captures import services, tasks
 from perfweb.captures.api_tokens import create_token
-from perfweb.captures.models import (AnalysisResult, Build, Capture, Membership,
+from perfweb.captures.models import (AnalysisResult, Build, Capture, Comment, Membership,
                                      PurgedCapture, Service, ShareLink, SymbolFile, Team)
 from perfweb.captures.services import retention
 from perfweb.captures.uploads import store_upload
 
-from .conftest import SPINPOOL
+from .conftest import SPINPOOL, spinpool
 
 pytestmark = pytest.mark.django_db
 #: transactions commit, as in production: the files go once the deletion has committed
@@ -148,6 +151,9 @@ def test_a_live_share_link_keeps_its_capture(admin, teammate):
     captures = [upload(admin, p, v, age_days=8) for p, v in
                 ((BUSY, "1"), (IDLE, "2"), (BUSY_SCRIPT, "3"), (IDLE_SCRIPT, "4"))]
     live, later, revoked, lapsed = captures
+    # the four uploads are stored (so that "none left" below says they went)
+    assert stored_files() == sorted(n for c in captures for n in files_of(c)) and \
+        len(stored_files()) == 4
 
     def link(capture, **kw):
         return ShareLink.objects.create(capture=capture, token=f"t{capture.pk}" * 8,
@@ -185,8 +191,12 @@ def test_a_live_share_link_keeps_its_capture(admin, teammate):
 
 def test_a_comparison_with_a_purged_capture_says_so(admin, outsider):
     team = Team.objects.get(name="inference")
-    before = upload(admin, BUSY_SCRIPT, "1.0.0", analyse=True, age_days=40)
-    after = upload(admin, BUSY, "1.1.0", analyse=True)
+    # 1.1.0 busy, then the build that spins (1.0.0's capture, as the next build): a
+    # regression, its finding naming the earlier build
+    before = spinpool(admin, "1.1.0", "busy")
+    Capture.objects.filter(pk=before.pk).update(
+        created_at=timezone.now() - timedelta(days=40))
+    after = spinpool(admin, "1.0.0", "busy")
     stored = after.latest_result().comparison
     assert stored["before"]["id"] == before.pk  # the worker compared them
     member, stranger = Client(), Client()
@@ -216,9 +226,17 @@ def test_a_comparison_with_a_purged_capture_says_so(admin, outsider):
     # either order of the two
     assert sentence in member.get(reverse("compare", args=[after.pk, before.pk])) \
         .content.decode()
-    # the later capture's page: its verdict against the purged one says where it went
+    # the later capture's page: its verdict against the purged one says where it went,
+    # and so does its regression finding, on the page and through a share link (review M5)
     page = member.get(after.get_absolute_url()).content.decode()
-    assert f"(The 1.0.0 capture is gone: {sentence[0].lower()}{sentence[1:-1]}.)" in page
+    assert f"(The 1.1.0 capture is gone: {sentence[0].lower()}{sentence[1:-1]}.)" in page
+    assert stored["verdict"] == "regression" and stored["regression"]["rule"] == "regression"
+    note = (f'<p class="purged-note" id="regression-purged">The 1.1.0 capture it was '
+            f'compared with is gone: {sentence[0].lower()}{sentence[1:-1]}.</p>')
+    assert note in page
+    link = ShareLink.objects.create(capture=after, token="r" * 32, created_by=admin)
+    shared = Client().get(reverse("shared", args=[link.url_token])).content.decode()
+    assert 'id="finding-regression"' in shared and note in shared
     # the purged capture's own URL
     r = member.get(reverse("capture", args=[before.pk]))
     assert r.status_code == 410 and sentence in r.content.decode()
@@ -343,3 +361,75 @@ def test_only_team_admins_change_the_retention(admin, teammate, outsider):
     store_upload(newcomer, None, {"service": "s", "version": "1",
                                   "capture": SimpleUploadedFile("c", IDLE.read_bytes())})
     assert Membership.objects.get(user=newcomer).admin is True
+
+
+def _purge_once_blocked(capture: Capture, errors: list) -> threading.Event:
+    """The purge of `capture` racing a request (review M2), deterministically: a thread
+    of its own (its own connection) locks the capture's row, says so (the Event), waits
+    until another backend waits for a lock, then runs the real purge_capture in that
+    transaction and commits: the request read the capture before the purge and writes
+    after it."""
+    locked = threading.Event()
+
+    def run():
+        try:
+            team = Team.objects.get(name="inference")
+            with transaction.atomic():
+                Capture.objects.select_for_update().get(pk=capture.pk)
+                locked.set()
+                with connection.cursor() as cursor:
+                    for _ in range(200):
+                        cursor.execute(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                            "current_database() AND wait_event_type = 'Lock' AND "
+                            "pid <> pg_backend_pid()")
+                        if cursor.fetchone()[0]:
+                            break
+                        time.sleep(0.05)
+                    else:
+                        errors.append("the request never waited for the capture's row")
+                if retention.purge_capture(capture.pk, team, timezone.now()) is None:
+                    errors.append("purge_capture found nothing to purge")
+        except Exception as e:  # said by the test
+            errors.append(repr(e))
+            locked.set()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    locked.thread = thread
+    assert locked.wait(10)
+    return locked
+
+
+@committing
+def test_a_share_link_or_comment_racing_the_purge_is_410(admin):
+    """A share link or a comment made while the purge deletes the same capture: the
+    request locks the capture's row, finds it gone and answers 410 with the retention's
+    sentence (it was an IntegrityError, a 500); purged before the request, 410 too."""
+    Team.objects.filter(name="inference").update(retention_days=30)
+    captures = [upload(admin, p, v, analyse=True, age_days=40)
+                for p, v in ((BUSY, "1.0.0"), (IDLE, "1.1.0"), (BUSY, "1.2.0"))]
+    member = Client()
+    member.force_login(admin)
+    api = {"HTTP_AUTHORIZATION": f"Token {create_token(admin, 'ci')}"}
+    comment = {"kind": "range", "start": "0", "end": "0.5", "body": "warm-up"}
+    requests = [
+        lambda c: member.post(reverse("share-create", args=[c.pk]), {"days": "7"}),
+        lambda c: member.post(reverse("capture-comment-create", args=[c.pk]), comment),
+        lambda c: member.post(f"/api/v1/captures/{c.pk}/comments/", comment,
+                              content_type="application/json", **api)]
+    for capture, request in zip(captures, requests):
+        errors: list = []
+        locked = _purge_once_blocked(capture, errors)
+        r = request(capture)
+        locked.thread.join(30)
+        assert errors == []
+        sentence = PurgedCapture.objects.get(capture_id=capture.pk).sentence
+        assert r.status_code == 410 and sentence in r.content.decode()
+        # and once it is gone, the same request is refused the same way
+        r = request(capture)
+        assert r.status_code == 410 and sentence in r.content.decode()
+    assert Capture.objects.count() == 0 and ShareLink.objects.count() == 0
+    assert Comment.objects.count() == 0

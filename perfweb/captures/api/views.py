@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError, transaction
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -15,12 +14,12 @@ from rest_framework.exceptions import (APIException, NotFound, PermissionDenied,
 from rest_framework.response import Response
 
 from .. import access
+from ..ids import ID_PATTERN, parse_id
 from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
 from ..services.history import comparison, history, previous_capture
 from ..services import deletion, retention
-from ..services.comments import CommentInvalid, create_comment
-from ..comment_views import comment_json
+from ..services.comments import CaptureGone, CommentInvalid, comment_json, create_comment
 from ..services.profiles import stored_profile
 from ..models import Build, Capture, Comment, Service
 from ..upload_limits import STORAGE_FULL, storage_full
@@ -41,10 +40,12 @@ class Purged(APIException):
     default_code = "purged"
 
 
-def _purged_or_404(user, pk) -> None:
-    purged = retention.purged_of(user, int(pk)) if str(pk).isdigit() else None
+def _purged_or_404(user, pk, detail: str | None = None) -> None:
+    """Raise Purged (410) for a capture the retention deleted, NotFound otherwise."""
+    purged = retention.purged_of(user, pk)
     if purged is not None:
         raise Purged(purged.sentence)
+    raise NotFound(detail)
 
 
 def _team_for(user, name: str | None):
@@ -95,6 +96,7 @@ def _destroy(delete, row) -> Response:
 class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                      mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Services of your teams. Creating one that exists returns it (200)."""
+    lookup_value_regex = ID_PATTERN
     serializer_class = ServiceSerializer
 
     def get_queryset(self):
@@ -144,6 +146,7 @@ class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
 class BuildViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """A build of your teams' services (list them under /services/{id}/builds/)."""
+    lookup_value_regex = ID_PATTERN
     serializer_class = BuildSerializer
 
     def get_queryset(self):
@@ -162,6 +165,7 @@ class BuildViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
 class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                      viewsets.GenericViewSet):
     """Captures of your teams' services: upload, poll, read the analysis."""
+    lookup_value_regex = ID_PATTERN
     serializer_class = CaptureSerializer
 
     def get_queryset(self):
@@ -179,11 +183,13 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     def get_object(self):
         """A capture of the user's team that the retention policy deleted is a 410 with
         the sentence saying when and why; any other missing capture a 404."""
-        try:
-            return super().get_object()
-        except Http404:
-            _purged_or_404(self.request.user, self.kwargs.get(self.lookup_field, ""))
-            raise
+        capture, _ = retention.capture_or_purged(
+            self.request.user, self.kwargs.get(self.lookup_field), self.get_queryset())
+        if capture is None:
+            _purged_or_404(self.request.user, self.kwargs.get(self.lookup_field),
+                           "No Capture matches the given query.")  # (as DRF says it)
+        self.check_object_permissions(self.request, capture)
+        return capture
 
     @extend_schema(request={"multipart/form-data": CaptureUploadSerializer},
                    responses={201: CaptureSerializer, 200: CaptureSerializer})
@@ -278,12 +284,12 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         _finished(after)
         other = request.query_params.get("with")
         if other:
-            if not other.isdigit():
+            if parse_id(other) is None:
                 raise ValidationError({"with": "a capture id"})
-            before = self.get_queryset().filter(pk=int(other)).first()
+            before, _ = retention.capture_or_purged(request.user, other,
+                                                    self.get_queryset())
             if before is None:
                 _purged_or_404(request.user, other)
-                raise NotFound()
         else:
             before = previous_capture(after)
             if before is None:
@@ -316,6 +322,10 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                 raise ValidationError({"detail": "send the comment's fields as an object"})
             try:
                 comment = create_comment(capture, request.user, request.data)
+            except CaptureGone as e:  # purged (or deleted) since get_object
+                if e.purged is not None:
+                    raise Purged(e.purged.sentence) from None
+                raise NotFound() from None
             except CommentInvalid as e:
                 raise ValidationError(e.errors) from None
             return Response(comment_json(comment, request.user),
@@ -324,11 +334,11 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                          for c in capture.comments.select_related("author")])
 
     @extend_schema(responses={204: None})
-    @action(detail=True, methods=["delete"], url_path=r"comments/(?P<comment_id>[0-9]+)")
+    @action(detail=True, methods=["delete"], url_path=r"comments/(?P<comment_id>%s)" % ID_PATTERN)
     def comment(self, request, pk=None, comment_id=None):
         """Delete one of your own comments (another member's: 403)."""
         capture = self.get_object()
-        comment = get_object_or_404(Comment, pk=int(comment_id), capture=capture)
+        comment = get_object_or_404(Comment, pk=parse_id(comment_id), capture=capture)
         if comment.author_id != request.user.pk:
             raise PermissionDenied("you can delete only your own comments")
         comment.delete()

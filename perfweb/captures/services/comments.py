@@ -1,12 +1,19 @@
 """Comments on a capture: what a team member may say about one of its findings, a
 function of its profile or a time range of its timeline, checked against the capture's
-analysis (the page's form and the API create them here, with the same messages)."""
+analysis (the page's form and the API create them here, with the same messages), and
+how a comment is shown: the API's JSON and the capture page's rows (both views import
+them from here)."""
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 
-from ..models import Comment
+from django.db import transaction
+
+from ..ids import parse_id
+from ..models import Capture, Comment, PurgedCapture
 from .profiles import stored_profile
+from .retention import purged_in
 
 #: how far past the stated duration a range may end (the report rounds it)
 DURATION_SLACK_S = 1e-3
@@ -19,6 +26,15 @@ class CommentInvalid(ValueError):
     def __init__(self, errors: dict[str, str]):
         super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
         self.errors = errors
+
+
+class CaptureGone(Exception):
+    """The capture was deleted (`purged`: by the retention policy, else None) between the
+    view's lookup and the comment's insert."""
+
+    def __init__(self, purged: PurgedCapture | None):
+        super().__init__(purged.sentence if purged is not None else "capture deleted")
+        self.purged = purged
 
 
 def _text(data, key: str) -> str:
@@ -50,8 +66,9 @@ def _function(capture, data, errors: dict) -> tuple[str, int | None]:
     if not name and not raw_id:
         errors["function"] = "Name the function the comment is about."
         return "", None
-    if len(name) > 1000:
-        errors["function"] = "A function name is at most 1,000 characters."
+    if len(name) > Comment.MAX_FUNCTION:
+        errors["function"] = f"A function name is at most {Comment.MAX_FUNCTION:,} " \
+                             "characters."
         return "", None
     profile = stored_profile(capture)
     if profile is None:
@@ -60,12 +77,13 @@ def _function(capture, data, errors: dict) -> tuple[str, int | None]:
         return "", None
     functions = profile.functions
     if raw_id:
-        if not raw_id.isdigit() or int(raw_id) >= len(functions):
+        fid = parse_id(raw_id)
+        if fid is None or fid >= len(functions):
             errors["function"] = f"This capture has no function with id {raw_id[:20]!r}."
             return "", None
-        f = functions[int(raw_id)]
+        f = functions[fid]
         if name and name not in (f.name, f.system_name):
-            errors["function"] = f"Function {int(raw_id)} of this capture is {f.name!r}, " \
+            errors["function"] = f"Function {fid} of this capture is {f.name!r}, " \
                                  f"not {name!r}."
             return "", None
         return f.name, f.id
@@ -131,5 +149,62 @@ def create_comment(capture, author, data) -> Comment:
         target = {"start": start, "end": end}
     if errors:
         raise CommentInvalid(errors)
-    return Comment.objects.create(capture=capture, author=author, body=body, kind=kind,
-                                  **target)
+    # the capture row locked while the comment goes in: a purge (or a Delete) of the
+    # same capture waits, or has committed and the comment is refused (CaptureGone)
+    with transaction.atomic():
+        if not Capture.objects.select_for_update().filter(pk=capture.pk).exists():
+            raise CaptureGone(purged_in(capture.build.service.team_id, capture.pk))
+        return Comment.objects.create(capture=capture, author=author, body=body,
+                                      kind=kind, **target)
+
+
+# ---- how a comment is shown -------------------------------------------------------------
+
+
+def author_name(comment) -> str:
+    return comment.author.get_username() if comment.author is not None else \
+        "a former member"
+
+
+def explorer_query(comment) -> str:
+    """The capture page's URL state that shows what the comment is about ("" for a
+    finding, which is on the page itself)."""
+    if comment.kind == Comment.FUNCTION and comment.function_id is not None:
+        return "?" + urlencode({"focus": comment.function_id})
+    if comment.kind == Comment.RANGE and comment.start is not None:
+        return "?" + urlencode({"start": f"{comment.start:.3f}", "end": f"{comment.end:.3f}"})
+    return ""
+
+
+def target_label(comment) -> str:
+    if comment.kind == Comment.FINDING:
+        return f"finding {comment.finding}"
+    if comment.kind == Comment.FUNCTION:
+        return f"function {comment.function}"
+    return f"{comment.start:.3f} s – {comment.end:.3f} s"
+
+
+def comment_json(comment, user=None) -> dict:
+    """A comment as the API gives it (and the page's data hooks read it)."""
+    return {"id": comment.pk, "author": author_name(comment),
+            "created_at": comment.created_at.isoformat(), "body": comment.body,
+            "kind": comment.kind, "finding": comment.finding or None,
+            "function": comment.function or None, "function_id": comment.function_id,
+            "start": comment.start, "end": comment.end, "target": target_label(comment),
+            "explorer_query": explorer_query(comment),
+            "mine": user is not None and comment.author_id is not None and
+            comment.author_id == getattr(user, "pk", None)}
+
+
+def comments_context(capture, findings: list[dict] | None) -> dict:
+    """The capture page's comments: every one, oldest first, with the author and what it
+    is about, and each finding's own under it (`findings` gain a `comments` list)."""
+    rows = []
+    for c in capture.comments.select_related("author"):
+        rows.append({"comment": c, "author": author_name(c), "target": target_label(c),
+                     "query": explorer_query(c)})
+    for f in findings or []:
+        f["comments"] = [r for r in rows if r["comment"].kind == Comment.FINDING and
+                         r["comment"].finding == f["rule"]]
+    return {"comments": rows, "comment_kinds": Comment.KINDS,
+            "comment_max": Comment.MAX_BODY}

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from ..ids import parse_id
 from ..models import Capture, PurgedCapture, ShareLink, Team
 from . import deletion
 
@@ -34,24 +35,26 @@ def live_links(now: datetime):
                                     revoked_at__isnull=True)
 
 
-def expired(team: Team, now: datetime):
-    """The team's captures past its retention, without those a live share link shows
-    (oldest first). None of them when the team keeps captures for ever."""
+def _past_retention(team: Team, now: datetime, linked: bool):
+    """The team's captures older than its retention (none when it keeps them for ever)
+    that a live share link shows (`linked`) or that none does."""
     if team.retention_days is None:
         return Capture.objects.none()
     cutoff = now - timedelta(days=team.retention_days)
+    shown = Exists(live_links(now).filter(capture=OuterRef("pk")))
     return Capture.objects.filter(build__service__team=team, created_at__lt=cutoff) \
-        .exclude(Exists(live_links(now).filter(capture=OuterRef("pk")))) \
-        .order_by("created_at", "pk")
+        .filter(shown if linked else ~shown)
+
+
+def expired(team: Team, now: datetime):
+    """The team's captures past its retention, without those a live share link shows
+    (oldest first). None of them when the team keeps captures for ever."""
+    return _past_retention(team, now, linked=False).order_by("created_at", "pk")
 
 
 def pinned(team: Team, now: datetime):
     """The team's captures past its retention that a live share link keeps."""
-    if team.retention_days is None:
-        return Capture.objects.none()
-    cutoff = now - timedelta(days=team.retention_days)
-    return Capture.objects.filter(build__service__team=team, created_at__lt=cutoff) \
-        .filter(Exists(live_links(now).filter(capture=OuterRef("pk"))))
+    return _past_retention(team, now, linked=True)
 
 
 @dataclass
@@ -108,8 +111,35 @@ def purge_capture(pk: int, team: Team, now: datetime) -> tuple[deletion.Deletion
     return plan, size
 
 
-def purged_of(user, capture_id: int) -> PurgedCapture | None:
+def purged_in(teams, capture_id) -> PurgedCapture | None:
+    """What the retention left of capture `capture_id` (as a URL spells it: a malformed
+    id is None, see ids.py) if it was one of `teams`' (a team's id, or a queryset)."""
+    pk = parse_id(capture_id)
+    if pk is None:
+        return None
+    qs = PurgedCapture.objects.filter(capture_id=pk)
+    qs = qs.filter(team__in=teams) if hasattr(teams, "model") else qs.filter(team_id=teams)
+    return qs.first()
+
+
+def purged_of(user, capture_id) -> PurgedCapture | None:
     """What the retention left of a capture of one of the user's teams, if it purged it."""
     from ..access import teams_of
-    return PurgedCapture.objects.filter(capture_id=capture_id, team__in=teams_of(user)) \
-        .first()
+    return purged_in(teams_of(user), capture_id)
+
+
+def capture_or_purged(user, capture_id, captures=None) -> tuple[Capture | None,
+                                                                PurgedCapture | None]:
+    """The pages' and the API's one lookup of a capture id from a URL: (the capture, None)
+    when the user may see it (in `captures`, by default access.captures_of(user)),
+    (None, what the retention left) when the policy deleted one of their teams' (410),
+    and (None, None) for anything else, malformed ids and other teams' captures alike
+    (404: an outsider learns nothing)."""
+    from ..access import captures_of
+    pk = parse_id(capture_id)
+    if pk is None:
+        return None, None
+    capture = (captures_of(user) if captures is None else captures).filter(pk=pk).first()
+    if capture is not None:
+        return capture, None
+    return None, purged_of(user, pk)
