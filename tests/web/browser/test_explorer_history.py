@@ -144,8 +144,8 @@ def test_back_restores_the_time_range_in_the_stack_chart(page):
     assert page.evaluate("window.perfweb.stackView()") == [1, 2]
     page.click("#range-clear")
     _total(page, 973)
-    page.wait_for_function("() => window.perfweb.stackView()[1] - "
-                           "window.perfweb.stackView()[0] > 4")
+    page.wait_for_function("() => (v => v !== null && v[1] - v[0] > 4)"
+                           "(window.perfweb.stackView())")
     page.go_back()
     _total(page, ranged)
     page.wait_for_function("() => JSON.stringify(window.perfweb.stackView()) === '[1,2]'",

@@ -114,8 +114,8 @@ def test_wheel_zoom_asks_for_finer_boxes_and_a_drag_sets_the_range(page, busy):
     expect = sum(1 for s in script if start <= s[1] - t0 + 1e-7 < end)
     page.wait_for_function(f"() => document.getElementById('explorer').dataset.flameTotal"
                            f" === '{expect}'")
-    page.wait_for_function("() => window.perfweb.stackView()[1] - "
-                           "window.perfweb.stackView()[0] < 0.8")
+    page.wait_for_function("() => (v => v !== null && v[1] - v[0] < 0.8)"
+                           "(window.perfweb.stackView())")
     assert page.errors == []
 
 
@@ -158,12 +158,12 @@ def test_a_wheel_down_zoomed_all_the_way_out_scrolls_the_page(page, busy):
     box = page.locator("#stack-canvas").bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 30)
     page.mouse.wheel(0, -100)
-    page.wait_for_function("(w) => window.perfweb.stackView()[1] - "
-                           "window.perfweb.stackView()[0] < (w[1] - w[0]) * 0.9", arg=whole)
+    page.wait_for_function("(w) => (v => v !== null && v[1] - v[0] < (w[1] - w[0]) * 0.9)"
+                           "(window.perfweb.stackView())", arg=whole)
     y1 = page.evaluate("window.scrollY")
     page.mouse.wheel(0, 100)  # zoomed in: a wheel down zooms out, the page stays
-    page.wait_for_function("(w) => window.perfweb.stackView()[1] - "
-                           "window.perfweb.stackView()[0] > (w[1] - w[0]) * 0.99", arg=whole)
+    page.wait_for_function("(w) => (v => v !== null && v[1] - v[0] > (w[1] - w[0]) * 0.99)"
+                           "(window.perfweb.stackView())", arg=whole)
     assert page.evaluate("window.scrollY") == y1
     page.wait_for_selector("#stack-canvas[data-boxes]", state="attached")
     page.wait_for_load_state("networkidle")
