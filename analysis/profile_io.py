@@ -29,18 +29,34 @@ _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time
             "s_event", "s_comm")
 
 
-def dump(profile: Profile, out: BinaryIO) -> None:
-    doc = {
-        "meta": asdict(profile.meta),
-        "mappings": [[m.path, m.kind, m.build_id, m.start, m.limit, m.pgoff, m.deleted]
-                     for m in profile.mappings],
-        "functions": [[f.name, f.system_name, f.mapping_id, f.resolved]
-                      for f in profile.functions],
-        "locations": [[loc.mapping_id, loc.address, list(loc.functions), loc.dso_offset,
-                       loc.symbol_offset, loc.is_return] +
-                      ([[list(x) for x in loc.lines]] if loc.lines else [])
-                      for loc in profile.locations],
-        "stacks": [list(s) for s in profile.stacks],
+#: tables are encoded this many rows at a time: the JSON of a 2M-sample capture's tables
+#: is 100 MB, and the lists of lists it was made from several hundred more (issue 16)
+_ROWS = 20_000
+
+
+def _doc_chunks(profile: Profile):
+    """The JSON document of the tables, in pieces: byte for byte orjson's encoding of the
+    whole document (no spaces, keys in this order), never all of it in memory."""
+    dumps = jsonio.dumps
+    tables = (
+        ("mappings", lambda m: [m.path, m.kind, m.build_id, m.start, m.limit, m.pgoff,
+                                m.deleted], profile.mappings),
+        ("functions", lambda f: [f.name, f.system_name, f.mapping_id, f.resolved],
+         profile.functions),
+        ("locations", lambda loc: [loc.mapping_id, loc.address, list(loc.functions),
+                                   loc.dso_offset, loc.symbol_offset, loc.is_return] +
+         ([[list(x) for x in loc.lines]] if loc.lines else []), profile.locations),
+        ("stacks", list, profile.stacks),
+    )
+    yield b'{"meta":' + dumps(asdict(profile.meta))
+    for key, row, rows in tables:
+        yield b',"' + key.encode() + b'":['
+        for i in range(0, len(rows), _ROWS):
+            if i:
+                yield b","
+            yield dumps([row(x) for x in rows[i:i + _ROWS]])[1:-1]
+        yield b"]"
+    rest = dumps({
         "events": [[e.name, e.frequency, e.period] for e in profile.events],
         "strings": profile.strings,
         "notes": profile.notes,
@@ -49,11 +65,27 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         "truncated_tail": profile.truncated_tail,
         "switches_recorded": profile.switches.recorded,
         "switches_watched": profile.switches.watched,
-    }
-    blob = jsonio.dumps(doc)
+    })
+    yield b"," + rest[1:]
+
+
+def dump(profile: Profile, out: BinaryIO) -> None:
     out.write(MAGIC)
-    out.write(struct.pack("<Q", len(blob)))
-    out.write(blob)
+    if out.seekable():  # the length first, written when known
+        at = out.tell()
+        out.write(struct.pack("<Q", 0))
+        n = 0
+        for chunk in _doc_chunks(profile):
+            out.write(chunk)
+            n += len(chunk)
+        end = out.tell()
+        out.seek(at)
+        out.write(struct.pack("<Q", n))
+        out.seek(end)
+    else:
+        blob = b"".join(_doc_chunks(profile))
+        out.write(struct.pack("<Q", len(blob)))
+        out.write(blob)
     for name in _COLUMNS:
         _write_column(out, getattr(profile, name))
     if len(profile.switches):  # the context switches, when the capture has them

@@ -1,0 +1,56 @@
+"""The saved profile's tables are written in pieces (issue 16: the JSON of a 2M-sample
+capture's tables is 100 MB, and the lists it was made from several hundred more); the
+file must be what one encoding of the whole document gives, whatever the piece size and
+whether or not the output can seek back to write the length."""
+import io
+
+import pytest
+
+from analysis import jsonio, profile_io
+from analysis.importers import load
+from conftest import FIXTURES, SPINPOOL
+
+CAPTURES = [SPINPOOL / "1.0.0-idle.perf.data", FIXTURES / "perfdata" / "system-wide.perf.data",
+            FIXTURES / "offcpu" / "system-wide" / "sys.perf.data"]
+
+
+class _Pipe(io.BytesIO):
+    def seekable(self):
+        return False
+
+
+def _tables(p) -> bytes:
+    """The document the way the whole of it was encoded before it was written in pieces."""
+    from dataclasses import asdict
+    return jsonio.dumps({
+        "meta": asdict(p.meta),
+        "mappings": [[m.path, m.kind, m.build_id, m.start, m.limit, m.pgoff, m.deleted]
+                     for m in p.mappings],
+        "functions": [[f.name, f.system_name, f.mapping_id, f.resolved] for f in p.functions],
+        "locations": [[loc.mapping_id, loc.address, list(loc.functions), loc.dso_offset,
+                       loc.symbol_offset, loc.is_return] +
+                      ([[list(x) for x in loc.lines]] if loc.lines else [])
+                      for loc in p.locations],
+        "stacks": [list(s) for s in p.stacks],
+        "events": [[e.name, e.frequency, e.period] for e in p.events],
+        "strings": p.strings, "notes": p.notes, "coverage": p.coverage,
+        "approximate": p.approximate, "truncated_tail": p.truncated_tail,
+        "switches_recorded": p.switches.recorded, "switches_watched": p.switches.watched})
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_pieces_of_any_size_make_the_one_document(path, monkeypatch):
+    p = load(path)
+    whole = _tables(p)
+    saved = []
+    for rows, out in ((20_000, io.BytesIO()), (3, io.BytesIO()), (1, _Pipe())):
+        monkeypatch.setattr(profile_io, "_ROWS", rows)
+        profile_io.dump(p, out)
+        data = out.getvalue()
+        n = int.from_bytes(data[8:16], "little")
+        assert data[:8] == profile_io.MAGIC and data[16:16 + n] == whole
+        saved.append(data)
+    assert saved[0] == saved[1] == saved[2]
+    again = profile_io.load(io.BytesIO(saved[0]))
+    assert again.stacks == p.stacks and len(again) == len(p) > 0
+    assert [f.name for f in again.functions] == [f.name for f in p.functions]
