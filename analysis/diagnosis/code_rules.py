@@ -203,14 +203,25 @@ def costly_work(ctx: Context, t: dict) -> Finding | None:
     busy_n = ctx.samples(busy)
     if not busy_n:
         return None
-    per: dict[software.CostlyWork, dict[int, int]] = {}
-    for sid, w in busy.items():
-        for f in ctx.funcs[sid]:
-            work = software.costly_work_of(ctx.name(f)) \
-                if ctx.profile.functions[f].resolved else None
+    # each named function of the weighted stacks looked up once, then one compiled walk
+    # finds each stack's first (from the leaf) costly one
+    work_of: dict[int, software.CostlyWork] = {}
+    marked = bytearray(len(ctx.profile.functions))
+    functions = ctx.profile.functions
+    for f in ctx.cats:
+        if functions[f].resolved:
+            work = software.costly_work_of(ctx.name(f))
             if work is not None:
-                per.setdefault(work, {})[sid] = w
-                break
+                work_of[f] = work
+                marked[f] = 1
+    per: dict[software.CostlyWork, dict[int, int]] = {}
+    if work_of:
+        first = _weigh.first_marked(busy, ctx.profile.stacks,
+                                    ctx.stack_funcs.loc_functions, marked)
+        for sid, w in busy.items():
+            f = first.get(sid)
+            if f is not None:
+                per.setdefault(work_of[f], {})[sid] = w
     if not per:
         return None
     work, stacks = max(per.items(), key=lambda kv: sum(kv[1].values()))
