@@ -626,6 +626,7 @@ function wire() {
 
 // for tests and benchmarks: where a frame is drawn, and a timed redraw
 perf.frameCenter = (name) => {
+  fg.flush();  // a redraw pending (the page's other views resized it) moves the frames
   const r = fg.frameAt(name);
   return r ? {...fg.centerOf(r), total: r.node.t, self: r.node.s} : null;
 };

@@ -72,9 +72,11 @@ def test_comment_added_on_the_page(page, django_user_model):
     page.wait_for_selector("#explorer[data-flame-total='154']", state="attached",
                            timeout=30000)
     page.click(f"#comment-{on_loop.pk} .comment-target")
-    page.wait_for_function("document.getElementById('focus-label').textContent === "
-                           f"{LOOP!r} && !document.getElementById('callers-box').hidden",
-                           timeout=30000)
+    # a function, not an expression: Playwright evaluates an expression's text in the
+    # page, which the page's Content-Security-Policy (no 'unsafe-eval') refuses
+    page.wait_for_function("(name) => document.getElementById('focus-label').textContent "
+                           "=== name && !document.getElementById('callers-box').hidden",
+                           arg=LOOP, timeout=30000)
     assert page.url.endswith(f"{capture.get_absolute_url()}?focus={loop.id}")
     r = page.request.get(f"{page.base}/captures/{capture.pk}/data/flame.json"
                          "?start=1.0&end=2.5")

@@ -365,7 +365,12 @@ def test_zooming_shows_the_zoomed_frames_total(page):
 
 
 def _menu(page, name):
-    box = _box(page)
+    # the views that load after the flame graph's answer, and those that load when they
+    # are scrolled into view, change the page around the canvas (under load a
+    # right-click aimed before they settled missed its frame): aimed once they are in
+    _box(page)
+    page.wait_for_load_state("networkidle")
+    box = page.locator("#flame-canvas").bounding_box()
     spot = _spot(page, name)
     page.mouse.click(box["x"] + spot["x"], box["y"] + spot["y"], button="right")
     page.wait_for_selector("#frame-menu:not([hidden])")
