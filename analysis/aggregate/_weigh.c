@@ -22,6 +22,22 @@ static int add_to(PyObject *d, PyObject *key, PyObject *w) {
     return r;
 }
 
+/* acc[m] += w for each member m of `set` (an iterable of keys); -1 with an exception */
+static int add_each(PyObject *acc, PyObject *set, PyObject *w) {
+    PyObject *it = PyObject_GetIter(set), *m;
+    if (!it) return -1;
+    while ((m = PyIter_Next(it))) {
+        int r = add_to(acc, m, w);
+        Py_DECREF(m);
+        if (r < 0) {
+            Py_DECREF(it);
+            return -1;
+        }
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* stacks[sid] as a tuple of location ids (borrowed) */
 static PyObject *stack_of(PyObject *stacks, PyObject *sid) {
     Py_ssize_t i = PyLong_AsSsize_t(sid);
@@ -166,18 +182,7 @@ static PyObject *function_sums(PyObject *self, PyObject *args) {
         if (!owner) goto fail;
         if (none) continue;
         if (add_to(self_w, owner, w) < 0 || fill_set(set, st, lf) < 0) goto fail;
-        PyObject *it = PyObject_GetIter(set), *f;
-        if (!it) goto fail;
-        while ((f = PyIter_Next(it))) {
-            int r = add_to(total_w, f, w);
-            Py_DECREF(f);
-            if (r < 0) {
-                Py_DECREF(it);
-                goto fail;
-            }
-        }
-        Py_DECREF(it);
-        if (PyErr_Occurred()) goto fail;
+        if (add_each(total_w, set, w) < 0) goto fail;
     }
     Py_DECREF(set);
     return Py_BuildValue("NN", self_w, total_w);
@@ -296,18 +301,7 @@ static PyObject *mapping_sums(PyObject *self, PyObject *args) {
             if (k == 0 && add_to(self_w, m, w) < 0) goto fail;
             if (PySet_Add(set, m) < 0) goto fail;
         }
-        PyObject *it = PyObject_GetIter(set), *m;
-        if (!it) goto fail;
-        while ((m = PyIter_Next(it))) {
-            int r = add_to(total_w, m, w);
-            Py_DECREF(m);
-            if (r < 0) {
-                Py_DECREF(it);
-                goto fail;
-            }
-        }
-        Py_DECREF(it);
-        if (PyErr_Occurred()) goto fail;
+        if (add_each(total_w, set, w) < 0) goto fail;
         Py_CLEAR(set);
     }
     return Py_BuildValue("NN", self_w, total_w);
@@ -336,18 +330,7 @@ static PyObject *totals(PyObject *self, PyObject *args) {
     while (PyDict_Next(weights, &pos, &sid, &w)) {
         PyObject *st = stack_of(stacks, sid);
         if (!st || fill_set(set, st, lf) < 0) goto fail;
-        PyObject *it = PyObject_GetIter(set), *f;
-        if (!it) goto fail;
-        while ((f = PyIter_Next(it))) {
-            int r = add_to(out, f, w);
-            Py_DECREF(f);
-            if (r < 0) {
-                Py_DECREF(it);
-                goto fail;
-            }
-        }
-        Py_DECREF(it);
-        if (PyErr_Occurred()) goto fail;
+        if (add_each(out, set, w) < 0) goto fail;
     }
     Py_DECREF(set);
     return out;
