@@ -6,11 +6,11 @@ Boto3Error botocore's exceptions are not)."""
 import hashlib
 import http.server
 import os
-import threading
 
 import pytest
 from django.db.models.fields.files import FieldFile, FileField
 
+from loopback_http import serving
 from perfweb.captures import local_files
 from perfweb.captures.local_files import local_copy, trim_cache
 from perfweb.object_storage import BucketStorage
@@ -58,14 +58,9 @@ class _Bucket(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def bucket():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Bucket)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield BucketStorage(bucket_name="bucket", endpoint_url=f"http://127.0.0.1:"
-                        f"{srv.server_address[1]}", region_name="us-east-1",
-                        access_key="test", secret_key="test", addressing_style="path")
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Bucket) as url:
+        yield BucketStorage(bucket_name="bucket", endpoint_url=url, region_name="us-east-1",
+                            access_key="test", secret_key="test", addressing_style="path")
 
 
 def _field_file(storage, name):

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from collections import Counter
@@ -23,6 +22,7 @@ from analysis.symbols import symbolize
 from analysis.symbols.debuginfod import Client, parse_urls
 from conftest import FIXTURES, ROOT, SPINPOOL
 from debuginfod_server import DWARF, LIBC, QUALLA, Server, requests
+from loopback_http import serving
 from truth import truth_report
 
 CASE = "1.0.0-busy"
@@ -292,12 +292,8 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def hostile():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Hostile) as url:
+        yield url
 
 
 def test_a_bad_servers_answers_are_not_used(hostile, server, tmp_path):
