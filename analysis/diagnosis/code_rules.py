@@ -229,8 +229,7 @@ def costly_work(ctx: Context, t: dict) -> Finding | None:
     share = samples / busy_n
     if share < t["min_share"]:
         return None
-    matched = (lambda f: ctx.profile.functions[f].resolved
-               and software.costly_work_of(ctx.name(f)) is work)
+    matched = (lambda f: work_of.get(f) is work)  # the functions of these stacks are in cats
     funcs = ctx.top_functions(stacks, matched)
     callers = ctx.callers_above(stacks, matched)
     where = (f" under {', '.join(c['name'] for c in callers[:2])}" if callers else
