@@ -198,10 +198,13 @@ def test_two_hosts_analyse_captures_only_the_bucket_holds(client, member, bucket
     done[busy] = _done(busy)
     assert done[busy].latest_result().report["samples"] == SAMPLES["1.0.0-busy"]
     assert (gets(symbol_key), gets(capture_key)) == (symbol_gets, capture_gets + 1)
-    # the replaced result's two files are gone from the bucket, the new result's are in it
-    now = keys()
+    # the replaced result's two files are gone from the bucket, the new result's are in it;
+    # they go once the new result's transaction commits, just after the capture reads
+    # "done", so the bucket is given a moment to show it
     new = {f.name for f in (done[busy].latest_result().folded,
                             done[busy].latest_result().profile)}
+    wait_for(lambda: len(keys()) == len(stored), timeout=10)
+    now = keys()
     assert len(now) == len(stored) and set(now) - set(stored) == new
     stored = now
 
