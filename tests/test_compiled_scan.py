@@ -330,3 +330,62 @@ def test_packed_chains_give_the_frames_their_keys_gave(name):
                                                          not isinstance(k[1], bytes)
                                                          for k in keys)
     assert [r.chain_frames(i) for i in range(len(keys))] == before
+
+
+def _asking(log: list):
+    """A frame cache pair for kernel and user, and a miss that numbers what it is asked."""
+    kernel, user = ({}, {}), ({}, {})
+
+    def miss(depth, mode, addr, is_kernel):
+        log.append((depth, mode, addr, is_kernel))
+        (kernel if is_kernel else user)[depth > 0][addr] = len(log) - 1
+        return len(log) - 1
+    return kernel, user, miss
+
+
+@pytest.mark.parametrize("name", [c for c in CAPTURES if "dwarf" not in c])
+def test_locate_chain_reads_a_packed_chain_as_locate_its_frames(name):
+    """_scan.locate_chain, the replay's path for a packed chain, gives the locations and
+    asks the same questions in the same order as locate() over frames() of that chain,
+    on every chain of the capture."""
+    r = _read(FIX / name, True)
+    n = len(r.chains)
+    r._pack_chains()
+    packed = [cid for cid in range(n) if cid not in r.chain_rest]
+    assert len(packed) >= 10
+    via_frames, direct = [], []
+    k1, u1, miss1 = _asking(via_frames)
+    k2, u2, miss2 = _asking(direct)
+    ends = r.chain_ends
+    for cid in packed:
+        want = _scan.locate(r.chain_frames(cid), k1, u1, perf_data.KERNEL_ADDR, miss1)
+        got = _scan.locate_chain(r.chain_blob, ends[cid], ends[cid + 1], r.e == ">",
+                                 r.chain_modes[cid], r.chain_ips[cid], k2, u2,
+                                 perf_data.KERNEL_ADDR, miss2)
+        assert got == want, cid
+    assert direct == via_frames and len(direct) > 10
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_locate_chain_follows_markers_and_falls_back_to_the_ip(e):
+    kernel_m, user_m, deferred = (perf_data._CTX_KERNEL, perf_data._CTX_USER,
+                                  perf_data._CTX_USER_DEFERRED)
+    chain = _chain(kernel_m, 0xffffffff81000010, user_m, 0x401000, deferred, 0x1234,
+                   0x401000, e=e)
+    asked = []
+    kernel, user, miss = _asking(asked)
+    blob = b"\0" * 8 + chain
+    assert _scan.locate_chain(blob, 8, len(blob), e == ">", 2, 0x999, kernel, user,
+                              0xffff800000000000, miss) == (0, 1, 1)
+    # the cookie 0x1234 is no frame; the second caller 0x401000 is the first one's
+    assert asked == [(0, 1, 0xffffffff81000010, True), (1, 2, 0x401000, False)]
+    # no address: the sample's ip in its own mode; an empty slice likewise
+    for chunk in (_chain(kernel_m, user_m, e=e), b""):
+        assert _scan.locate_chain(chunk, 0, len(chunk), e == ">", 1, 0xffffffff81000010,
+                                  kernel, user, 0xffff800000000000, miss) == (0,)
+    with pytest.raises(ValueError):
+        _scan.locate_chain(blob, 8, len(blob) + 8, False, 2, 0, kernel, user, 0, miss)
+    with pytest.raises(ValueError):
+        _scan.locate_chain(blob, 8, 12, False, 2, 0, kernel, user, 0, miss)
+    with pytest.raises(TypeError):
+        _scan.locate_chain(blob, 8, 16, False, 2, 0, ({},), user, 0, miss)

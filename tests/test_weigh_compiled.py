@@ -257,3 +257,59 @@ def test_notable_functions_equal_the_sorted_table(name):
             assert got == want
             cases += want[1] is not None
     assert cases >= 8  # (most cut something)
+
+
+def _python_callers_above(ctx, stacks, pred, n=3):
+    """Context.callers_above's loop as it was in Python."""
+    from collections import Counter
+    acc: Counter = Counter()
+    for sid, w in stacks.items():
+        fids = ctx.funcs[sid]
+        start = next((i for i, f in enumerate(fids) if pred(f)), None)
+        if start is None:
+            continue
+        caller = next((f for f in fids[start + 1:]
+                       if ctx.app.get(f, False) and not pred(f)), None)
+        if caller is not None:
+            acc[caller] += w
+    return [ctx.function_row(f, c) for f, c in acc.most_common(n)]
+
+
+#: named captures with application code (the callers callers_above names)
+WITH_APP_CODE = ["realworld/postgres-hot-row/bad-hot-row.script.txt.gz",
+                 "realworld-holdout2/postgres-missing-index/fixed.script.txt.gz",
+                 "realworld/redis-fsync/bad.script.txt.gz", "diagnosis/alloc.script.txt"]
+
+
+@pytest.mark.parametrize("name", WITH_APP_CODE)
+def test_callers_above_equal_the_python_loop(name):
+    """The compiled walk (_weigh.callers_above, marks asked once per function) names the
+    callers, with their samples and in their order, that the per-frame Python loop did:
+    for a library, the kernel, each of 40 functions, and a predicate nothing satisfies;
+    over all the busy stacks and every third."""
+    from analysis.diagnosis.context import Context
+    profile = load(str(FIX / name))
+    ctx = Context.build(profile)
+    busy = ctx.busy_stacks()
+    libs = {ctx.library(f) for sid in busy for f in ctx.funcs[sid][:1]}
+    preds = [lambda f, lib=lib: ctx.library(f) is lib for lib in libs]
+    preds += [lambda f: profile.mappings[profile.functions[f].mapping_id].kind == "kernel",
+              lambda f: False, lambda f: f % 3 == 0]
+    # "who calls f": the functions application code calls, and as many others
+    below_app, others = set(), set()
+    for sid in busy:
+        fids = ctx.funcs[sid]
+        for i, f in enumerate(fids):
+            if not ctx.app.get(f, False):
+                (below_app if any(ctx.app.get(g, False) for g in fids[i + 1:]) else
+                 others).add(f)
+    preds += [lambda f, g=g: f == g for g in sorted(below_app)[:30] + sorted(others)[:10]]
+    some = dict(list(busy.items())[::3])
+    found = 0
+    for pred in preds:
+        for stacks in (busy, some):
+            for n in (3, 50):
+                want = _python_callers_above(ctx, stacks, pred, n)
+                assert ctx.callers_above(stacks, pred, n) == want
+                found += bool(want)
+    assert found >= 4, "the capture has callers above something"

@@ -387,6 +387,60 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(callers_above_doc,
+"callers_above(weights, stacks, loc_functions, marks) -> {function id: weight}\n\n"
+"Context.callers_above's walk: in each weighted stack (sid -> weight), the first function\n"
+"from the leaf marked 1 (marks[f]: a bytearray by function id), then the first marked 2\n"
+"above it (towards the root); that caller's weights summed, callers in the order first\n"
+"met. A stack without either adds nothing.");
+
+static PyObject *callers_above(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lf, *o_marks;
+    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &o_marks))
+        return NULL;
+    Py_buffer b;
+    if (buf_of(o_marks, &b, 1, 0, "marks") < 0) return NULL;
+    const unsigned char *marks = b.buf;
+    PyObject *out = PyDict_New(), *sid, *w;
+    Py_ssize_t pos = 0;
+    if (!out) goto fail;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        PyObject *st = stack_of(stacks, sid), *caller = NULL;
+        if (!st) goto fail;
+        int want = 1;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st) && !caller; k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto fail;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, j), b.len, "a function id");
+                if (f < 0) goto fail;
+                if (marks[f] != want) continue;
+                if (want == 1) {
+                    want = 2;  /* found the first marked 1: look above it */
+                } else {
+                    caller = PyTuple_GET_ITEM(fs, j);
+                    break;
+                }
+            }
+        }
+        if (!caller) continue;
+        PyObject *had = PyDict_GetItemWithError(out, caller);
+        if (!had && PyErr_Occurred()) goto fail;
+        PyObject *sum = had ? PyNumber_Add(had, w) : (Py_INCREF(w), w);
+        if (!sum) goto fail;
+        int bad = PyDict_SetItem(out, caller, sum);
+        Py_DECREF(sum);
+        if (bad < 0) goto fail;
+    }
+    PyBuffer_Release(&b);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
 PyDoc_STRVAR(used_functions_doc,
 "used_functions(sids, stacks, loc_functions, flags)\n\n"
 "flags[f] = 1 (a bytearray as long as the functions) for each function of these stacks.");
@@ -858,6 +912,7 @@ static PyMethodDef methods[] = {
     {"used_functions", used_functions, METH_VARARGS, used_functions_doc},
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
+    {"callers_above", callers_above, METH_VARARGS, callers_above_doc},
     {"user_frames", user_frames, METH_VARARGS, user_frames_doc},
     {"totals", totals, METH_VARARGS, totals_doc},
     {"select", select_stacks, METH_VARARGS, select_doc},

@@ -352,16 +352,20 @@ class Context:
         satisfying `pred(fid)` in each stack: who called into that library or wait,
         by samples. Stacks whose callers are not in the chain (no frame pointers) add
         nothing."""
-        acc: Counter = Counter()
-        for sid, w in stacks.items():
-            fids = self.funcs[sid]
-            start = next((i for i, f in enumerate(fids) if pred(f)), None)
-            if start is None:
-                continue
-            caller = next((f for f in fids[start + 1:]
-                           if self.app.get(f, False) and not pred(f)), None)
-            if caller is not None:
-                acc[caller] += w
+        stacks = stacks if type(stacks) is dict else dict(stacks)
+        functions, lf = self.profile.functions, self.stack_funcs.loc_functions
+        used = bytearray(len(functions))
+        _weigh.used_functions(stacks, self.profile.stacks, lf, used)
+        # pred and app asked once per function of these stacks, not once per frame: 1
+        # the library or wait, 2 application code outside it (the compiled walk's marks)
+        marks = bytearray(len(functions))
+        app = self.app
+        for f in compress(range(len(used)), used):
+            if pred(f):
+                marks[f] = 1
+            elif app.get(f, False):
+                marks[f] = 2
+        acc = Counter(_weigh.callers_above(stacks, self.profile.stacks, lf, marks))
         return [self.function_row(f, c) for f, c in acc.most_common(n)]
 
     def thread_use(self, tids=None, min_share: float = 0.02) -> tuple[float | None, int,

@@ -699,8 +699,8 @@ class _Reader:
         def stack_miss(row: int) -> int:
             pid = c_pid[row]
             key = (pid + 1) << 32 | c_chain[row]
-            sid = cache[key] = self._resolve(self.chain_frames(c_chain[row]), procs_of.get(pid),
-                                             spaces, pid, locs, build_ids)
+            sid = cache[key] = self._resolve(c_chain[row], procs_of.get(pid), spaces, pid,
+                                             locs, build_ids)
             keys_of_pid.setdefault(pid, []).append(key)
             return sid
 
@@ -821,11 +821,12 @@ class _Reader:
         spaces.fork(pid, ppid)
         return pid
 
-    def _resolve(self, frames, procs, spaces: AddressSpaces, pid: int, locs: dict,
+    def _resolve(self, cid: int, procs, spaces: AddressSpaces, pid: int, locs: dict,
                  build_ids: dict) -> int:
-        """The stack of a chain's frames in this process: each frame's location from the
-        frame caches (compiled, _scan.locate), a frame seen first in this address space
-        from its mapping (_locate)."""
+        """The stack of chain `cid` in this process: each frame's location from the
+        frame caches (compiled: _scan.locate_chain reads a packed chain's addresses in
+        place, _scan.locate the frames of another key), a frame seen first in this
+        address space from its mapping (_locate)."""
         user = self._user_frames.get(pid)
         if user is None:
             user = self._user_frames[pid] = ({}, {})
@@ -833,7 +834,15 @@ class _Reader:
         def miss(depth: int, mode: int, addr: int, kernel: bool) -> int:
             return self._locate(depth, addr, kernel, procs, spaces, pid, locs, build_ids,
                                 self._kernel_frames if kernel else user)
-        stack = _scan.locate(frames, self._kernel_frames, user, KERNEL_ADDR, miss)
+        if cid not in self.chain_rest:
+            ends = self.chain_ends
+            stack = _scan.locate_chain(self.chain_blob, ends[cid], ends[cid + 1],
+                                       self.e == ">", self.chain_modes[cid],
+                                       self.chain_ips[cid], self._kernel_frames, user,
+                                       KERNEL_ADDR, miss)
+        else:
+            stack = _scan.locate(self.chain_frames(cid), self._kernel_frames, user,
+                                 KERNEL_ADDR, miss)
         sid = self._stacks.get(stack)
         if sid is None:  # Profile.stack
             stacks = self.p.stacks

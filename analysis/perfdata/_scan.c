@@ -726,6 +726,81 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(locate_chain_doc,
+"locate_chain(blob, start, end, big_endian, mode, ip, kernel_frames, user_frames,\n"
+"             kernel_addr, miss) -> (location, ...)\n\n"
+"locate(frames(blob[start:end], big_endian, mode, ip), ...) without the frames: the\n"
+"replay's stack of a packed call chain (perf_data._Reader._pack_chains), one frame cache\n"
+"lookup per address and no (mode, address) tuple (a system-wide capture resolves\n"
+"100,000 chains, most of whose frames are cached).");
+
+static PyObject *locate_chain(PyObject *self, PyObject *args) {
+    Py_buffer bv;
+    Py_ssize_t start, end;
+    int big, mode;
+    unsigned long long ip, kernel_addr;
+    PyObject *kf, *uf, *miss;
+    if (!PyArg_ParseTuple(args, "y*nnpiKO!O!KO", &bv, &start, &end, &big, &mode, &ip,
+                          &PyTuple_Type, &kf, &PyTuple_Type, &uf, &kernel_addr, &miss))
+        return NULL;
+    PyObject *out = NULL;
+    if (PyTuple_GET_SIZE(kf) != 2 || PyTuple_GET_SIZE(uf) != 2 ||
+        !PyDict_Check(PyTuple_GET_ITEM(kf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(kf, 1)) ||
+        !PyDict_Check(PyTuple_GET_ITEM(uf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(uf, 1))) {
+        PyErr_SetString(PyExc_TypeError, "locate_chain: frame caches are (dict, dict)");
+        goto done;
+    }
+    if (start < 0 || end < start || end > bv.len || (end - start) % 8) {
+        PyErr_SetString(PyExc_ValueError, "locate_chain: a chain outside its blob");
+        goto done;
+    }
+    Py_ssize_t n = (end - start) / 8, got = 0;
+    if (!(out = PyTuple_New(n ? n : 1))) goto done;
+    const unsigned char *b = (const unsigned char *)bv.buf + start;
+    int cur = mode, skip = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        uint64_t v;
+        int m;
+        if (i == n) {  /* no address in the chain: the sample's ip */
+            if (got) break;
+            v = ip;
+            m = mode;
+        } else {
+            v = 0;
+            for (int k = 0; k < 8; k++)
+                v |= (uint64_t)b[8 * i + (big ? 7 - k : k)] << (8 * k);
+            if (skip) { skip = 0; continue; }
+            if (v >= CTX_MAX) {
+                if (v == CTX_USER_DEFERRED) skip = 1;
+                cur = marker_mode(v, cur);
+                continue;
+            }
+            m = cur;
+        }
+        int kernel = m == 1 || m == 4 || (m == 0 && v >= kernel_addr);
+        PyObject *addr_o = PyLong_FromUnsignedLongLong(v);
+        if (!addr_o) goto fail;
+        PyObject *cache = PyTuple_GET_ITEM(kernel ? kf : uf, got > 0);
+        PyObject *loc = PyDict_GetItemWithError(cache, addr_o);
+        if (loc) {
+            Py_INCREF(loc);
+        } else if (!PyErr_Occurred()) {
+            loc = PyObject_CallFunction(miss, "niOO", got, m, addr_o,
+                                        kernel ? Py_True : Py_False);
+        }
+        Py_DECREF(addr_o);
+        if (!loc) goto fail;
+        PyTuple_SET_ITEM(out, got++, loc);
+    }
+    if (got < PyTuple_GET_SIZE(out) && _PyTuple_Resize(&out, got) < 0) out = NULL;
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&bv);
+    return out;
+}
+
 PyDoc_STRVAR(pack_chains_doc,
 "pack_chains(keys) -> (blob, ends, modes, rest)\n\n"
 "perf_data._Reader._pack_chains: the bytes of the (mode, bytes) chain keys of the list\n"
@@ -798,6 +873,7 @@ static PyMethodDef methods[] = {
     {"seconds", seconds, METH_VARARGS, seconds_doc},
     {"frames", frames, METH_VARARGS, frames_doc},
     {"locate", locate, METH_VARARGS, locate_doc},
+    {"locate_chain", locate_chain, METH_VARARGS, locate_chain_doc},
     {"pack_chains", pack_chains, METH_O, pack_chains_doc},
     {NULL, NULL, 0, NULL},
 };
