@@ -424,14 +424,7 @@ static PyObject *callers_above(PyObject *self, PyObject *args) {
                 }
             }
         }
-        if (!caller) continue;
-        PyObject *had = PyDict_GetItemWithError(out, caller);
-        if (!had && PyErr_Occurred()) goto fail;
-        PyObject *sum = had ? PyNumber_Add(had, w) : (Py_INCREF(w), w);
-        if (!sum) goto fail;
-        int bad = PyDict_SetItem(out, caller, sum);
-        Py_DECREF(sum);
-        if (bad < 0) goto fail;
+        if (caller && add_to(out, caller, w) < 0) goto fail;
     }
     PyBuffer_Release(&b);
     return out;
@@ -439,6 +432,85 @@ fail:
     Py_XDECREF(out);
     PyBuffer_Release(&b);
     return NULL;
+}
+
+PyDoc_STRVAR(sum_threads_doc,
+"sum_threads(out, sids, state, tids, weights, off, mtid, mn)\n\n"
+"StackThreads.sum_into's loop: out[tid] += each stack's samples on thread tid, in the\n"
+"order walking the stacks and their threads meets them. state (bytes by stack id): 1 the\n"
+"stack is on one thread, tids[sid], with weights[sid] samples; 2 on several, the pairs\n"
+"mtid[j], mn[j] for j in off[k]..off[k + 1] where k = tids[sid]; else none.");
+
+static PyObject *sum_threads(PyObject *self, PyObject *args) {
+    PyObject *out, *sids, *o_state, *o_tids, *weights, *o_off, *o_mtid, *o_mn;
+    if (!PyArg_ParseTuple(args, "O!OOOO!OOO", &PyDict_Type, &out, &sids, &o_state, &o_tids,
+                          &PyDict_Type, &weights, &o_off, &o_mtid, &o_mn))
+        return NULL;
+    Py_buffer st, td, of, mt, mn;
+    int got = 0;
+    PyObject *it = NULL, *sid = NULL, *res = NULL;
+    if (buf_of(o_state, &st, 1, 0, "state") < 0) return NULL;
+    got = 1;
+    if (buf_of(o_tids, &td, 4, 0, "tids") < 0) goto done;
+    got = 2;
+    if (buf_of(o_off, &of, 8, 0, "off") < 0) goto done;
+    got = 3;
+    if (buf_of(o_mtid, &mt, 4, 0, "mtid") < 0) goto done;
+    got = 4;
+    if (buf_of(o_mn, &mn, 8, 0, "mn") < 0) goto done;
+    got = 5;
+    const unsigned char *state = st.buf;
+    const int32_t *tids = td.buf, *mtid = mt.buf;
+    const int64_t *off = of.buf, *mns = mn.buf;
+    Py_ssize_t size = st.len, ntid = td.len / 4, noff = of.len / 8, npair = mt.len / 4;
+    if (mn.len / 8 != npair) {
+        PyErr_SetString(PyExc_ValueError, "sum_threads: mtid and mn differ in length");
+        goto done;
+    }
+    if (!(it = PyObject_GetIter(sids))) goto done;
+    while ((sid = PyIter_Next(it))) {
+        Py_ssize_t i = PyLong_AsSsize_t(sid);
+        if (i == -1 && PyErr_Occurred()) goto done;
+        int kind = 0 <= i && i < size ? state[i] : 0;
+        if ((kind == 1 || kind == 2) && i >= ntid) {
+            PyErr_SetString(PyExc_IndexError, "sum_threads: a stack id past tids");
+            goto done;
+        }
+        if (kind == 1) {
+            PyObject *w = PyDict_GetItemWithError(weights, sid);
+            if (!w) {
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+                goto done;
+            }
+            PyObject *t = PyLong_FromLong(tids[i]);
+            if (!t) goto done;
+            int bad = add_to(out, t, w);
+            Py_DECREF(t);
+            if (bad < 0) goto done;
+        } else if (kind == 2) {
+            int32_t k = tids[i];
+            if (k < 0 || k + 1 >= noff || off[k] < 0 || off[k] > off[k + 1] ||
+                off[k + 1] > npair) {
+                PyErr_SetString(PyExc_IndexError, "sum_threads: thread pairs out of range");
+                goto done;
+            }
+            for (int64_t j = off[k]; j < off[k + 1]; j++) {
+                PyObject *t = PyLong_FromLong(mtid[j]), *n = PyLong_FromLongLong(mns[j]);
+                int bad = !t || !n || add_to(out, t, n) < 0;
+                Py_XDECREF(t);
+                Py_XDECREF(n);
+                if (bad) goto done;
+            }
+        }
+        Py_CLEAR(sid);
+    }
+    if (!PyErr_Occurred()) res = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    Py_buffer *bufs[5] = {&st, &td, &of, &mt, &mn};
+    for (int k = 0; k < got; k++) PyBuffer_Release(bufs[k]);
+    return res;
 }
 
 PyDoc_STRVAR(used_functions_doc,
@@ -913,6 +985,7 @@ static PyMethodDef methods[] = {
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
     {"callers_above", callers_above, METH_VARARGS, callers_above_doc},
+    {"sum_threads", sum_threads, METH_VARARGS, sum_threads_doc},
     {"user_frames", user_frames, METH_VARARGS, user_frames_doc},
     {"totals", totals, METH_VARARGS, totals_doc},
     {"select", select_stacks, METH_VARARGS, select_doc},

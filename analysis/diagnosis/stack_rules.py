@@ -49,21 +49,30 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     sids, ns, outers, befores = (array("i", [0]) * len(weights) for _ in range(4))
     count = _weigh.user_frames(weights, p.stacks, _user_functions(p), sids, ns, outers,
                                befores)
+    # per outer function, once: 1 an address no file maps (what a frame pointer register
+    # held in code that used it for data; perf prints it as [unknown] or the bare
+    # address), 2 no thread entry point, 0 an entry point
+    functions, mappings = p.functions, p.mappings
+    kind_of: dict[int, int] = {}
+    for f in set(outers[:count]):
+        fn = functions[f]
+        kind_of[f] = 1 if mappings[fn.mapping_id].kind == UNKNOWN and not fn.resolved else \
+            0 if is_root(f) else 2
+    path_of: dict[int, str] = {}
     for sid, n, outer_id, before in zip(sids[:count], ns[:count], outers[:count],
                                         befores[:count]):
         w = weights[sid]
         user_samples += w
-        deepest = max(deepest, n)
-        outer = p.functions[outer_id]
-        # an address no file maps: what a frame pointer register held in code that
-        # used it for data (perf prints it as [unknown] or the bare address)
-        garbage = p.mappings[outer.mapping_id].kind == UNKNOWN and not outer.resolved
-        short = n <= SHORT and not is_root(outer_id)
-        if garbage or short:
+        if n > deepest:
+            deepest = n
+        k = kind_of[outer_id]
+        if k == 1 or (k == 2 and n <= SHORT):  # garbage, or short
             broken[sid] = w
-            origin = p.mappings[p.functions[before if garbage and n > 1 else outer_id]
-                                .mapping_id]
-            cut_in[origin.path] += w
+            origin = before if k == 1 and n > 1 else outer_id
+            path = path_of.get(origin)
+            if path is None:
+                path = path_of[origin] = mappings[functions[origin].mapping_id].path
+            cut_in[path] += w
     samples = sum(broken.values())
     share = ctx.share(samples)
     dwarf = DWARF_NOTE in p.notes  # stack copies not unwound: leaves only, for now

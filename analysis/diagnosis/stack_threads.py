@@ -101,18 +101,9 @@ class StackThreads:
         """out[tid] += the samples of each of these stacks on thread tid (Context.threads:
         the same sums, in the same order, as walking get(sid).items(), without a dict
         per stack)."""
-        state, tids, weights, get = self._state, self._tid, self._weights, out.get
-        off, mtid, mn, size = self._off, self._mtid, self._mn, len(state)
-        for sid in sids:
-            kind = state[sid] if 0 <= sid < size else _ABSENT
-            if kind == _ONE:
-                t = tids[sid]
-                out[t] = get(t, 0) + weights[sid]
-            elif kind == _MANY:
-                k = tids[sid]
-                for j in range(off[k], off[k + 1]):
-                    t = mtid[j]
-                    out[t] = get(t, 0) + mn[j]
+        weights = self._weights if isinstance(self._weights, dict) else dict(self._weights)
+        _weigh.sum_threads(out, sids, self._state, self._tid, weights, self._off,
+                           self._mtid, self._mn)
 
     def on_any(self, sid: int, tids: set[int]) -> bool:
         """Has the stack samples on any of these threads?"""

@@ -52,11 +52,11 @@ def time_in(ctx: Context) -> dict:
     class_of: dict[tuple[int, int], str | None] = {}  # (mask, leaf mask) -> class
     mask, leaf_mask, idle, kernel_leaf = (ctx.mask, ctx.leaf_mask, ctx.idle,
                                           ctx.kernel_leaf_stacks)
-    for sid, w in ctx.weights.items():
-        if sid in idle:
+    for sid, w in ctx.weights.items():  # (the flags are a byte per stack id)
+        if idle[sid]:
             continue
         busy += w
-        if sid in kernel_leaf:
+        if kernel_leaf[sid]:
             kernel += w
         key = (mask[sid], leaf_mask[sid])
         if key in class_of:
