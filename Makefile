@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-load bench-offcpu bench-dwarf bench-size screenshots clean
+.PHONY: run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-upload bench-load bench-offcpu bench-dwarf bench-size screenshots clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
 # analysis/aggregate/_weigh.c, analysis/importers/_script.c, analysis/export/_fold.c) need a
@@ -54,6 +54,9 @@ bench-perf-data: $(STAMP)
 
 bench-symbols: $(STAMP)
 	$(PY) benchmarks/bench_symbols.py $(BENCH_ARGS)
+
+bench-upload: $(STAMP)
+	$(PY) benchmarks/bench_upload.py $(BENCH_ARGS)
 
 bench-load: $(STAMP)
 	$(PY) benchmarks/bench_load.py $(BENCH_ARGS)
