@@ -16,6 +16,7 @@ from .export.folded import FLAMEGRAPH, INFERNO, PERIOD, SAMPLES, FoldOptions, wr
 from .importers import load
 from .offcpu.views import ON_CPU, VIEWS, view
 from .gc_pause import paused_gc
+from .malloc_tuning import bound_heap
 
 # the symbolizer (pyelftools, the demangler) and the comparison are imported when a
 # command needs them: a report without symbols starts 0.08 s sooner; the report (its
@@ -23,6 +24,7 @@ from .gc_pause import paused_gc
 
 
 def main(argv: list[str] | None = None) -> int:
+    bound_heap()
     with paused_gc():
         return _main(argv)
 

@@ -74,6 +74,7 @@ def child(path: str, work: str) -> None:
         importlib.import_module(module)
     from analysis.gc_pause import paused_gc
     from analysis.importers import load
+    from analysis.malloc_tuning import bound_heap
     from analysis.report import build_report
     from perfweb.captures.services.analysis_run import write_outputs
 
@@ -86,6 +87,7 @@ def child(path: str, work: str) -> None:
         stages.append((name, now - last, *_rss_mib()))
         last = now
 
+    bound_heap()  # as _run does
     with paused_gc():
         profile = load(path)
     stage("load")

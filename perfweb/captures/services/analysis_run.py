@@ -22,6 +22,7 @@ from analysis.errors import AnalysisError
 from analysis.export.folded import FoldOptions, fold, folded_lines
 from analysis.gc_pause import paused_gc
 from analysis.importers import load
+from analysis.malloc_tuning import bound_heap
 from analysis.report import build_report
 from analysis.symbols import symbolize
 
@@ -102,6 +103,7 @@ def _stage(mine: Claim, status: str, progress: int) -> None:
 
 
 def _run(mine: Claim, capture: Capture) -> None:
+    bound_heap()  # the import's outgrown blocks go back to the system (malloc_tuning)
     with work_dirs.work_dir() as work:
         _stage(mine, Status.PARSING, 10)
         try:

@@ -18,6 +18,7 @@ from django.conf import settings
 
 from analysis import profile_io
 from analysis.explore import derived_bytes, forget_derived
+from analysis.malloc_tuning import bound_heap
 from analysis.profile import Profile
 from analysis.profile_size import approx_bytes
 
@@ -53,6 +54,7 @@ def result_profile(result) -> Profile | None:
             _CACHE.move_to_end(key)
             _trim(limit)
             return hit[0]
+    bound_heap()  # a profile the cache drops gives its large blocks back (malloc_tuning)
     with result.profile.open("rb") as f:
         profile = profile_io.load(f)
     size = approx_bytes(profile)
