@@ -313,3 +313,30 @@ def test_callers_above_equal_the_python_loop(name):
                 assert ctx.callers_above(stacks, pred, n) == want
                 found += bool(want)
     assert found >= 4, "the capture has callers above something"
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_location_weights_equal_the_python_loops(name):
+    """_weigh.location_weights: each location's weight over the stacks, counted at each
+    of its frames (symbolize.coverage) or once per stack (Symbolizer._frame_weights)."""
+    profile = load(str(FIX / name))
+    weights = stack_weights(profile)
+    n = len(profile.locations)
+    every, once = [0] * n, [0] * n
+    for sid, w in weights.items():
+        for loc in profile.stacks[sid]:
+            every[loc] += w
+        for loc in set(profile.stacks[sid]):
+            once[loc] += w
+    assert sum(once) > 0
+    for distinct, want in ((False, every), (True, once)):
+        got = array("q", _weigh.location_weights(weights, profile.stacks, n, distinct))
+        assert got.tolist() == want
+    with pytest.raises(IndexError):
+        _weigh.location_weights(weights, profile.stacks, n - 1, False)
+    # a stack that recurses: its location counted twice, or once
+    made = [(1, 2, 1), (2,)]
+    assert array("q", _weigh.location_weights({0: 5, 1: 7}, made, 3, False)).tolist() == \
+        [0, 10, 12]
+    assert array("q", _weigh.location_weights({0: 5, 1: 7}, made, 3, True)).tolist() == \
+        [0, 5, 12]

@@ -312,6 +312,62 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(location_weights_doc,
+"location_weights(weights, stacks, n, distinct) -> bytes of n int64\n\n"
+"Per location id below n, the weights of the stacks it is in: once for each time it is\n"
+"in a stack, or (distinct) once per stack (symbolize.coverage, Symbolizer._frame_weights).\n"
+"A weight that is not an int, or a sum past int64, is an error.");
+
+static PyObject *location_weights(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks;
+    Py_ssize_t n;
+    int distinct;
+    if (!PyArg_ParseTuple(args, "O!O!np", &PyDict_Type, &weights, &PyList_Type, &stacks, &n,
+                          &distinct))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "location_weights: n < 0");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    Py_ssize_t *last = distinct ? PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t)) : NULL;
+    if (!out || (distinct && !last)) {
+        Py_XDECREF(out);
+        PyMem_Free(last);
+        return PyErr_NoMemory();
+    }
+    int64_t *acc = (int64_t *)PyBytes_AS_STRING(out);
+    memset(acc, 0, n * 8);
+    for (Py_ssize_t i = 0; distinct && i < n; i++) last[i] = -1;
+    Py_ssize_t pos = 0, row = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto fail;
+        long long v = PyLong_AsLongLong(w);
+        if (v == -1 && PyErr_Occurred()) goto fail;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+            Py_ssize_t loc = index_of(PyTuple_GET_ITEM(st, k), n, "a location id");
+            if (loc < 0) goto fail;
+            if (distinct) {
+                if (last[loc] == row) continue;
+                last[loc] = row;
+            }
+            if (__builtin_add_overflow(acc[loc], (int64_t)v, &acc[loc])) {
+                PyErr_SetString(PyExc_OverflowError, "location_weights: past int64");
+                goto fail;
+            }
+        }
+        row++;
+    }
+    PyMem_Free(last);
+    return out;
+fail:
+    PyMem_Free(last);
+    Py_DECREF(out);
+    return NULL;
+}
+
 PyDoc_STRVAR(totals_doc,
 "totals(weights, stacks, loc_functions) -> {function id: weight}\n\n"
 "Per stack id and weight, in the order of `weights`, each of the stack's distinct\n"
@@ -981,6 +1037,7 @@ static PyMethodDef methods[] = {
     {"function_sums", function_sums, METH_VARARGS, function_sums_doc},
     {"function_arrays", function_arrays, METH_VARARGS, function_arrays_doc},
     {"mapping_sums", mapping_sums, METH_VARARGS, mapping_sums_doc},
+    {"location_weights", location_weights, METH_VARARGS, location_weights_doc},
     {"used_functions", used_functions, METH_VARARGS, used_functions_doc},
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},

@@ -21,10 +21,12 @@ import hashlib
 import re
 import os
 import tempfile
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
+from ..aggregate import _weigh
 from ..aggregate.selection import stack_weights
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
                        classify_dso, unresolved_name)
@@ -163,12 +165,10 @@ class Symbolizer:
         self.kernel_mismatch[mapping_id] = (past, total)
 
     def _frame_weights(self, p: Profile) -> dict[int, int]:
-        if self._weights is None:
-            acc: dict[int, int] = defaultdict(int)
-            for sid, w in stack_weights(p).items():
-                for loc_id in set(p.stacks[sid]):
-                    acc[loc_id] += w
-            self._weights = acc
+        if self._weights is None:  # (each stack once per location in it)
+            at = array("q", _weigh.location_weights(stack_weights(p), p.stacks,
+                                                    len(p.locations), True))
+            self._weights = {loc: w for loc, w in enumerate(at) if w}
         return self._weights
 
     def _place(self, p: Profile, loc) -> None:
@@ -397,20 +397,21 @@ def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
 def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
     """Per DSO with samples: how much of it got names, from what, and what would help."""
     weights = stack_weights(p)
-    touched: dict[int, int] = defaultdict(int)
+    # samples per DSO (each stack once per DSO in it, in the order a set of them has:
+    # equal counts keep it) and, per DSO, its frames' and its named frames' weights,
+    # from each location's weight summed in C over the stacks (not a loop per frame)
+    _, touched = _weigh.mapping_sums(weights, p.stacks,
+                                     [loc.mapping_id for loc in p.locations])
+    at = array("q", _weigh.location_weights(weights, p.stacks, len(p.locations), False))
+    resolved = bytes(f.resolved for f in p.functions)
     frames: dict[int, int] = defaultdict(int)
     named: dict[int, int] = defaultdict(int)
-    for sid, w in weights.items():
-        seen = set()
-        for loc_id in p.stacks[sid]:
-            loc = p.locations[loc_id]
-            m = loc.mapping_id
-            frames[m] += w
-            if any(p.functions[f].resolved for f in loc.functions):
-                named[m] += w
-            seen.add(m)
-        for m in seen:
-            touched[m] += w
+    for loc in p.locations:
+        w = at[loc.id]
+        if w:
+            frames[loc.mapping_id] += w
+            if any(resolved[f] for f in loc.functions):
+                named[loc.mapping_id] += w
     out = []
     for m, samples in sorted(touched.items(), key=lambda kv: -kv[1]):
         mp = p.mappings[m]
