@@ -102,7 +102,7 @@ class Symbolizer:
 
     def _add(self, sf: SymbolFile) -> None:
         if sf.kind == "elf":
-            info = read_info(sf.path, sf.origin)
+            info = read_info(sf.path, sf.origin, sf.sha256)
             info.sha256 = sf.sha256
             if not info.build_id and sf.build_id_hint:
                 info.build_id = sf.build_id_hint
