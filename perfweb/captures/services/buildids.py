@@ -33,7 +33,7 @@ def _elves(collected: Collected):
         if f.kind != "elf":
             continue
         try:
-            info = read_info(f.path, f.origin)
+            info = read_info(f.path, f.origin, f.sha256)  # (symbolize reads it next)
         except ElfUnreadable:
             continue
         build_id = info.build_id or f.build_id_hint
@@ -55,7 +55,7 @@ def index(sf: SymbolFile, path: str | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="perfweb-buildids-") as work:
         local = path or local_copy(sf.file, work, f"symbol-{sf.pk}", sf.sha256)
         try:
-            collected = collect([local], work)
+            collected = collect([local], work, digests={local: sf.sha256})
         except BundleError:
             collected = Collected()
         for f, info, build_id in _elves(collected):
