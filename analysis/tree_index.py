@@ -23,6 +23,7 @@ from itertools import accumulate
 from operator import gt
 from typing import Callable, Sequence
 
+from .aggregate import _weigh
 from .aggregate import tree as calltree
 from .aggregate.tree import DEEPER, MAX_DEPTH, MAX_NODES, MERGED, ROOT, Row, Tree
 from .profile import Profile
@@ -48,6 +49,17 @@ class TreeIndex:
 
 def build(profile: Profile, leaf_first: bool, depth: int = DEPTH) -> TreeIndex | None:
     """The index of `profile`'s stacks; None when it would pass MAX_INDEX_NODES."""
+    got = _weigh.tree_index(profile.stacks, calltree.location_functions(profile),
+                            leaf_first, depth, MAX_INDEX_NODES)
+    if got is None:
+        return None
+    func, end, node_of = (array("i", b) for b in got)
+    return TreeIndex(leaf_first, depth, func, end, node_of)
+
+
+def build_py(profile: Profile, leaf_first: bool, depth: int = DEPTH) -> TreeIndex | None:
+    """build in Python: the reference the compiled one (_weigh.tree_index) is tested
+    against."""
     fns = calltree.location_functions(profile)
     paths = [calltree.functions_of(fns, s, leaf_first, depth) for s in profile.stacks]
     if sum(map(len, paths)) >= MAX_INDEX_NODES:  # an upper bound of the nodes

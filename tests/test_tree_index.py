@@ -196,3 +196,27 @@ def test_a_damaged_index_is_not_kept(tmp_path):
     short = tree_index.TreeIndex(False, good.depth, good.func, good.end, good.node_of[:-1])
     assert not tree_index.keep(p, short)  # a stack without a node
     assert tree_index.keep(p, good)
+
+
+def test_the_compiled_build_is_the_python_one(tmp_path):
+    """_weigh.tree_index (build) against build_py: the same nodes, ends and stack nodes,
+    both ways, on the captures, the symbolized one (inline frames), random ones with
+    stacks past the index's depth, cut at a few depths; and None past the node budget."""
+    profiles = [load(path) for path in CAPTURES] + [_spinpool_symbolized()] + \
+        [_random_folded(tmp_path, seed, deep=seed % 3) for seed in range(4)]
+    for p in profiles:
+        for leaf_first in (False, True):
+            for depth in (tree_index.DEPTH, 1, 3, 0):
+                got = tree_index.build(p, leaf_first, depth)
+                assert got == tree_index.build_py(p, leaf_first, depth)
+                assert len(got.node_of) == len(p.stacks)
+    p = profiles[0]
+    nodes = sum(len(calltree.functions_of(calltree.location_functions(p), s, False,
+                                          tree_index.DEPTH)) for s in p.stacks)
+    for budget, built in ((nodes, False), (nodes + 1, True)):
+        tree_index.MAX_INDEX_NODES, saved = budget, tree_index.MAX_INDEX_NODES
+        try:
+            assert (tree_index.build(p, False) is not None) == built
+            assert (tree_index.build_py(p, False) is not None) == built
+        finally:
+            tree_index.MAX_INDEX_NODES = saved

@@ -9,7 +9,11 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "_column.h"
 
 /* d[key] += w, with d[key] absent meaning 0; 0 or -1 with an exception set */
 static int add_to(PyObject *d, PyObject *key, PyObject *w) {
@@ -366,6 +370,143 @@ fail:
     PyMem_Free(last);
     Py_DECREF(out);
     return NULL;
+}
+
+PyDoc_STRVAR(tree_index_doc,
+"tree_index(stacks, loc_functions, leaf_first, depth, max_nodes)\n"
+"    -> (func, end, node_of) as bytes of int32, or None\n\n"
+"tree_index.build's work: each stack's function path (inline frames expanded; from the\n"
+"leaf or from the root; its first `depth` functions), the paths in sorted order (a\n"
+"prefix first, equal paths by stack id, as sorted() orders lists), and their tree in\n"
+"depth-first preorder: per node its function (-1 for the root) and one past its\n"
+"subtree, per stack the node its path ends at. None when the paths hold max_nodes\n"
+"functions or more.");
+
+/* the paths qsort compares (its comparator has no context argument; the GIL is held) */
+static const int32_t *tree_paths;
+static const int64_t *tree_off;
+
+static int tree_cmp(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int64_t i = tree_off[x], ie = tree_off[x + 1], j = tree_off[y], je = tree_off[y + 1];
+    for (; i < ie && j < je; i++, j++)
+        if (tree_paths[i] != tree_paths[j]) return tree_paths[i] < tree_paths[j] ? -1 : 1;
+    if (i < ie) return 1;  /* y is a prefix of x */
+    if (j < je) return -1;
+    return x < y ? -1 : x > y;
+}
+
+static PyObject *tree_index(PyObject *self, PyObject *args) {
+    PyObject *stacks, *lf;
+    int leaf_first;
+    Py_ssize_t depth, max_nodes;
+    if (!PyArg_ParseTuple(args, "O!O!pnn", &PyList_Type, &stacks, &PyList_Type, &lf,
+                          &leaf_first, &depth, &max_nodes))
+        return NULL;
+    if (depth < 0 || max_nodes < 1 || max_nodes > INT32_MAX - 1) {
+        PyErr_SetString(PyExc_ValueError, "tree_index: depth or max_nodes out of range");
+        return NULL;
+    }
+    Py_ssize_t ns = PyList_GET_SIZE(stacks);
+    if (ns > INT32_MAX - 1) {
+        PyErr_SetString(PyExc_ValueError, "tree_index: too many stacks");
+        return NULL;
+    }
+    PyObject *out = NULL;
+    int64_t *off = PyMem_Malloc((ns + 1) * sizeof(int64_t));
+    int32_t *order = PyMem_Malloc((ns ? ns : 1) * sizeof(int32_t));
+    int32_t *node_of = PyMem_Malloc((ns ? ns : 1) * sizeof(int32_t));
+    Column paths = {0}, func = {0}, end = {0}, chain = {0}, tmp = {0};
+    if (!off || !order || !node_of) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    off[0] = 0;
+    for (Py_ssize_t s = 0; s < ns; s++) {
+        PyObject *st = PyList_GET_ITEM(stacks, s);
+        if (!PyTuple_Check(st)) {
+            PyErr_SetString(PyExc_TypeError, "_weigh: a stack is a tuple of location ids");
+            goto done;
+        }
+        Py_ssize_t n = PyTuple_GET_SIZE(st), take = n > depth ? depth : n;
+        Py_ssize_t first = leaf_first ? 0 : n - take;
+        tmp.len = 0;
+        for (Py_ssize_t k = first; k < first + take; k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto done;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                long f = PyLong_AsLong(PyTuple_GET_ITEM(fs, j));
+                if (f == -1 && PyErr_Occurred()) goto done;
+                if (f < INT32_MIN || f > INT32_MAX) {
+                    PyErr_SetString(PyExc_OverflowError, "tree_index: a function id past int32");
+                    goto done;
+                }
+                int32_t v = (int32_t)f;
+                if (col_put(&tmp, &v, 4)) goto done;
+            }
+        }
+        int32_t *t = (int32_t *)tmp.data;
+        Py_ssize_t m = tmp.len / 4;
+        if (!leaf_first)
+            for (Py_ssize_t a = 0, b = m - 1; a < b; a++, b--) {
+                int32_t x = t[a];
+                t[a] = t[b];
+                t[b] = x;
+            }
+        if (m > depth) m = depth;
+        if (m && col_put(&paths, t, 4 * m)) goto done;
+        off[s + 1] = off[s] + m;
+        if (off[s + 1] >= max_nodes) {  /* an upper bound of the nodes */
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        order[s] = (int32_t)s;
+    }
+    tree_paths = (const int32_t *)paths.data;
+    tree_off = off;
+    qsort(order, ns, sizeof(int32_t), tree_cmp);
+    const int32_t *P = (const int32_t *)paths.data;
+    int32_t root_f = -1, zero = 0, node = 0;
+    if (col_put(&func, &root_f, 4) || col_put(&end, &zero, 4) || col_put(&chain, &zero, 4))
+        goto done;
+    int32_t prev = -1;
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        int32_t sid = order[i];
+        int64_t a = off[sid], len = off[sid + 1] - a, same = 0;
+        if (prev >= 0) {
+            int64_t b = off[prev], plen = off[prev + 1] - b, most = len < plen ? len : plen;
+            while (same < most && P[a + same] == P[b + same]) same++;
+        }
+        int32_t *ch = (int32_t *)chain.data, nfunc = (int32_t)(func.len / 4);
+        Py_ssize_t nchain = chain.len / 4;
+        for (Py_ssize_t k = same + 1; k < nchain; k++) ((int32_t *)end.data)[ch[k]] = nfunc;
+        chain.len = (same + 1) * 4;
+        for (int64_t k = same; k < len; k++) {
+            node = (int32_t)(func.len / 4);
+            if (col_put(&chain, &node, 4) || col_put(&func, &P[a + k], 4) ||
+                col_put(&end, &zero, 4))
+                goto done;
+        }
+        node_of[sid] = ((int32_t *)chain.data)[len];
+        prev = sid;
+    }
+    {
+        int32_t nfunc = (int32_t)(func.len / 4), *ch = (int32_t *)chain.data;
+        for (Py_ssize_t k = 0; k < (Py_ssize_t)(chain.len / 4); k++)
+            ((int32_t *)end.data)[ch[k]] = nfunc;
+    }
+    out = Py_BuildValue("y#y#y#", func.data, (Py_ssize_t)func.len, end.data,
+                        (Py_ssize_t)end.len, (const char *)node_of, (Py_ssize_t)(4 * ns));
+done:
+    PyMem_Free(off);
+    PyMem_Free(order);
+    PyMem_Free(node_of);
+    PyMem_Free(paths.data);
+    PyMem_Free(func.data);
+    PyMem_Free(end.data);
+    PyMem_Free(chain.data);
+    PyMem_Free(tmp.data);
+    return out;
 }
 
 PyDoc_STRVAR(totals_doc,
@@ -1038,6 +1179,7 @@ static PyMethodDef methods[] = {
     {"function_arrays", function_arrays, METH_VARARGS, function_arrays_doc},
     {"mapping_sums", mapping_sums, METH_VARARGS, mapping_sums_doc},
     {"location_weights", location_weights, METH_VARARGS, location_weights_doc},
+    {"tree_index", tree_index, METH_VARARGS, tree_index_doc},
     {"used_functions", used_functions, METH_VARARGS, used_functions_doc},
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
