@@ -389,3 +389,33 @@ def test_locate_chain_follows_markers_and_falls_back_to_the_ip(e):
         _scan.locate_chain(blob, 8, 12, False, 2, 0, kernel, user, 0, miss)
     with pytest.raises(TypeError):
         _scan.locate_chain(blob, 8, 16, False, 2, 0, ({},), user, 0, miss)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_fast_stack_path_makes_the_profile_stack_miss_makes(name, monkeypatch):
+    """replay_run resolves a new (process, packed chain) pair in C (its `fast` tuple);
+    without it every one goes to the Python stack_miss. The profiles are the same, file
+    for file as saved (locations, functions, stacks and their ids, columns)."""
+    import io
+
+    from analysis import profile_io
+
+    def saved() -> bytes:
+        with perf_data._mapped(FIX / name) as buf:
+            p = perf_data._Reader(buf, len(buf)).read()
+        out = io.BytesIO()
+        profile_io.dump(p, out)
+        return out.getvalue()
+    fast = saved()
+    compiled = _scan.replay_run
+    calls = []
+
+    def without_fast(*args):
+        calls.append(len(args))
+        return compiled(*args[:11])
+    monkeypatch.setattr(_scan, "replay_run", without_fast)
+    assert saved() == fast
+    if "dwarf" in name:  # stack copies to unwind: the replay takes its rows one by one
+        assert not calls
+    else:
+        assert calls and all(n == 12 for n in calls), "the replay passes its fast path"

@@ -704,6 +704,12 @@ class _Reader:
             keys_of_pid.setdefault(pid, []).append(key)
             return sid
 
+        def frame_miss(depth: int, mode: int, addr: int, kernel: bool, pid: int) -> int:
+            # (a packed chain's frame not in its cache, from replay_run's fast path)
+            return self._locate(depth, addr, kernel, procs_of.get(pid), spaces, pid, locs,
+                                build_ids, self._kernel_frames if kernel
+                                else self._user_frames[pid])
+
         def comm_miss(row: int) -> int:
             tid = c_tid[row]
             comm = comms.get(tid)
@@ -731,9 +737,15 @@ class _Reader:
             if not snaps:  # every row up to the next sideband record, compiled
                 # (a time past 2^63, from a damaged record, stops the run early: the rows
                 # from there are taken one by one below, against the real next_side)
+                # a new (process, packed chain) pair is resolved in C, frame misses
+                # asked of frame_miss (stack_miss's work, for the other chain keys)
+                fast = (self.chain_blob, self.chain_ends, self.chain_modes, self.chain_ips,
+                        self.e == ">", self.chain_rest, self._kernel_frames,
+                        self._user_frames, KERNEL_ADDR, frame_miss, self._stacks, p.stacks,
+                        self._ints, keys_of_pid)
                 j, run_stacks, run_comms = _scan.replay_run(
                     order, i, times, -1 if next_side is None else min(next_side, _I64_MAX),
-                    c_pid, c_chain, c_tid, cache, comm_ids, stack_miss, comm_miss)
+                    c_pid, c_chain, c_tid, cache, comm_ids, stack_miss, comm_miss, fast)
                 if j > i:
                     stacks.frombytes(run_stacks)
                     comm_col.frombytes(run_comms)

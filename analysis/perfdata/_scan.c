@@ -512,6 +512,142 @@ static PyObject *seconds(PyObject *self, PyObject *args) {
     return out;
 }
 
+static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who);
+static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int mode,
+                            uint64_t ip, PyObject *kf, PyObject *uf, uint64_t kernel_addr,
+                            PyObject *miss, PyObject *pid);
+
+/* replay_run's `fast`: what the replay resolves a packed chain's stack with, in C (the
+ * Python stack_miss did the same per new (process, chain) pair: a system-wide capture
+ * has 100,000 of them) */
+typedef struct {
+    PyObject *blob, *rest, *kf, *user_frames, *miss, *stack_ix, *stacks, *ints, *keys_of_pid;
+    Py_buffer ends, modes, ips;
+    int big, views;
+    unsigned long long kernel_addr;
+} Fast;
+
+static int fast_open(Fast *F, PyObject *t) {
+    PyObject *ends, *modes, *ips;
+    F->views = 0;
+    if (!PyArg_ParseTuple(t, "O!OOOpO!OO!KOO!O!O!O!;replay_run: fast is (blob, ends, modes, "
+                          "ips, big, rest, kernel_frames, user_frames, kernel_addr, "
+                          "frame_miss, stack_ix, stacks, ints, keys_of_pid)",
+                          &PyBytes_Type, &F->blob, &ends, &modes, &ips, &F->big,
+                          &PyDict_Type, &F->rest, &F->kf, &PyDict_Type, &F->user_frames,
+                          &F->kernel_addr, &F->miss, &PyDict_Type, &F->stack_ix,
+                          &PyList_Type, &F->stacks, &PyList_Type, &F->ints,
+                          &PyDict_Type, &F->keys_of_pid))
+        return -1;
+    if (PyObject_GetBuffer(ends, &F->ends, PyBUF_SIMPLE) < 0) return -1;
+    F->views = 1;
+    if (PyObject_GetBuffer(modes, &F->modes, PyBUF_SIMPLE) < 0) return -1;
+    F->views = 2;
+    if (PyObject_GetBuffer(ips, &F->ips, PyBUF_SIMPLE) < 0) return -1;
+    F->views = 3;
+    Py_ssize_t chains = F->modes.len;
+    if (F->ends.len != 8 * (chains + 1) || F->ips.len != 8 * chains) {
+        PyErr_SetString(PyExc_ValueError, "replay_run: fast's chain columns differ in length");
+        return -1;
+    }
+    PyObject *k0 = PyTuple_Check(F->kf) && PyTuple_GET_SIZE(F->kf) == 2 ?
+        PyTuple_GET_ITEM(F->kf, 0) : NULL;
+    if (!k0 || !PyDict_Check(k0) || !PyDict_Check(PyTuple_GET_ITEM(F->kf, 1))) {
+        PyErr_SetString(PyExc_TypeError, "replay_run: frame caches are (dict, dict)");
+        return -1;
+    }
+    return 0;
+}
+
+static void fast_close(Fast *F) {
+    if (F->views > 0) PyBuffer_Release(&F->ends);
+    if (F->views > 1) PyBuffer_Release(&F->modes);
+    if (F->views > 2) PyBuffer_Release(&F->ips);
+    F->views = 0;
+}
+
+/* The stack id of (pid, cid), key their cache key, made and cached as stack_miss does;
+ * NULL with an exception, or NULL without one when the chain is not packed (the caller
+ * asks stack_miss) */
+static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
+                            PyObject *key) {
+    Py_ssize_t chains = F->modes.len;
+    if (cid < 0 || cid >= chains) {
+        PyErr_SetString(PyExc_IndexError, "replay_run: a chain id out of range");
+        return NULL;
+    }
+    PyObject *cid_o = PyLong_FromLong(cid), *pid_o = NULL, *uf = NULL, *stack = NULL,
+        *sid = NULL;
+    if (!cid_o) return NULL;
+    int rest = PyDict_Contains(F->rest, cid_o);
+    Py_DECREF(cid_o);
+    if (rest != 0) return NULL;  /* -1: an error; 1: not packed */
+    const int64_t *ends = F->ends.buf;
+    const uint64_t *ips = F->ips.buf;
+    const unsigned char *modes = F->modes.buf;
+    int64_t a = ends[cid], b = ends[cid + 1];
+    if (a < 0 || b < a || b > PyBytes_GET_SIZE(F->blob) || (b - a) % 8) {
+        PyErr_SetString(PyExc_ValueError, "replay_run: a chain outside its blob");
+        return NULL;
+    }
+    if (!(pid_o = PyLong_FromLong(pid))) return NULL;
+    uf = PyDict_GetItemWithError(F->user_frames, pid_o);
+    if (uf) {
+        Py_INCREF(uf);
+    } else {
+        if (PyErr_Occurred()) goto done;
+        if (!(uf = Py_BuildValue("(NN)", PyDict_New(), PyDict_New()))) goto done;
+        if (PyDict_SetItem(F->user_frames, pid_o, uf) < 0) goto done;
+    }
+    if (!frame_caches_ok(F->kf, uf, "replay_run")) goto done;
+    stack = chain_locs((const unsigned char *)PyBytes_AS_STRING(F->blob) + a, (b - a) / 8,
+                       F->big, modes[cid], ips[cid], F->kf, uf, F->kernel_addr, F->miss,
+                       pid_o);
+    if (!stack) goto done;
+    sid = PyDict_GetItemWithError(F->stack_ix, stack);
+    if (sid) {
+        Py_INCREF(sid);
+    } else {  /* Profile.stack: a new stack, its id the shared int of that number */
+        if (PyErr_Occurred()) goto done;
+        Py_ssize_t n = PyList_GET_SIZE(F->stacks);
+        while (PyList_GET_SIZE(F->ints) <= n) {
+            PyObject *v = PyLong_FromSsize_t(PyList_GET_SIZE(F->ints));
+            if (!v || PyList_Append(F->ints, v) < 0) {
+                Py_XDECREF(v);
+                goto done;
+            }
+            Py_DECREF(v);
+        }
+        sid = PyList_GET_ITEM(F->ints, n);
+        Py_INCREF(sid);
+        if (PyDict_SetItem(F->stack_ix, stack, sid) < 0 ||
+            PyList_Append(F->stacks, stack) < 0) {
+            Py_CLEAR(sid);
+            goto done;
+        }
+    }
+    if (PyDict_SetItem(cache, key, sid) < 0) {
+        Py_CLEAR(sid);
+        goto done;
+    }
+    PyObject *keys = PyDict_GetItemWithError(F->keys_of_pid, pid_o);
+    if (!keys) {
+        if (PyErr_Occurred() || !(keys = PyList_New(0)) ||
+            PyDict_SetItem(F->keys_of_pid, pid_o, keys) < 0) {
+            Py_XDECREF(keys);
+            Py_CLEAR(sid);
+            goto done;
+        }
+        Py_DECREF(keys);  /* (the dict holds it) */
+    }
+    if (PyList_Append(keys, key) < 0) Py_CLEAR(sid);
+done:
+    Py_XDECREF(pid_o);
+    Py_XDECREF(uf);
+    Py_XDECREF(stack);
+    return sid;
+}
+
 PyDoc_STRVAR(replay_run_doc,
 "replay_run(order, i, times, next_side, pid, chain, tid, cache, comm_ids,\n"
 "           stack_miss=None, comm_miss=None) -> (i, stacks, comms)\n\n"
@@ -520,17 +656,24 @@ PyDoc_STRVAR(replay_run_doc,
 "`comm_ids`, until a sample at or after `next_side` (a sideband record to apply first;\n"
 "-1: none). A stack or name not there stops the run, or, when stack_miss / comm_miss is\n"
 "given, is what it returns for the row (it also caches it). Returns where it stopped and\n"
-"the stack and name ids of the rows it took.");
+"the stack and name ids of the rows it took. `fast` (see Fast): a stack not in the\n"
+"cache whose chain is packed is resolved here, stack_miss asked only for the others.");
 
 static PyObject *replay_run(PyObject *self, PyObject *args) {
     PyObject *oo, *to, *po, *co, *tido, *cache, *comm_ids, *stack_miss = Py_None,
-        *comm_miss = Py_None;
+        *comm_miss = Py_None, *fast_o = Py_None;
     Py_ssize_t i;
     long long next_side;
-    if (!PyArg_ParseTuple(args, "OnOLOOOO!O!|OO", &oo, &i, &to, &next_side, &po, &co, &tido,
+    if (!PyArg_ParseTuple(args, "OnOLOOOO!O!|OOO", &oo, &i, &to, &next_side, &po, &co, &tido,
                           &PyDict_Type, &cache, &PyDict_Type, &comm_ids, &stack_miss,
-                          &comm_miss))
+                          &comm_miss, &fast_o))
         return NULL;
+    Fast F = {0};
+    int fast = fast_o != Py_None;
+    if (fast && fast_open(&F, fast_o) < 0) {
+        fast_close(&F);
+        return NULL;
+    }
     Py_buffer ov, tv, pv, cv, tidv;
     Py_buffer *views[5] = {&ov, &tv, &pv, &cv, &tidv};
     PyObject *objs[5] = {oo, to, po, co, tido};
@@ -563,13 +706,30 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
         PyObject *key = PyLong_FromLongLong((long long)(pid[row] + 1) << 32 | (uint32_t)chain[row]);
         if (!key) goto done;
         PyObject *sid = PyDict_GetItemWithError(cache, key);
-        Py_DECREF(key);
         if (sid) {
             Py_INCREF(sid);
         } else {
-            if (PyErr_Occurred() || stack_miss == Py_None) goto stop;
-            if (!(sid = PyObject_CallFunction(stack_miss, "i", row))) goto done;
+            if (PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto done;
+            }
+            if (fast && (sid = fast_stack(&F, pid[row], chain[row], cache, key)) == NULL &&
+                PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto done;
+            }
+            if (!sid) {
+                if (stack_miss == Py_None) {
+                    Py_DECREF(key);
+                    goto stop;
+                }
+                if (!(sid = PyObject_CallFunction(stack_miss, "i", row))) {
+                    Py_DECREF(key);
+                    goto done;
+                }
+            }
         }
+        Py_DECREF(key);
         key = PyLong_FromLong(tid[row]);
         if (!key) {
             Py_DECREF(sid);
@@ -601,6 +761,7 @@ stop:
                         cm.data ? cm.data : "", (Py_ssize_t)cm.len);
 done:
     for (int k = 0; k < got; k++) PyBuffer_Release(views[k]);
+    fast_close(&F);
     PyMem_Free(st.data);
     PyMem_Free(cm.data);
     return out;
@@ -734,29 +895,25 @@ PyDoc_STRVAR(locate_chain_doc,
 "lookup per address and no (mode, address) tuple (a system-wide capture resolves\n"
 "100,000 chains, most of whose frames are cached).");
 
-static PyObject *locate_chain(PyObject *self, PyObject *args) {
-    Py_buffer bv;
-    Py_ssize_t start, end;
-    int big, mode;
-    unsigned long long ip, kernel_addr;
-    PyObject *kf, *uf, *miss;
-    if (!PyArg_ParseTuple(args, "y*nnpiKO!O!KO", &bv, &start, &end, &big, &mode, &ip,
-                          &PyTuple_Type, &kf, &PyTuple_Type, &uf, &kernel_addr, &miss))
-        return NULL;
-    PyObject *out = NULL;
-    if (PyTuple_GET_SIZE(kf) != 2 || PyTuple_GET_SIZE(uf) != 2 ||
+static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who) {
+    if (!PyTuple_Check(kf) || !PyTuple_Check(uf) || PyTuple_GET_SIZE(kf) != 2 ||
+        PyTuple_GET_SIZE(uf) != 2 ||
         !PyDict_Check(PyTuple_GET_ITEM(kf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(kf, 1)) ||
         !PyDict_Check(PyTuple_GET_ITEM(uf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(uf, 1))) {
-        PyErr_SetString(PyExc_TypeError, "locate_chain: frame caches are (dict, dict)");
-        goto done;
+        PyErr_Format(PyExc_TypeError, "%s: frame caches are (dict, dict)", who);
+        return 0;
     }
-    if (start < 0 || end < start || end > bv.len || (end - start) % 8) {
-        PyErr_SetString(PyExc_ValueError, "locate_chain: a chain outside its blob");
-        goto done;
-    }
-    Py_ssize_t n = (end - start) / 8, got = 0;
-    if (!(out = PyTuple_New(n ? n : 1))) goto done;
-    const unsigned char *b = (const unsigned char *)bv.buf + start;
+    return 1;
+}
+
+/* The locations of the n addresses at b (a packed chain): each from its frame cache, a
+ * frame in neither from miss(depth, mode, address, kernel[, pid]) (pid: when not NULL) */
+static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int mode,
+                            uint64_t ip, PyObject *kf, PyObject *uf, uint64_t kernel_addr,
+                            PyObject *miss, PyObject *pid) {
+    Py_ssize_t got = 0;
+    PyObject *out = PyTuple_New(n ? n : 1);
+    if (!out) return NULL;
     int cur = mode, skip = 0;
     for (Py_ssize_t i = 0; i <= n; i++) {
         uint64_t v;
@@ -785,17 +942,39 @@ static PyObject *locate_chain(PyObject *self, PyObject *args) {
         if (loc) {
             Py_INCREF(loc);
         } else if (!PyErr_Occurred()) {
-            loc = PyObject_CallFunction(miss, "niOO", got, m, addr_o,
-                                        kernel ? Py_True : Py_False);
+            loc = pid ? PyObject_CallFunction(miss, "niOOO", got, m, addr_o,
+                                              kernel ? Py_True : Py_False, pid)
+                      : PyObject_CallFunction(miss, "niOO", got, m, addr_o,
+                                              kernel ? Py_True : Py_False);
         }
         Py_DECREF(addr_o);
         if (!loc) goto fail;
         PyTuple_SET_ITEM(out, got++, loc);
     }
-    if (got < PyTuple_GET_SIZE(out) && _PyTuple_Resize(&out, got) < 0) out = NULL;
-    goto done;
+    if (got < PyTuple_GET_SIZE(out) && _PyTuple_Resize(&out, got) < 0) return NULL;
+    return out;
 fail:
-    Py_CLEAR(out);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *locate_chain(PyObject *self, PyObject *args) {
+    Py_buffer bv;
+    Py_ssize_t start, end;
+    int big, mode;
+    unsigned long long ip, kernel_addr;
+    PyObject *kf, *uf, *miss;
+    if (!PyArg_ParseTuple(args, "y*nnpiKO!O!KO", &bv, &start, &end, &big, &mode, &ip,
+                          &PyTuple_Type, &kf, &PyTuple_Type, &uf, &kernel_addr, &miss))
+        return NULL;
+    PyObject *out = NULL;
+    if (!frame_caches_ok(kf, uf, "locate_chain")) goto done;
+    if (start < 0 || end < start || end > bv.len || (end - start) % 8) {
+        PyErr_SetString(PyExc_ValueError, "locate_chain: a chain outside its blob");
+        goto done;
+    }
+    out = chain_locs((const unsigned char *)bv.buf + start, (end - start) / 8, big, mode,
+                     ip, kf, uf, kernel_addr, miss, NULL);
 done:
     PyBuffer_Release(&bv);
     return out;
