@@ -340,3 +340,38 @@ def test_location_weights_equal_the_python_loops(name):
         [0, 10, 12]
     assert array("q", _weigh.location_weights({0: 5, 1: 7}, made, 3, True)).tolist() == \
         [0, 5, 12]
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_count_keys_is_counter_of_zip(name):
+    """_weigh.count_keys: Counter(zip(...)) of a capture's thread columns, the same counts
+    in the same first-met order (by_thread and the thread names depend on that order)."""
+    from collections import Counter
+
+    profile = load(str(FIX / name))
+    cols = (profile.s_pid, profile.s_tid, profile.s_comm)
+    for k in (1, 2, 3):
+        want = Counter(zip(*cols[:k]))
+        got = _weigh.count_keys(*cols[:k])
+        assert list(got.items()) == list(want.items())
+    assert len(want) >= 2, "the capture has more than one thread"
+
+
+def test_count_keys_on_made_up_columns():
+    """Many keys (the table grows), negative values, four columns, and the refusals."""
+    import random
+    from collections import Counter
+
+    rng = random.Random(7)
+    for n, spread in ((0, 1), (1, 1), (5000, 3), (40000, 20000)):
+        cols = [array("i", (rng.randrange(-spread, spread + 1) for _ in range(n)))
+                for _ in range(4)]
+        for k in (1, 2, 4):
+            got = _weigh.count_keys(*cols[:k])
+            assert list(got.items()) == list(Counter(zip(*cols[:k])).items())
+    with pytest.raises(ValueError):
+        _weigh.count_keys(array("i", [1, 2]), array("i", [1]))
+    with pytest.raises(TypeError):
+        _weigh.count_keys()
+    with pytest.raises(TypeError):
+        _weigh.count_keys(*[array("i", [1])] * 5)

@@ -509,6 +509,137 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(count_keys_doc,
+"count_keys(col, ...) -> {(v, ...): rows}\n\n"
+"Counter(zip(col, ...)) for one to four int32 columns of one length: how many rows hold\n"
+"each combination of values, keys in the order first met (threads.by_thread,\n"
+"context._thread_names), without a tuple per row.");
+
+#define COUNT_KEYS_MAX 4
+
+typedef struct {
+    int32_t first;  /* the first row of the slot's key; -1: empty */
+    int64_t count;
+} KeySlot;
+
+static uint64_t row_hash(const int32_t **c, int k, Py_ssize_t r) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int j = 0; j < k; j++) {
+        h ^= (uint32_t)c[j][r];
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static PyObject *count_keys(PyObject *self, PyObject *args) {
+    Py_ssize_t k = PyTuple_GET_SIZE(args);
+    if (k < 1 || k > COUNT_KEYS_MAX) {
+        PyErr_SetString(PyExc_TypeError, "count_keys: one to four columns");
+        return NULL;
+    }
+    Py_buffer v[COUNT_KEYS_MAX];
+    int got = 0;
+    PyObject *out = NULL;
+    KeySlot *slot = NULL;
+    Column order = {0};  /* the first rows of the keys, in the order met (int32) */
+    Py_ssize_t n = -1;
+    for (; got < k; got++) {
+        if (buf_of(PyTuple_GET_ITEM(args, got), &v[got], 4, 0, "a column") < 0) goto done;
+        Py_ssize_t len = v[got].len / 4;
+        if (n >= 0 && len != n) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "count_keys: columns differ in length");
+            goto done;
+        }
+        n = len;
+    }
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "count_keys: too many rows");
+        goto done;
+    }
+    const int32_t *c[COUNT_KEYS_MAX];
+    for (int j = 0; j < k; j++) c[j] = v[j].buf;
+    size_t cap = 1024, used = 0;
+    if (!(slot = PyMem_Malloc(cap * sizeof(KeySlot)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < cap; i++) slot[i].first = -1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        size_t at = row_hash(c, k, r) & (cap - 1);
+        for (;;) {
+            int32_t f = slot[at].first;
+            if (f < 0) {
+                int32_t row = (int32_t)r;
+                if (col_put(&order, &row, 4)) goto done;
+                slot[at].first = row;
+                slot[at].count = 1;
+                used++;
+                break;
+            }
+            int same = 1;
+            for (int j = 0; j < k && same; j++) same = c[j][f] == c[j][r];
+            if (same) {
+                slot[at].count++;
+                break;
+            }
+            at = (at + 1) & (cap - 1);
+        }
+        if (2 * used > cap) {  /* grow: the table stays at most half full */
+            size_t ncap = 2 * cap;
+            KeySlot *ns = PyMem_Malloc(ncap * sizeof(KeySlot));
+            if (!ns) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            for (size_t i = 0; i < ncap; i++) ns[i].first = -1;
+            for (size_t i = 0; i < cap; i++) {
+                if (slot[i].first < 0) continue;
+                size_t a = row_hash(c, k, slot[i].first) & (ncap - 1);
+                while (ns[a].first >= 0) a = (a + 1) & (ncap - 1);
+                ns[a] = slot[i];
+            }
+            PyMem_Free(slot);
+            slot = ns;
+            cap = ncap;
+        }
+    }
+    if (!(out = PyDict_New())) goto done;
+    const int32_t *firsts = (const int32_t *)order.data;
+    for (size_t d = 0; d < used; d++) {
+        int32_t f = firsts[d];
+        size_t at = row_hash(c, k, f) & (cap - 1);
+        while (slot[at].first != f) at = (at + 1) & (cap - 1);
+        PyObject *key = PyTuple_New(k), *cnt;
+        if (!key) goto fail;
+        for (int j = 0; j < k; j++) {
+            PyObject *x = PyLong_FromLong(c[j][f]);
+            if (!x) {
+                Py_DECREF(key);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(key, j, x);
+        }
+        if (!(cnt = PyLong_FromLongLong(slot[at].count))) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        int bad = PyDict_SetItem(out, key, cnt);
+        Py_DECREF(key);
+        Py_DECREF(cnt);
+        if (bad < 0) goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    PyMem_Free(slot);
+    PyMem_Free(order.data);
+    return out;
+}
+
 PyDoc_STRVAR(totals_doc,
 "totals(weights, stacks, loc_functions) -> {function id: weight}\n\n"
 "Per stack id and weight, in the order of `weights`, each of the stack's distinct\n"
@@ -1180,6 +1311,7 @@ static PyMethodDef methods[] = {
     {"mapping_sums", mapping_sums, METH_VARARGS, mapping_sums_doc},
     {"location_weights", location_weights, METH_VARARGS, location_weights_doc},
     {"tree_index", tree_index, METH_VARARGS, tree_index_doc},
+    {"count_keys", count_keys, METH_VARARGS, count_keys_doc},
     {"used_functions", used_functions, METH_VARARGS, used_functions_doc},
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},

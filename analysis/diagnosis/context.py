@@ -13,6 +13,7 @@ from .. import cpu
 from ..aggregate import _weigh
 from ..aggregate.functions import StackFunctions
 from ..aggregate.selection import Selection, stack_weights
+from ..aggregate.threads import count_rows
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 
 from . import knowledge, software
@@ -473,7 +474,7 @@ def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:
     # (tid, comm) rows counted in one pass of Counter's loop, then per thread: the same
     # counts in the same first-seen order as counting row by row, in a third of the time
     if event_id is None or profile.only_event(event_id):
-        pairs = Counter(zip(s_tid, s_comm))
+        pairs = count_rows(s_tid, s_comm)
     else:
         pairs = Counter(tc for tc, e in zip(zip(s_tid, s_comm), s_event) if e == event_id)
     counts: defaultdict[int, Counter] = defaultdict(Counter)
