@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import compress
 
 from ..aggregate import _weigh
 from ..identity import library_identity
@@ -18,13 +19,19 @@ from .recognise import who_runs
 #: the span of code one hot loop fits in (longest_match is ~200 bytes of x86-64)
 LOOP_BYTES = 256
 
+_UNSEEN = object()  # key_of: a frame not looked up yet
+
 
 def _hot_span(ctx: Context, stacks: dict[int, int]) -> tuple[int, int, int]:
     """(start, end, samples) of the LOOP_BYTES of code with the most leaf samples, from
     the leaf addresses in the DSO (file offsets when known)."""
-    at: Counter = Counter()
+    profile = ctx.profile
+    stacks_of, per_leaf = profile.stacks, Counter()
     for sid, w in stacks.items():
-        loc = ctx.profile.locations[ctx.profile.stacks[sid][0]]
+        per_leaf[stacks_of[sid][0]] += w
+    at: Counter = Counter()
+    for leaf, w in per_leaf.items():  # (each location once: a stack per address)
+        loc = profile.locations[leaf]
         at[loc.dso_offset if loc.dso_offset is not None else loc.address] += w
     addrs = sorted(at)
     best = (0, 0, 0)
@@ -62,14 +69,25 @@ def _library_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
 def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):
     """The costly operation of `lib` (software.Library.operations) most of these stacks
     run under, with its samples."""
+    if not lib.operations:
+        return None, 0
+    profile = ctx.profile
+    stacks_of, lf = profile.stacks, ctx.stack_funcs.loc_functions
+    used = bytearray(len(profile.functions))
+    _weigh.used_functions(stacks, stacks_of, lf, used)
+    marked, op_of = bytearray(len(used)), {}
+    for f in compress(range(len(used)), used):  # each function's operation, once
+        fn = profile.functions[f]
+        op = software.operation_of(lib, fn.name) if fn.resolved else None
+        if op is not None:
+            marked[f], op_of[f] = 1, op
     acc: Counter = Counter()
-    for sid, w in stacks.items():
-        for f in ctx.funcs[sid]:
-            op = software.operation_of(lib, ctx.name(f)) \
-                if ctx.profile.functions[f].resolved else None
-            if op is not None:
-                acc[op] += w
-                break
+    if op_of:
+        first = _weigh.first_marked(stacks, stacks_of, lf, marked)
+        for sid, w in stacks.items():  # (in the stacks' order: most_common's ties)
+            f = first.get(sid)
+            if f is not None:
+                acc[op_of[f]] += w
     return acc.most_common(1)[0] if acc else (None, 0)
 
 
@@ -82,17 +100,19 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     libs: dict[tuple[str, str], software.Library] = {}
     frame_of: dict[int, int] = {}
     library_frame = _library_frames(ctx, busy)
-    for sid, w in busy.items():
-        f = library_frame.get(sid)
-        if f is None:
+    key_of: dict[int, tuple[str, str] | None] = {}  # frame -> its (dso, library)
+    for sid, f in library_frame.items():  # (in the busy stacks' order)
+        key = key_of.get(f, _UNSEEN)
+        if key is _UNSEEN:
+            lib = ctx.library(f)
+            # the work itself (BLAS kernels) or a runtime other rules read: nothing to name
+            key = key_of[f] = None if not lib.fix or lib.interpreter else \
+                (ctx.dso(f), lib.name)
+            if key is not None:
+                libs[key] = lib
+        if key is None:
             continue
-        lib = ctx.library(f)
-        # the work itself (BLAS kernels) or a runtime other rules read: nothing to name
-        if not lib.fix or lib.interpreter:
-            continue
-        key = (ctx.dso(f), lib.name)
-        per_lib.setdefault(key, {})[sid] = w
-        libs[key] = lib
+        per_lib.setdefault(key, {})[sid] = busy[sid]
         frame_of[sid] = f
     if not per_lib:
         return None
