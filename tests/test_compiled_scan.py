@@ -125,15 +125,20 @@ def _records(e: str) -> bytes:
 
 
 def _scan_all(buf: bytes, big: bool):
+    """The scan's output, and (mode, ip, chain bytes or None) per chain it interned: the
+    key it put in chain_ix with the id its place in `chains`, and the ip in the last
+    column."""
     chain_ix: dict = {}
-    seen = []
-
-    def intern(key, mode, ip, chain):
-        seen.append((mode, ip, chain))
-        chain_ix[key] = len(chain_ix)
-        return chain_ix[key]
-    pos, cols = _scan.scan(buf, 0, len(buf), big, -1, {0: _spec()}, 0, {}, chain_ix, intern,
+    chains: list = []
+    pos, cols = _scan.scan(buf, 0, len(buf), big, -1, {0: _spec()}, 0, {}, chain_ix, chains,
                            0, 0)
+    assert list(chain_ix.items()) == [(key, i) for i, key in enumerate(chains)]
+    ips = array("Q", cols[-1])
+    assert len(ips) == len(chains)
+    seen = [(mode, ip, k if isinstance(k, bytes) else None)
+            for (mode, k), ip in zip(chains, ips)]
+    for (mode, k), ip in zip(chains, ips):
+        assert isinstance(k, bytes) or k == ip  # no chain: keyed by its ip
     return pos, cols, seen
 
 
@@ -164,7 +169,7 @@ def test_a_record_past_the_end_or_without_a_spec_is_left_to_the_caller():
     pos, cols, _ = _scan_all(bytes(bad), False)
     assert pos == 0 and cols[0] == b""
     # an event with no spec (None: the Python reader decodes it) stops the loop too
-    pos, cols = _scan.scan(buf, 0, len(buf), False, -1, {0: None}, 0, {}, {}, None, 0, 0)
+    pos, cols = _scan.scan(buf, 0, len(buf), False, -1, {0: None}, 0, {}, {}, [], 0, 0)
     assert pos == 0
 
 
@@ -173,13 +178,13 @@ def test_a_switch_record_without_a_time_is_skipped():
     rec = struct.pack("<IHH", 14, 1 << 13, 8 + len(body)) + body
     # trailer size 0: the attr has no TIME in its sample_id (such a record cannot be placed)
     pos, cols = _scan.scan(rec, 0, len(rec), False, -1, {}, 0,
-                           {0: struct.pack("<5q", 0, 0, 4, -1, -1)}, {}, None, 0, 0)
+                           {0: struct.pack("<5q", 0, 0, 4, -1, -1)}, {}, [], 0, 0)
     assert pos == len(rec) and cols[7] == b""
     # with a trailer (pid tid, time): one OUT row, time read from the trailer
     body = struct.pack("<iiQ", 5, 6, 1234)
     rec = struct.pack("<IHH", 14, 1 << 13 | 1 << 14, 8 + len(body)) + body
     pos, cols = _scan.scan(rec, 0, len(rec), False, -1, {}, 0,
-                           {0: struct.pack("<5q", 16, 0, 4, 8, -1)}, {}, None, 0, 0)
+                           {0: struct.pack("<5q", 16, 0, 4, 8, -1)}, {}, [], 0, 0)
     assert list(array("Q", cols[7])) == [1234]
     assert (list(array("i", cols[8])), list(array("i", cols[9]))) == ([6], [5])
     assert list(array("b", cols[11])) == [0]  # OUT
@@ -195,16 +200,19 @@ def test_chains_become_the_frames_the_python_code_makes(name):
     with perf_data._mapped(path) as buf:
         r = perf_data._Reader(buf, len(buf))
         seen = []
-        intern = r._intern_chain
+        pack = r._pack_chains
 
-        def keep(ckey, mode, ip, chain, branch_from=None, user_ip=None):
-            seen.append((mode, ip, chain, branch_from, user_ip))
-            return intern(ckey, mode, ip, chain, branch_from, user_ip)
-        r._intern_chain = keep
+        def keep():  # every chain interned (by _scan.c or the Python loop), before packing
+            for ckey, ip in zip(r.chains, r.chain_ips, strict=True):
+                mode, chain = ckey[0], ckey[1]
+                if len(ckey) == 2 and isinstance(chain, bytes):  # no branch, no user leaf
+                    seen.append((mode, ip, chain))
+            pack()
+        r._pack_chains = keep
         r.read()
-    plain = [s for s in seen if s[3] is None and s[4] is None]
+    plain = seen
     assert len(plain) >= 10
-    for mode, ip, chain, _, _ in plain:
+    for mode, ip, chain in plain:
         assert _scan.frames(chain, r.e == ">", mode, ip) == \
             r.frames_py(mode, ip, chain, None, None)
 

@@ -209,7 +209,7 @@ class _Reader:
         self.scan_columns = (self.c_time, self.c_pid, self.c_tid, self.c_cpu, self.c_period,
                              self.c_event, self.c_chain, self.w_time, self.w_tid, self.w_pid,
                              self.w_cpu, self.w_kind, self.w_state, self.x_at, self.x_row,
-                             self.x_src, self.x_value, self.x_peer)
+                             self.x_src, self.x_value, self.x_peer, self.chain_ips)
         #: sample id -> the layout _scan.c decodes it by (None: `_sample` does); an id
         #: not here yet goes to `_target` first
         self.sample_specs: dict[int, bytes | None] = {}
@@ -344,7 +344,7 @@ class _Reader:
             window = min(end, pos + _SCAN_WINDOW)
             new, cols = _scan.scan(buf, pos, window, self.e == ">", sid_off,
                                    self.sample_specs, wid_off, self.switch_specs,
-                                   self.chain_ix, self._intern_chain, len(self.c_time),
+                                   self.chain_ix, self.chains, len(self.c_time),
                                    len(self.w_time))
             if cols is not None:
                 for column, data in zip(self.scan_columns, cols):
@@ -674,6 +674,9 @@ class _Reader:
         comms: dict[int, str] = dict(self.thread_names)
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
         self.chain_ix = {}  # (only the scan interns chains)
+        # (nor is anything scanned from here: the file-order columns can go one by one
+        # as their time-order copies are made, _in_time_order)
+        self.scan_columns = None
         self._pack_chains()
         times = self.c_time
         order = array("i", _scan.argsort(times))

@@ -38,7 +38,7 @@ enum { W_SIZE, W_PID, W_TID, W_TIME, W_CPU, W_N };
 
 /* the output columns, in the order of perf_data._Reader.scan_columns() */
 enum { C_TIME, C_PID, C_TID, C_CPU, C_PERIOD, C_EVENT, C_CHAIN, W_TIME_C, W_TID_C, W_PID_C,
-       W_CPU_C, W_KIND_C, W_STATE_C, X_AT, X_ROW, X_SRC, X_VALUE, X_PEER, N_COLS };
+       W_CPU_C, W_KIND_C, W_STATE_C, X_AT, X_ROW, X_SRC, X_VALUE, X_PEER, CH_IP, N_COLS };
 
 typedef struct {
     const unsigned char *b;
@@ -141,7 +141,7 @@ typedef struct {
     Buf B;
     Column col[N_COLS];
     int64_t n_samples, n_switches;  /* rows before this call plus rows appended */
-    PyObject *chain_ix, *intern;
+    PyObject *chain_ix, *chains;
 } State;
 
 static int put_switch(State *S, uint64_t time, int32_t tid, int32_t pid, int32_t cpu,
@@ -218,11 +218,15 @@ static int sample(State *S, const int64_t *v, int mode, Py_ssize_t s, Py_ssize_t
         cid = PyLong_AsLong(cid_o);
     } else {
         if (PyErr_Occurred()) { Py_DECREF(key); return -1; }
-        PyObject *r = PyObject_CallFunction(S->intern, "OiKO", key, mode,
-                                            (unsigned long long)ip, nr ? k2 : Py_None);
-        if (!r) { Py_DECREF(key); return -1; }
-        cid = PyLong_AsLong(r);
-        Py_DECREF(r);
+        /* _Reader._intern_chain's work: the key's id is its index in the list of
+           chains, its ip goes to the CH_IP column (appended to chain_ips when this call
+           returns, before any chain the Python record loop interns) */
+        cid = (long)PyList_GET_SIZE(S->chains);
+        PyObject *c = PyLong_FromLong(cid);
+        int bad = !c || PyDict_SetItem(S->chain_ix, key, c) < 0 ||
+                  PyList_Append(S->chains, key) < 0 || col_put(&S->col[CH_IP], &ip, 8);
+        Py_XDECREF(c);
+        if (bad) { Py_DECREF(key); return -1; }
     }
     Py_DECREF(key);
     if (cid == -1 && PyErr_Occurred()) return -1;
@@ -261,19 +265,22 @@ static int switch_record(State *S, const int64_t *w, int misc, Py_ssize_t s, Py_
 
 PyDoc_STRVAR(scan_doc,
 "scan(buf, pos, end, big_endian, sample_id_offset, sample_specs, switch_id_offset,\n"
-"     switch_specs, chain_ix, intern, n_samples, n_switches) -> (pos, columns)\n\n"
+"     switch_specs, chain_ix, chains, n_samples, n_switches) -> (pos, columns)\n\n"
 "Consume the records from byte `pos` of `buf` while they are samples with a spec,\n"
 "switch records or FINISHED_ROUND; `pos` returned is the first record left to the\n"
-"caller (or `end`). `columns`: bytes for each output column, native byte order.");
+"caller (or `end`). `columns`: bytes for each output column, native byte order; the\n"
+"last, the ip of each chain key new to chain_ix (given the id len(chains) and appended\n"
+"to chains).");
 
 static PyObject *scan(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, end, sid_off, wid_off, n_samples, n_switches;
     int big;
-    PyObject *sspecs, *wspecs, *chain_ix, *intern;
-    if (!PyArg_ParseTuple(args, "y*nnpnO!nO!O!Onn", &view, &pos, &end, &big, &sid_off,
+    PyObject *sspecs, *wspecs, *chain_ix, *chains;
+    if (!PyArg_ParseTuple(args, "y*nnpnO!nO!O!O!nn", &view, &pos, &end, &big, &sid_off,
                           &PyDict_Type, &sspecs, &wid_off, &PyDict_Type, &wspecs,
-                          &PyDict_Type, &chain_ix, &intern, &n_samples, &n_switches))
+                          &PyDict_Type, &chain_ix, &PyList_Type, &chains, &n_samples,
+                          &n_switches))
         return NULL;
     if (end > view.len) end = view.len;
     if (pos < 0) pos = end;
@@ -284,7 +291,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     S.n_samples = n_samples;
     S.n_switches = n_switches;
     S.chain_ix = chain_ix;
-    S.intern = intern;
+    S.chains = chains;
     SpecCache sc = {.n = 0}, wc = {.n = 0};
     int failed = 0;
     const Buf *B = &S.B;
