@@ -172,3 +172,25 @@ def test_cli_prints_and_returns_findings():
     assert set(spin) >= {"rule", "title", "severity", "share", "functions"}
     assert spin["functions"][0] == "qualla::ThreadPool::loop"
     assert spin["severity"] == "high" and spin["share"] == 0.9569  # 933 of 975
+
+
+@pytest.mark.parametrize("name", ["1.0.0-idle", "1.0.0-busy"])
+def test_missing_symbols_by_leaf_location_is_the_per_stack_count(name):
+    """missing_symbols sums the weights per leaf location; a profile with a location that
+    has no functions goes back to asking each stack its first function: the same finding
+    both ways (read on the unsymbolized spinpool capture, 918 samples without names)."""
+    from analysis.diagnosis import rules
+    from analysis.diagnosis.context import Context
+
+    ctx = Context.build(_spinpool(name, symbols=False))
+    t = next(r.thresholds for r in RULES if r.id == "missing-symbols")
+    fast, slow = rules.missing_symbols(ctx, t), rules._missing_symbols_by_stack(ctx, t)
+    assert fast is not None and fast.samples > 0
+    assert (fast.samples, fast.evidence) == (slow.samples, slow.evidence)
+    # a location without functions: its stacks' leaf is the next frame's function
+    sid = max(ctx.weights, key=lambda s: (len(ctx.profile.stacks[s]) > 1, ctx.weights[s]))
+    leaf = ctx.profile.stacks[sid][0]
+    ctx.profile.locations[leaf].functions = ()
+    again = rules.missing_symbols(ctx, t)
+    want = rules._missing_symbols_by_stack(ctx, t)
+    assert (again.samples, again.evidence) == (want.samples, want.evidence)

@@ -54,6 +54,14 @@ def test_reads_as_the_dict_per_stack(name):
             assert got.on_any(sid, some) == (not some.isdisjoint(d))
             for tid in tids[:3] + [0]:
                 assert got.only_on(sid, tid) == (list(d) == [tid])
+        marked = 0
+        for tid in tids[:3] + [0]:  # the compiled pass: each stack's only_on
+            flags = bytearray(len(profile.stacks))
+            got.mark_only_on(list(range(-1, len(profile.stacks))), tid, flags)
+            assert [sid for sid, f in enumerate(flags) if f] == \
+                sorted(sid for sid, d in want.items() if list(d) == [tid])
+            marked += sum(flags)
+        assert marked
         sids = list(want)[::3]
         out: dict[int, int] = {}
         got.sum_into(out, sids + [-1])

@@ -196,6 +196,29 @@ def test_diagnosis_stack_questions_equal_python(name):
     assert {s: (n, o, None if b == -1 else b)
             for s, n, o, b in zip(sids, ns_, outers, befores)} == want
     assert sids == list(want)
+    # broken_stacks' pass over them, for three ways of marking the outer functions
+    cut = 0
+    for step in (1, 2, 3):
+        kind = bytearray(len(profile.functions))
+        for f in set(outers):
+            kind[f] = (f // step) % 3
+        for short in (1, 2):
+            broken, origins, user, deepest = {}, {}, 0, 0
+            for s, n, o, b in zip(sids, ns_, outers, befores):
+                user += weights[s]
+                deepest = max(deepest, n)
+                if kind[o] == 1 or (kind[o] == 2 and n <= short):
+                    broken[s] = weights[s]
+                    origin = b if kind[o] == 1 and n > 1 else o
+                    origins[origin] = origins.get(origin, 0) + weights[s]
+            got = _weigh.cut_stacks(weights, *outs, count, kind, short)
+            assert (list(got[0].items()), list(got[1].items()), got[2], got[3]) == \
+                (list(broken.items()), list(origins.items()), user, deepest)
+            cut += len(broken)
+    assert cut
+    with pytest.raises(ValueError):  # the columns say more stacks than the weights hold
+        _weigh.cut_stacks({}, *outs, count, kind, 2) if count else \
+            _weigh.cut_stacks({}, *outs, len(outs[0]) + 1, kind, 2)
     acc: dict[int, int] = {}
     for sid, w in weights.items():
         for f in set(ctx.funcs[sid]):

@@ -841,6 +841,63 @@ done:
     return res;
 }
 
+PyDoc_STRVAR(only_on_doc,
+"only_on(sids, state, tids, off, mtid, tid, flags)\n\n"
+"flags[sid] = 1 (a bytearray by stack id) for each of these stacks whose samples are all\n"
+"on thread `tid`: StackThreads.only_on over its arrays (state 1: the stack's one thread\n"
+"is tids[sid]; 2: its threads are mtid[off[k]:off[k + 1]], k = tids[sid]).");
+
+static PyObject *only_on(PyObject *self, PyObject *args) {
+    PyObject *sids, *objs[5];
+    int want;
+    if (!PyArg_ParseTuple(args, "OOOOOiO", &sids, &objs[0], &objs[1], &objs[2], &objs[3],
+                          &want, &objs[4]))
+        return NULL;
+    static const Py_ssize_t sizes[5] = {1, 4, 8, 4, 1};
+    static const char *names[5] = {"state", "tids", "off", "mtid", "flags"};
+    Py_buffer b[5];
+    int got = 0;
+    PyObject *it = NULL, *sid = NULL, *res = NULL;
+    for (; got < 5; got++)
+        if (buf_of(objs[got], &b[got], sizes[got], got == 4, names[got]) < 0) goto done;
+    const unsigned char *state = b[0].buf;
+    const int32_t *tids = b[1].buf, *mtid = b[3].buf;
+    const int64_t *off = b[2].buf;
+    unsigned char *flags = b[4].buf;
+    Py_ssize_t size = b[0].len, ntid = b[1].len / 4, noff = b[2].len / 8,
+               npair = b[3].len / 4, nflags = b[4].len;
+    if (!(it = PyObject_GetIter(sids))) goto done;
+    while ((sid = PyIter_Next(it))) {
+        Py_ssize_t i = PyLong_AsSsize_t(sid);
+        Py_CLEAR(sid);
+        if (i == -1 && PyErr_Occurred()) goto done;
+        int kind = 0 <= i && i < size ? state[i] : 0;
+        if (!kind) continue;
+        if (i >= ntid || i >= nflags) {
+            PyErr_SetString(PyExc_IndexError, "only_on: a stack id past tids or flags");
+            goto done;
+        }
+        int on = 0;
+        if (kind == 1) {
+            on = tids[i] == want;
+        } else {
+            int64_t k = tids[i];
+            if (k < 0 || k + 1 >= noff || off[k] < 0 || off[k + 1] > npair) {
+                PyErr_SetString(PyExc_IndexError, "only_on: a range past mtid");
+                goto done;
+            }
+            on = off[k + 1] - off[k] == 1 && mtid[off[k]] == want;
+        }
+        if (on) flags[i] = 1;
+    }
+    if (!PyErr_Occurred()) res = (Py_INCREF(Py_None), Py_None);
+done:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    while (got-- > 0) PyBuffer_Release(&b[got]);
+    return res;
+}
+
 PyDoc_STRVAR(used_functions_doc,
 "used_functions(sids, stacks, loc_functions, flags)\n\n"
 "flags[f] = 1 (a bytearray as long as the functions) for each function of these stacks.");
@@ -1002,6 +1059,83 @@ static PyObject *user_frames(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(count);
 done:
+    while (got-- > 0) PyBuffer_Release(&bufs[got]);
+    return result;
+}
+
+PyDoc_STRVAR(cut_stacks_doc,
+"cut_stacks(weights, sids, n, outer, before, count, kind, short)\n"
+"    -> (broken, origins, user_samples, deepest)\n\n"
+"stack_rules.broken_stacks over user_frames' output (its first `count` items, the stacks of\n"
+"`weights` in its order): kind[f] (a bytearray by function id) says of each outer function\n"
+"1 an address no file maps, 2 no thread entry point, 0 an entry point. A stack is broken\n"
+"when its outer function is of kind 1, or of kind 2 with at most `short` user frames.\n"
+"broken: {sid: weight} in the weights' order; origins: {function: weight} of the frame each\n"
+"broken stack is cut in (the one before an unmapped outer frame, else the outer one), in\n"
+"the order first met; user_samples: the weights of all `count` stacks summed; deepest:\n"
+"the most user frames of one.");
+
+static PyObject *cut_stacks(PyObject *self, PyObject *args) {
+    PyObject *weights, *objs[4], *o_kind;
+    Py_ssize_t count;
+    int shortest;
+    if (!PyArg_ParseTuple(args, "O!OOOOnOi", &PyDict_Type, &weights, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &count, &o_kind, &shortest))
+        return NULL;
+    Py_buffer bufs[5];
+    int got = 0;
+    PyObject *broken = NULL, *origins = NULL, *user = NULL, *result = NULL;
+    for (; got < 4; got++)
+        if (buf_of(objs[got], &bufs[got], 4, 0, "a column") < 0) goto done;
+    if (buf_of(o_kind, &bufs[4], 1, 0, "kind") < 0) goto done;
+    got++;
+    for (int i = 0; i < 4; i++)
+        if (count < 0 || bufs[i].len / 4 < count) {
+            PyErr_SetString(PyExc_ValueError, "cut_stacks: columns shorter than count");
+            goto done;
+        }
+    const int *c_sid = bufs[0].buf, *c_n = bufs[1].buf, *c_outer = bufs[2].buf,
+              *c_before = bufs[3].buf;
+    const unsigned char *kind = bufs[4].buf;
+    Py_ssize_t nkind = bufs[4].len;
+    if (!(broken = PyDict_New()) || !(origins = PyDict_New()) || !(user = PyLong_FromLong(0)))
+        goto done;
+    long deepest = 0;
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *sid, *w;
+    while (k < count && PyDict_Next(weights, &pos, &sid, &w)) {
+        long s = PyLong_AsLong(sid);
+        if (s == -1 && PyErr_Occurred()) goto done;
+        if (s != c_sid[k]) continue;  /* a stack of kernel code only: not in the columns */
+        long n = c_n[k], outer = c_outer[k], before = c_before[k];
+        k++;
+        PyObject *sum = PyNumber_Add(user, w);
+        if (!sum) goto done;
+        Py_SETREF(user, sum);
+        if (n > deepest) deepest = n;
+        if (outer < 0 || outer >= nkind || before >= nkind) {
+            PyErr_SetString(PyExc_IndexError, "cut_stacks: a function id past kind");
+            goto done;
+        }
+        int kd = kind[outer];
+        if (!(kd == 1 || (kd == 2 && n <= shortest))) continue;
+        if (PyDict_SetItem(broken, sid, w) < 0) goto done;
+        long origin = kd == 1 && n > 1 ? before : outer;
+        PyObject *key = PyLong_FromLong(origin);
+        if (!key) goto done;
+        int r = add_to(origins, key, w);
+        Py_DECREF(key);
+        if (r < 0) goto done;
+    }
+    if (k < count) {
+        PyErr_SetString(PyExc_ValueError, "cut_stacks: stack ids not in the weights' order");
+        goto done;
+    }
+    result = Py_BuildValue("OOOl", broken, origins, user, deepest);
+done:
+    Py_XDECREF(broken);
+    Py_XDECREF(origins);
+    Py_XDECREF(user);
     while (got-- > 0) PyBuffer_Release(&bufs[got]);
     return result;
 }
@@ -1313,11 +1447,13 @@ static PyMethodDef methods[] = {
     {"tree_index", tree_index, METH_VARARGS, tree_index_doc},
     {"count_keys", count_keys, METH_VARARGS, count_keys_doc},
     {"used_functions", used_functions, METH_VARARGS, used_functions_doc},
+    {"only_on", only_on, METH_VARARGS, only_on_doc},
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
     {"callers_above", callers_above, METH_VARARGS, callers_above_doc},
     {"sum_threads", sum_threads, METH_VARARGS, sum_threads_doc},
     {"user_frames", user_frames, METH_VARARGS, user_frames_doc},
+    {"cut_stacks", cut_stacks, METH_VARARGS, cut_stacks_doc},
     {"totals", totals, METH_VARARGS, totals_doc},
     {"select", select_stacks, METH_VARARGS, select_doc},
     {"stack_threads", stack_threads, METH_VARARGS, stack_threads_doc},

@@ -89,12 +89,12 @@ class Context:
         ctx._index_stacks()
         ctx.thread_of = _thread_weights(profile, event_id, ctx.weights)
         ctx.comm_of = _thread_names(profile, event_id)
-        idle_bit = ctx.bit("idle")
-        idle, leaf_mask, only_on = StackFlags(len(profile.stacks)), ctx.leaf_mask, \
-            ctx.thread_of.only_on
-        for sid in ctx.weights:
-            if leaf_mask[sid] & idle_bit or only_on(sid, 0):
-                idle[sid] = 1
+        # idle: the idle task's stacks (all samples on tid 0), and those whose leaf is the
+        # kernel's idle loop
+        idle = StackFlags(len(profile.stacks))
+        ctx.thread_of.mark_only_on(ctx.weights, 0, idle)
+        for sid in ctx.select(leaf_any=("idle",)):
+            idle[sid] = 1
         ctx.idle = idle
         return ctx
 

@@ -452,11 +452,36 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
 
 def missing_symbols(ctx: Context, t: dict) -> Finding | None:
     """Samples whose own frame (leaf) has no name, per DSO."""
+    profile = ctx.profile
+    functions, stacks = profile.functions, profile.stacks
+    # each stack's leaf function is its leaf location's first: summed per location, then
+    # per function (in the order first met, which most_common's ties keep)
+    leaf_fn = [loc.functions[0] if loc.functions else -1 for loc in profile.locations]
+    per_leaf: Counter = Counter()
+    for sid, w in ctx.weights.items():
+        st = stacks[sid]
+        if st:
+            per_leaf[st[0]] += w
+    unnamed: Counter = Counter()
+    for loc, w in per_leaf.items():
+        f = leaf_fn[loc]
+        if f < 0:  # (a location without functions: the stack's first function decides)
+            return _missing_symbols_by_stack(ctx, t)
+        if not functions[f].resolved:
+            unnamed[functions[f].mapping_id] += w
+    return _missing_symbols_rows(ctx, t, unnamed)
+
+
+def _missing_symbols_by_stack(ctx: Context, t: dict) -> Finding | None:
     unnamed: Counter = Counter()
     for sid, w in ctx.weights.items():
         fids = ctx.funcs[sid]
         if fids and not ctx.profile.functions[fids[0]].resolved:
             unnamed[ctx.profile.functions[fids[0]].mapping_id] += w
+    return _missing_symbols_rows(ctx, t, unnamed)
+
+
+def _missing_symbols_rows(ctx: Context, t: dict, unnamed: Counter) -> Finding | None:
     rows = []
     for mid, n in unnamed.most_common():
         share = ctx.share(n)

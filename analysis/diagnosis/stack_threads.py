@@ -126,6 +126,11 @@ class StackThreads:
             return self._off[k + 1] - a == 1 and self._mtid[a] == tid
         return False
 
+    def mark_only_on(self, sids, tid: int, flags: bytearray) -> None:
+        """flags[sid] = 1 for each of these stacks whose samples are all on thread tid
+        (only_on of each, in one compiled pass)."""
+        _weigh.only_on(sids, self._state, self._tid, self._off, self._mtid, tid, flags)
+
     def items(self) -> Iterator[tuple[int, dict[int, int]]]:
         state, tids, weights = self._state, self._tid, self._weights
         for sid in self._order:
