@@ -230,6 +230,12 @@ CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="perfweb")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# the worker's stdout and stderr stay the process's own, not Celery's logging proxy: past
+# PERFWEB_WORKER_MEMORY_MB, a generator closed while the MemoryError unwinds fails again
+# in its finalizer, and Python writes that "unraisable" error to sys.stderr; through the
+# proxy every write builds a log record, fails to allocate, and is reported again, which
+# kept a worker at 100% CPU on that capture for minutes (test_limits_and_faults, memory)
+CELERY_WORKER_REDIRECT_STDOUTS = False
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
