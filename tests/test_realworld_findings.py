@@ -189,3 +189,17 @@ def test_time_in_counts_the_pool_spinning():
     fixed = build_report(load(HERE / "openblas-oversubscribed" / "fixed.script.txt.gz"))
     assert bad["time_in"]["classes"]["spin"]["share"] == pytest.approx(0.338, abs=0.001)
     assert "spin" not in fixed["time_in"]["classes"]
+
+
+@pytest.mark.parametrize("name", ["bad.perf.data", "fixed.perf.data"])
+def test_interpreter_samples_per_thread_are_the_per_stack_sums(name):
+    """The interpreter-lock rule's samples per thread and interpreter, summed in one
+    compiled pass when one interpreter runs, equal the stack-by-stack sums."""
+    from analysis.diagnosis import wait_rules
+    from analysis.diagnosis.context import Context
+
+    ctx = Context.build(load(HERE / "cpython-gil-server" / name))
+    fast = wait_rules._interpreter_samples(ctx)
+    slow = wait_rules._interpreter_samples_by_stack(ctx)
+    assert {t: dict(c) for t, c in fast.items()} == {t: dict(c) for t, c in slow.items()}
+    assert len(fast) >= 2 and all(sum(c.values()) > 0 for c in fast.values())

@@ -319,13 +319,18 @@ class Context:
             pairs: dict[int, tuple | None] = {}  # mapping -> (DSO, library), one tuple each
             loc_functions, stacks = self.stack_funcs.loc_functions, self.profile.stacks
             functions = self.profile.functions
+            # (the stack's first function is nearly always its leaf location's first)
+            leaf_fn = [fs[0] if fs else -1 for fs in loc_functions]
             for sid in self.weights:
-                for loc in stacks[sid]:  # the stack's first function
-                    if loc_functions[loc]:
-                        f = loc_functions[loc][0]
-                        break
-                else:
-                    continue
+                st = stacks[sid]
+                f = leaf_fn[st[0]] if st else -1
+                if f < 0:
+                    for loc in st:  # the stack's first function
+                        if loc_functions[loc]:
+                            f = loc_functions[loc][0]
+                            break
+                    else:
+                        continue
                 mid = functions[f].mapping_id
                 pair = pairs.get(mid, False)
                 if pair is False:

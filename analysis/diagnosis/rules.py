@@ -179,7 +179,8 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
 # ---- kernel, I/O, memory ------------------------------------------------------------
 def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     busy = ctx.busy_stacks()
-    kernel = {sid: w for sid, w in busy.items() if ctx.kernel_leaf(sid)}
+    kernel_leaf = ctx.kernel_leaf_stacks  # (a byte per stack id)
+    kernel = {sid: w for sid, w in busy.items() if kernel_leaf[sid]}
     busy_n = ctx.samples(busy)
     samples = ctx.samples(kernel)
     share = samples / busy_n if busy_n else 0.0

@@ -149,14 +149,34 @@ def serialized_threads(ctx: Context, t: dict) -> Serialized | None:
                     lambda: _serialized_threads(ctx, t))
 
 
-def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
-    if ctx.cpus_busy is None or (ctx.cpus_online is not None and ctx.cpus_online < 2):
-        return None
-    # per thread: its samples, and those whose leaf is in an interpreter, by interpreter
+def _interpreter_samples(ctx: Context) -> dict[int, Counter]:
+    """thread -> {interpreter: its samples whose leaf is in that interpreter}."""
+    leaves = ctx.interpreter_leaves()
+    names = {lib.name for _, lib in leaves.values()}
+    if len(names) != 1:
+        return _interpreter_samples_by_stack(ctx)
+    # one interpreter (the usual case): the threads' samples summed in one compiled pass
+    name, = names
+    per_thread: dict[int, int] = {}
+    ctx.thread_of.sum_into(per_thread, leaves)
+    return {tid: Counter({name: n}) for tid, n in per_thread.items()}
+
+
+def _interpreter_samples_by_stack(ctx: Context) -> dict[int, Counter]:
+    """(the same, stack by stack: each thread's interpreters in the order its samples
+    meet them, which max() keeps on a tie)"""
     in_runtime: defaultdict[int, Counter] = defaultdict(Counter)
     for sid, (_, lib) in ctx.interpreter_leaves().items():
         for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
             in_runtime[tid][lib.name] += n
+    return in_runtime
+
+
+def _serialized_threads(ctx: Context, t: dict) -> Serialized | None:
+    if ctx.cpus_busy is None or (ctx.cpus_online is not None and ctx.cpus_online < 2):
+        return None
+    # per thread: its samples, and those whose leaf is in an interpreter, by interpreter
+    in_runtime = _interpreter_samples(ctx)
     by_runtime: dict[str, list[tuple[int, int]]] = {}
     for tid, total in ctx.thread_totals().items():
         c = in_runtime.get(tid, Counter())
