@@ -1210,6 +1210,19 @@ done:
 /* ---- which threads each stack's samples come from (diagnosis/stack_threads.py) ---------- */
 typedef struct { long long key; Py_ssize_t ix; } pair_slot;  /* ix -1: empty */
 
+/* the slot of a (stack << 32 | tid) key: every bit of both mixed in (murmur3's finalizer);
+   a multiply alone left the low bits to the tid, so a capture's few threads piled the
+   pairs of 20,000 stacks into a few runs of the table */
+static size_t pair_hash(long long key, size_t mask) {
+    unsigned long long x = (unsigned long long)key;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return (size_t)x & mask;
+}
+
 PyDoc_STRVAR(stack_threads_doc,
 "stack_threads(s_stack, s_tid, s_count, s_event, event_id, order, tid, state)\n"
 "    -> (n, offsets, tids, counts)\n\n"
@@ -1293,8 +1306,7 @@ static PyObject *stack_threads(PyObject *self, PyObject *args) {
             int s = s_stack[i];
             if (state[s] != 2) continue;
             long long key = ((long long)s << 32) | (unsigned int)s_tid[i];
-            unsigned long long hv = (unsigned long long)key * 0x9E3779B97F4A7C15ull;
-            size_t h = (size_t)(hv >> 20) & mask;
+            size_t h = pair_hash(key, mask);
             while (table[h].ix >= 0 && table[h].key != key) h = (h + 1) & mask;
             long long c = s_count ? s_count[i] : 1;
             if (table[h].ix >= 0) {
@@ -1331,8 +1343,7 @@ static PyObject *stack_threads(PyObject *self, PyObject *args) {
                 for (size_t g = 0; g <= nmask; g++) t[g].ix = -1;
                 for (size_t g = 0; g <= mask; g++) {
                     if (table[g].ix < 0) continue;
-                    unsigned long long hv2 = (unsigned long long)table[g].key * 0x9E3779B97F4A7C15ull;
-                    size_t q = (size_t)(hv2 >> 20) & nmask;
+                    size_t q = pair_hash(table[g].key, nmask);
                     while (t[q].ix >= 0) q = (q + 1) & nmask;
                     t[q] = table[g];
                 }
