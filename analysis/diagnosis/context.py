@@ -317,19 +317,15 @@ class Context:
         def compute():
             out: dict[int, tuple[str, software.Library]] = {}
             pairs: dict[int, tuple | None] = {}  # mapping -> (DSO, library), one tuple each
-            loc_functions, stacks = self.stack_funcs.loc_functions, self.profile.stacks
+            stacks = self.profile.stacks
             functions = self.profile.functions
-            # (the stack's first function is nearly always its leaf location's first)
-            leaf_fn = [fs[0] if fs else -1 for fs in loc_functions]
+            leaf_fn = self.leaf_functions()
             for sid in self.weights:
                 st = stacks[sid]
                 f = leaf_fn[st[0]] if st else -1
                 if f < 0:
-                    for loc in st:  # the stack's first function
-                        if loc_functions[loc]:
-                            f = loc_functions[loc][0]
-                            break
-                    else:
+                    f = self.leaf(sid)
+                    if f is None:
                         continue
                 mid = functions[f].mapping_id
                 pair = pairs.get(mid, False)
@@ -348,6 +344,13 @@ class Context:
     def leaf(self, sid: int) -> int | None:
         f = self.funcs[sid]
         return f[0] if f else None
+
+    def leaf_functions(self) -> list[int]:
+        """location -> its first function, or -1 when it has none: the leaf function of
+        every stack whose leaf is that location (`leaf` of the others), so rules can sum
+        per leaf location instead of asking each stack (once; not to be modified)."""
+        return self.memo("leaf_functions", lambda: [
+            fs[0] if fs else -1 for fs in self.stack_funcs.loc_functions])
 
     def busy_stacks(self) -> dict[int, int]:
         """Every stack but the idle task's (once; callers must not modify the dict)."""

@@ -457,7 +457,7 @@ def missing_symbols(ctx: Context, t: dict) -> Finding | None:
     functions, stacks = profile.functions, profile.stacks
     # each stack's leaf function is its leaf location's first: summed per location, then
     # per function (in the order first met, which most_common's ties keep)
-    leaf_fn = [loc.functions[0] if loc.functions else -1 for loc in profile.locations]
+    leaf_fn = ctx.leaf_functions()
     per_leaf: Counter = Counter()
     for sid, w in ctx.weights.items():
         st = stacks[sid]
@@ -475,10 +475,11 @@ def missing_symbols(ctx: Context, t: dict) -> Finding | None:
 
 def _missing_symbols_by_stack(ctx: Context, t: dict) -> Finding | None:
     unnamed: Counter = Counter()
+    functions = ctx.profile.functions
     for sid, w in ctx.weights.items():
-        fids = ctx.funcs[sid]
-        if fids and not ctx.profile.functions[fids[0]].resolved:
-            unnamed[ctx.profile.functions[fids[0]].mapping_id] += w
+        f = ctx.leaf(sid)
+        if f is not None and not functions[f].resolved:
+            unnamed[functions[f].mapping_id] += w
     return _missing_symbols_rows(ctx, t, unnamed)
 
 
