@@ -385,7 +385,7 @@ class _Reader:
             ckey = (mode, ip)
         cid = self.chain_ix.get(ckey)
         if cid is None:
-            cid = self._intern_chain(ckey, mode, ip, chain, branch_from, user_ip)
+            cid = self._intern_chain(ckey, ip)
         if reader.want_raw and reader.raw is not None:
             self._switch_sample(reader.raw, time, pid, tid, cpu, reader.sched)
             reader.raw = None
@@ -401,8 +401,9 @@ class _Reader:
         self.c_chain.append(cid)
         return True
 
-    def _intern_chain(self, ckey: tuple, mode: int, ip: int, chain: bytes | None,
-                      branch_from=None, user_ip=None) -> int:
+    def _intern_chain(self, ckey: tuple, ip: int) -> int:
+        """A chain key new to chain_ix, for the samples `_sample` decodes (_scan.c
+        interns those it decodes the same way: the id is the key's place in chains)."""
         cid = self.chain_ix[ckey] = len(self.chains)
         self.chains.append(ckey)
         self.chain_ips.append(ip)
