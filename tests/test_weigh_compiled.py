@@ -398,3 +398,74 @@ def test_count_keys_on_made_up_columns():
         _weigh.count_keys()
     with pytest.raises(TypeError):
         _weigh.count_keys(*[array("i", [1])] * 5)
+
+
+def _python_time_in(ctx):
+    """diagnosis.time_in as it was before _weigh.classify: one Python step per stack."""
+    from collections import Counter
+
+    from analysis.diagnosis import time_in as ti
+    from analysis.diagnosis.context import NO_THREADS
+    acc, under, busy, kernel = Counter(), {}, 0, 0
+    thread_app = ti._threads_app_function(ctx)
+    classes = [(name, ctx.bits(c), ctx.bits(lc)) for name, c, lc in ti.CLASSES]
+    for sid, w in ctx.weights.items():
+        if ctx.idle[sid]:
+            continue
+        busy += w
+        if ctx.kernel_leaf_stacks[sid]:
+            kernel += w
+        m, lm = ctx.mask[sid], ctx.leaf_mask[sid]
+        cls = next((name for name, b, lb in classes if m & b or lm & lb), None)
+        if cls is None:
+            continue
+        acc[cls] += w
+        frame = next((f for f in ctx.funcs[sid] if ctx.app.get(f, False)), None)
+        if frame is not None:
+            under.setdefault(cls, Counter())[frame] += w
+            continue
+        for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
+            if thread_app.get(tid) is not None:
+                under.setdefault(cls, Counter())[thread_app[tid]] += n
+    total = busy or 1
+    return {"busy": busy, "kernel": round(kernel / total, 4),
+            "classes": {cls: {"samples": n, "share": round(n / total, 4),
+                              "under": [{"name": ctx.name(f), "share": round(c / total, 4)}
+                                        for f, c in under.get(cls, Counter()).most_common(
+                                            ti.BLAME_TOP)]}
+                        for cls, n in acc.most_common()}}
+
+
+@pytest.mark.parametrize("name", CAPTURES + NAMED + WITH_APP_CODE)
+def test_time_in_equals_the_per_stack_loop(name):
+    """time_in with its stacks classed by _weigh.classify and blamed by first_marked gives
+    what the per-stack loop gave: classes in the same order, the same samples, the same
+    functions blamed (application frames on the captures with application code)."""
+    from analysis.diagnosis import time_in as ti
+    from analysis.diagnosis.context import Context
+
+    ctx = Context.build(load(str(FIX / name)))
+    got = ti.time_in(ctx)
+    assert got == _python_time_in(ctx)
+    assert got["busy"] > 0
+    if name in NAMED:
+        assert got["classes"]
+    if name in WITH_APP_CODE:
+        assert any(c["under"] for c in got["classes"].values())
+
+
+def test_classify_on_made_up_stacks():
+    """A stack goes to the first class its mask or its leaf mask meets; idle stacks to
+    none, and count neither as busy nor as kernel time."""
+    weights = {3: 5, 0: 1, 2: 7, 1: 2}
+    mask = array("Q", [0b01, 0b10, 0b11, 0b100])
+    leaf = array("Q", [0, 0b1000, 0, 0])
+    idle, kernel_leaf = bytearray([0, 0, 1, 0]), bytearray([1, 1, 1, 0])
+    busy, kernel, order, per = _weigh.classify(weights, mask, leaf, idle, kernel_leaf,
+                                               [(0b10, 0), (0b01, 0b1000)])
+    assert (busy, kernel) == (8, 3)
+    assert order == [1, 0] and per == [{1: 2}, {0: 1}]  # stack 3 in no class, 2 idle
+    with pytest.raises(ValueError):
+        _weigh.classify(weights, mask, leaf, bytearray(3), kernel_leaf, [])
+    with pytest.raises(IndexError):
+        _weigh.classify({9: 1}, mask, leaf, idle, kernel_leaf, [])

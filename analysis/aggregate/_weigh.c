@@ -1449,6 +1449,107 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(classify_doc,
+"classify(weights, mask, leaf_mask, idle, kernel_leaf, classes)\n"
+"    -> (busy, kernel, order, per_class)\n\n"
+"diagnosis.time_in's pass over the stacks: each stack of `weights` (in its order) not\n"
+"marked in `idle` is busy (busy: their weight summed; kernel: that of those marked in\n"
+"`kernel_leaf`, bytearrays by stack id) and goes to the first of `classes`, (bits,\n"
+"leaf_bits) pairs, whose bits meet its mask or whose leaf_bits meet its leaf mask\n"
+"(array('Q') by stack id). per_class[k]: {sid: weight} of the stacks of class k, in the\n"
+"weights' order; order: the class indexes in the order their first stack came.");
+
+static PyObject *classify(PyObject *self, PyObject *args) {
+    PyObject *weights, *o_m, *o_lm, *o_idle, *o_kl, *classes;
+    if (!PyArg_ParseTuple(args, "O!OOOOO!", &PyDict_Type, &weights, &o_m, &o_lm, &o_idle,
+                          &o_kl, &PyList_Type, &classes))
+        return NULL;
+    Py_ssize_t nc = PyList_GET_SIZE(classes);
+    if (nc > 64) {
+        PyErr_SetString(PyExc_ValueError, "classify: at most 64 classes");
+        return NULL;
+    }
+    unsigned long long bits[64], leaf_bits[64];
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        PyObject *c = PyList_GET_ITEM(classes, k);
+        if (!PyTuple_Check(c) || PyTuple_GET_SIZE(c) != 2) {
+            PyErr_SetString(PyExc_TypeError, "classify: a class is a (bits, leaf_bits) tuple");
+            return NULL;
+        }
+        bits[k] = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(c, 0));
+        if (bits[k] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+        leaf_bits[k] = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(c, 1));
+        if (leaf_bits[k] == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    }
+    Py_buffer bm, blm, bi, bk;
+    PyObject *result = NULL, *busy = NULL, *kernel = NULL, *order = NULL, *per = NULL;
+    int got = 0;
+    if (buf_of(o_m, &bm, 8, 0, "mask") < 0) return NULL;
+    got++;
+    if (buf_of(o_lm, &blm, 8, 0, "leaf_mask") < 0) goto release;
+    got++;
+    if (buf_of(o_idle, &bi, 1, 0, "idle") < 0) goto release;
+    got++;
+    if (buf_of(o_kl, &bk, 1, 0, "kernel_leaf") < 0) goto release;
+    got++;
+    busy = PyLong_FromLong(0), kernel = PyLong_FromLong(0);
+    order = PyList_New(0), per = PyList_New(nc);
+    if (!busy || !kernel || !order || !per) goto fail;
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        PyObject *d = PyDict_New();
+        if (!d) goto fail;
+        PyList_SET_ITEM(per, k, d);
+    }
+    const unsigned long long *m = bm.buf, *lm = blm.buf;
+    const char *idle = bi.buf, *kl = bk.buf;
+    Py_ssize_t ns = bm.len / 8;
+    if (blm.len / 8 != ns || bi.len != ns || bk.len != ns) {
+        PyErr_SetString(PyExc_ValueError, "classify: stack arrays of different lengths");
+        goto fail;
+    }
+    unsigned long long seen = 0;
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        Py_ssize_t s = index_of(sid, ns, "a stack id");
+        if (s < 0) goto fail;
+        if (idle[s]) continue;
+        PyObject *t = PyNumber_Add(busy, w);
+        if (!t) goto fail;
+        Py_SETREF(busy, t);
+        if (kl[s]) {
+            t = PyNumber_Add(kernel, w);
+            if (!t) goto fail;
+            Py_SETREF(kernel, t);
+        }
+        Py_ssize_t k = 0;
+        while (k < nc && !(m[s] & bits[k]) && !(lm[s] & leaf_bits[k])) k++;
+        if (k == nc) continue;
+        if (!(seen >> k & 1)) {
+            seen |= 1ULL << k;
+            PyObject *ko = PyLong_FromSsize_t(k);
+            if (!ko || PyList_Append(order, ko) < 0) {
+                Py_XDECREF(ko);
+                goto fail;
+            }
+            Py_DECREF(ko);
+        }
+        if (PyDict_SetItem(PyList_GET_ITEM(per, k), sid, w) < 0) goto fail;
+    }
+    result = Py_BuildValue("(OOOO)", busy, kernel, order, per);
+fail:
+    Py_XDECREF(busy);
+    Py_XDECREF(kernel);
+    Py_XDECREF(order);
+    Py_XDECREF(per);
+release:
+    if (got > 0) PyBuffer_Release(&bm);
+    if (got > 1) PyBuffer_Release(&blm);
+    if (got > 2) PyBuffer_Release(&bi);
+    if (got > 3) PyBuffer_Release(&bk);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"stack_funcs", stack_funcs, METH_VARARGS, stack_funcs_doc},
     {"function_sums", function_sums, METH_VARARGS, function_sums_doc},
@@ -1469,6 +1570,7 @@ static PyMethodDef methods[] = {
     {"select", select_stacks, METH_VARARGS, select_doc},
     {"stack_threads", stack_threads, METH_VARARGS, stack_threads_doc},
     {"stack_counts", stack_counts, METH_VARARGS, stack_counts_doc},
+    {"classify", classify, METH_VARARGS, classify_doc},
     {NULL, NULL, 0, NULL},
 };
 

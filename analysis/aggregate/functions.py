@@ -92,8 +92,23 @@ def _order(c: FunctionCost):
     return (-c.self, -c.total, c.name)
 
 
+def function_arrays(profile: Profile, weights: dict[int, int],
+                    table: StackFunctions | None = None) -> tuple[array, array, array]:
+    """(order, self, total): the functions of these stacks in the order top_functions'
+    dict gives them, and their self and total weights in arrays by function id (a 2M-sample
+    capture has 690,000 functions: no dict or row of them)."""
+    table = table or StackFunctions(profile)
+    n = len(profile.functions)
+    order, self_a, total_a = array("i", [0]) * n, array("q", [0]) * n, array("q", [0]) * n
+    used = _weigh.function_arrays(weights, profile.stacks, table.loc_functions, order,
+                                  self_a, total_a)
+    del order[used:]
+    return order, self_a, total_a
+
+
 def notable_functions(profile: Profile, weights: dict[int, int], first: int,
-                      min_total: float, table: StackFunctions | None = None
+                      min_total: float, table: StackFunctions | None = None,
+                      arrays: tuple[array, array, array] | None = None
                       ) -> tuple[list[FunctionCost], dict | None]:
     """What top_functions(profile, weights) followed by the report's notable_functions
     give, (its first `first` rows and every other with total >= min_total, what the rest
@@ -101,13 +116,10 @@ def notable_functions(profile: Profile, weights: dict[int, int], first: int,
     function id (a 2M-sample capture has 690,000 functions), and only the rows that can
     be listed are made and sorted. Rows are those that sort at or before the first-th
     row's (self, total), and those of total >= min_total; sorted in the order
-    top_functions' dict gives them, they come out as its list does."""
-    table = table or StackFunctions(profile)
-    n = len(profile.functions)
-    order, self_a, total_a = array("i", [0]) * n, array("q", [0]) * n, array("q", [0]) * n
-    used = _weigh.function_arrays(weights, profile.stacks, table.loc_functions, order,
-                                  self_a, total_a)
-    del order[used:]
+    top_functions' dict gives them, they come out as its list does. `arrays`:
+    function_arrays of these weights, when the caller has them already."""
+    order, self_a, total_a = arrays or function_arrays(profile, weights, table)
+    used = len(order)
     if not used:
         return [], None
     # the first-th largest (self, total): every row at or above it may be among the first

@@ -11,7 +11,7 @@ from operator import itemgetter
 
 from .. import cpu
 from ..aggregate import _weigh
-from ..aggregate.functions import StackFunctions
+from ..aggregate.functions import StackFunctions, function_arrays
 from ..aggregate.selection import Selection, stack_weights
 from ..aggregate.threads import count_rows
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
@@ -240,6 +240,9 @@ class Context:
         if len(stacks) < BIG_SUBSET:
             acc = _weigh.totals(stacks, self.profile.stacks, lf)
             rows = ((f, c) for f, c in acc.items() if pred(f))
+        elif stacks is self.weights:  # (the report's function table has these sums)
+            order, _, total = self.function_arrays()
+            rows = ((f, total[f]) for f in order if pred(f))
         else:  # sums into an array by function id: smaller than a dict of them all
             nf = len(self.profile.functions)
             order, total = array("i", [0]) * nf, array("q", [0]) * nf
@@ -248,6 +251,13 @@ class Context:
             rows = ((f, total[f]) for f in order if pred(f))
         kept = heapq.nlargest(n, rows, key=itemgetter(1))
         return [self.function_row(f, c) for f, c in kept]
+
+    def function_arrays(self) -> tuple[array, array, array]:
+        """aggregate.functions.function_arrays of all the weighted stacks, once: the
+        report's function table and the CPU headline's top functions read the same sums
+        (callers must not modify the arrays)."""
+        return self.memo("function_arrays", lambda: function_arrays(
+            self.profile, self.weights, self.stack_funcs))
 
     def heaviest_stacks(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         out = []

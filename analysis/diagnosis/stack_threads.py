@@ -131,6 +131,10 @@ class StackThreads:
         (only_on of each, in one compiled pass)."""
         _weigh.only_on(sids, self._state, self._tid, self._off, self._mtid, tid, flags)
 
+    def stacks(self):
+        """The stack ids, in first-seen order (no dict made per stack)."""
+        return iter(self._order)
+
     def items(self) -> Iterator[tuple[int, dict[int, int]]]:
         state, tids, weights = self._state, self._tid, self._weights
         for sid in self._order:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from ..aggregate import _weigh
 from .context import APP, NO_THREADS, Context
 
 #: (class, categories of knowledge.py any frame of the stack may have, categories of the
@@ -43,38 +44,29 @@ BLAME_TOP = 3
 def time_in(ctx: Context) -> dict:
     """{"busy": samples outside the idle task, "classes": {class: {"share", "samples",
     "under": [{"name", "share"}]}}, "kernel": share of busy samples with a kernel leaf}.
-    Shares are of the busy samples."""
+    Shares are of the busy samples. (The stacks are classed in one compiled pass,
+    _weigh.classify; blame walks only the stacks of a class.)"""
+    thread_app = _threads_app_function(ctx)
+    classes = [(ctx.bits(cats), ctx.bits(leaf_cats)) for _, cats, leaf_cats in CLASSES]
+    busy, kernel, order, per_class = _weigh.classify(
+        ctx.weights, ctx.mask, ctx.leaf_mask, ctx.idle, ctx.kernel_leaf_stacks, classes)
     acc: Counter = Counter()
     under: dict[str, Counter] = {}
-    busy = kernel = 0
-    thread_app = _threads_app_function(ctx)
-    classes = [(name, ctx.bits(cats), ctx.bits(leaf_cats)) for name, cats, leaf_cats in CLASSES]
-    class_of: dict[tuple[int, int], str | None] = {}  # (mask, leaf mask) -> class
-    mask, leaf_mask, idle, kernel_leaf = (ctx.mask, ctx.leaf_mask, ctx.idle,
-                                          ctx.kernel_leaf_stacks)
-    for sid, w in ctx.weights.items():  # (the flags are a byte per stack id)
-        if idle[sid]:
-            continue
-        busy += w
-        if kernel_leaf[sid]:
-            kernel += w
-        key = (mask[sid], leaf_mask[sid])
-        if key in class_of:
-            cls = class_of[key]
-        else:
-            m, lm = key
-            cls = class_of[key] = next((name for name, b, leaf_b in classes
-                                        if m & b or lm & leaf_b), None)
-        if cls is None:
-            continue
-        acc[cls] += w
-        frame = blamed_frame(ctx, sid)
-        if frame is not None:
-            under.setdefault(cls, Counter())[frame] += w
-            continue
-        for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
-            if thread_app.get(tid) is not None:
-                under.setdefault(cls, Counter())[thread_app[tid]] += n
+    any_app = 2 in ctx.app.flags  # (AppCode.flags: 2 for application code)
+    for k in order:  # (acc's keys in the order their first stack came: most_common's ties)
+        cls, stacks = CLASSES[k][0], per_class[k]
+        acc[cls] = sum(stacks.values())
+        if not thread_app and not any_app:
+            continue  # nothing to blame: no application frame, no thread's function
+        blamed = _blamed_frames(ctx, stacks)
+        for sid, w in stacks.items():
+            frame = blamed.get(sid)
+            if frame is not None:
+                under.setdefault(cls, Counter())[frame] += w
+                continue
+            for tid, n in ctx.thread_of.get(sid, NO_THREADS).items():
+                if thread_app.get(tid) is not None:
+                    under.setdefault(cls, Counter())[thread_app[tid]] += n
     total = busy or 1
     return {
         "busy": busy,
@@ -87,24 +79,30 @@ def time_in(ctx: Context) -> dict:
     }
 
 
+def _blamed_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
+    """stack -> the application function nearest to its leaf, for the stacks that have
+    one (one compiled walk over them)."""
+    app = ctx.app.flags.translate(_IS_APP)
+    return _weigh.first_marked(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
+                               app)
+
+
+#: AppCode.flags (0 not in the stacks, 1 not application code, 2 is) -> 1 for application
+#: code only
+_IS_APP = bytes([0, 0, 1]) + bytes(253)
+
+
 def _threads_app_function(ctx: Context) -> dict[int, int]:
     """Each thread's application function on the most samples (any frame)."""
     per: defaultdict[int, Counter] = defaultdict(Counter)
     app_bit, mask = ctx.bit(APP), ctx.mask
-    for sid, tids in ctx.thread_of.items():
+    thread_of = ctx.thread_of
+    for sid in thread_of.stacks():
         if not mask[sid] & app_bit:
             continue
         apps = {f for f in ctx.funcs[sid] if ctx.app.get(f, False)}
-        for tid, n in tids.items():
+        for tid, n in thread_of[sid].items():
             c = per[tid]
             for f in apps:
                 c[f] += n
     return {tid: c.most_common(1)[0][0] for tid, c in per.items() if c}
-
-
-def blamed_frame(ctx: Context, sid: int) -> int | None:
-    """The application function nearest to the leaf of this stack, if any."""
-    for f in ctx.funcs[sid]:
-        if ctx.app.get(f, False):
-            return f
-    return None
