@@ -485,6 +485,18 @@ class AppCode:
     def __contains__(self, fid) -> bool:
         return 0 <= fid < len(self.flags) and self.flags[fid] != 0
 
+    def any(self) -> bool:
+        """Is any function of the weighted stacks application code?"""
+        return 2 in self.flags
+
+    def marks(self) -> bytes:
+        """1 by function id for application code, 0 for the rest: what _weigh.first_marked
+        stops at, to find a stack's application frame nearest to the leaf."""
+        return self.flags.translate(_APP_ONLY)
+
+
+_APP_ONLY = bytes([0, 0, 1]) + bytes(253)  # AppCode.flags -> 1 for application code
+
 
 def _thread_names(profile: Profile, event_id: int | None) -> dict[int, str]:
     """Each thread's most frequent comm (a thread renamed during the capture keeps one)."""

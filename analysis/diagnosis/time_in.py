@@ -52,13 +52,16 @@ def time_in(ctx: Context) -> dict:
         ctx.weights, ctx.mask, ctx.leaf_mask, ctx.idle, ctx.kernel_leaf_stacks, classes)
     acc: Counter = Counter()
     under: dict[str, Counter] = {}
-    any_app = 2 in ctx.app.flags  # (AppCode.flags: 2 for application code)
+    # (no application code: no frame to blame, nor a thread's function)
+    app = ctx.app.marks() if ctx.app.any() else None
     for k in order:  # (acc's keys in the order their first stack came: most_common's ties)
         cls, stacks = CLASSES[k][0], per_class[k]
         acc[cls] = sum(stacks.values())
-        if not thread_app and not any_app:
-            continue  # nothing to blame: no application frame, no thread's function
-        blamed = _blamed_frames(ctx, stacks)
+        if app is None:
+            continue
+        # each stack's application function nearest to its leaf, if it has one
+        blamed = _weigh.first_marked(stacks, ctx.profile.stacks,
+                                     ctx.stack_funcs.loc_functions, app)
         for sid, w in stacks.items():
             frame = blamed.get(sid)
             if frame is not None:
@@ -77,19 +80,6 @@ def time_in(ctx: Context) -> dict:
                                         BLAME_TOP)]}
                     for cls, n in acc.most_common()},
     }
-
-
-def _blamed_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
-    """stack -> the application function nearest to its leaf, for the stacks that have
-    one (one compiled walk over them)."""
-    app = ctx.app.flags.translate(_IS_APP)
-    return _weigh.first_marked(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
-                               app)
-
-
-#: AppCode.flags (0 not in the stacks, 1 not application code, 2 is) -> 1 for application
-#: code only
-_IS_APP = bytes([0, 0, 1]) + bytes(253)
 
 
 def _threads_app_function(ctx: Context) -> dict[int, int]:
