@@ -427,3 +427,96 @@ def test_the_fast_stack_path_makes_the_profile_stack_miss_makes(name, monkeypatc
         assert not calls
     else:
         assert calls and all(n == 12 for n in calls), "the replay passes its fast path"
+
+
+#: captures whose frames the compiled frame miss locates: besides CAPTURES' kinds, JIT
+#: code in anonymous memory (named /tmp/perf-PID.map), a library mapped by dlopen while
+#: perf recorded, and many processes and threads
+MISS_CAPTURES = [c for c in CAPTURES if "dwarf" not in c] + [
+    "perfdata/jit.perf.data", "perfdata/dlopen.perf.data", "perfdata/system-wide.perf.data",
+    "perfdata/many-threads.perf.data"]
+
+
+def _saved_and_locates(name: str, compiled: bool, monkeypatch) -> tuple[bytes, int]:
+    """The saved profile of capture `name` read with the compiled frame miss or without,
+    and how many frames the Python _locate was asked for."""
+    import io
+
+    from analysis import profile_io
+    calls = []
+    python_locate = perf_data._Reader._locate
+
+    def counted(self, *args):
+        calls.append(args[1])
+        return python_locate(self, *args)
+    monkeypatch.setattr(perf_data._Reader, "_locate", counted)
+    monkeypatch.setattr(perf_data, "COMPILED_FRAME_MISS", compiled)
+    with perf_data._mapped(FIX / name) as buf:
+        p = perf_data._Reader(buf, len(buf)).read()
+    out = io.BytesIO()
+    profile_io.dump(p, out)
+    return out.getvalue(), len(calls)
+
+
+@pytest.mark.parametrize("name", MISS_CAPTURES)
+def test_the_compiled_frame_miss_makes_the_profile_locate_makes(name, monkeypatch):
+    """replay_run's locator makes the Location and Function of a frame its cache missed
+    (and fills the same tables) as _Reader._locate does: the saved profiles are the same
+    byte for byte, and the Python path is not asked for a single frame."""
+    compiled, asked = _saved_and_locates(name, True, monkeypatch)
+    python, python_asked = _saved_and_locates(name, False, monkeypatch)
+    assert compiled == python
+    assert python_asked > 0 and asked == 0
+
+
+def test_a_damaged_file_offset_wraps_as_perf_computes_it(monkeypatch):
+    """A mapping whose file offset (address - start + pgoff) would pass 2^64 (a damaged
+    or hostile MMAP record's pgoff) wraps in u64, as perf's map__map_ip computes it, in
+    both paths; the profile can still be saved (orjson refused the larger int)."""
+    original = perf_data._Reader._map_info
+
+    wrapped = []
+
+    def huge_pgoff(self, kernel, pid, m, *args):
+        info = original(self, kernel, pid, m, *args)
+        if info[4] == 2:  # a user mapping: its offsets are address - start + pgoff
+            wrapped.append(info[6] == 0)  # 0 - 1: 2^64 - 1
+            info[6] = (info[6] - 1) & ((1 << 64) - 1)
+        return info
+    monkeypatch.setattr(perf_data._Reader, "_map_info", huge_pgoff)
+    compiled, asked = _saved_and_locates("perfdata/system-wide.perf.data", True, monkeypatch)
+    python, python_asked = _saved_and_locates("perfdata/system-wide.perf.data", False,
+                                              monkeypatch)
+    assert compiled == python and asked == 0 < python_asked
+    assert any(wrapped)
+    # every user frame's offset is one below the true one, also where pgoff was 0
+    with perf_data._mapped(FIX / "perfdata/system-wide.perf.data") as buf:
+        damaged = perf_data._Reader(buf, len(buf)).read()
+        monkeypatch.setattr(perf_data._Reader, "_map_info", original)
+        true = perf_data._Reader(buf, len(buf)).read()
+    offsets = {}
+    for p, k in ((true, 0), (damaged, 1)):
+        for loc in p.locations:
+            if p.mappings[loc.mapping_id].kind == "user":
+                offsets.setdefault((loc.address, loc.is_return), [None, None])[k] = \
+                    loc.dso_offset
+    assert offsets and all(d == t - 1 for t, d in offsets.values())
+
+
+def test_a_mapping_the_compiled_miss_does_not_know_is_left_to_python(monkeypatch):
+    """What the compiled frame miss does not expect of a mapping's facts (here an offset
+    rule it has no code for) is left to the Python _locate, frame by frame, with the
+    result the Python path gives for every frame."""
+    original = perf_data._Reader._map_info
+
+    def new_rule(self, kernel, pid, m, *args):
+        info = original(self, kernel, pid, m, *args)
+        if info[4] == 2:
+            info[4] = 3  # (_locate_in reads any rule past 1 as address - start + pgoff)
+        return info
+    monkeypatch.setattr(perf_data._Reader, "_map_info", new_rule)
+    compiled, asked = _saved_and_locates("perfdata/system-wide.perf.data", True, monkeypatch)
+    python, python_asked = _saved_and_locates("perfdata/system-wide.perf.data", False,
+                                              monkeypatch)
+    assert compiled == python
+    assert 0 < asked < python_asked

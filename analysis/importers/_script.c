@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "_column.h"
+#include "_dataclass.h"
 
 /* ---- a bytes-keyed hash table (keys kept in an arena) ------------------------------ */
 
@@ -181,7 +182,7 @@ typedef struct {
      * those the loop gives: instances are made as their __init__ makes them, attribute
      * by attribute, without running it (NULL: by calling the class) */
     PyObject *loc_fields, *loc_defaults, *func_fields, *func_defaults;
-    Py_ssize_t loc_slots[16], func_slots[16];
+    Py_ssize_t loc_slots[DC_MAX_FIELDS], func_slots[DC_MAX_FIELDS];
     int64_t max_frames;
     uint64_t relative_limit;
     Table lines, chains, dsos;
@@ -497,8 +498,6 @@ static MapInfo *mapping_of(Reader *R, const char *s, Py_ssize_t n) {
     return &R->maps[R->nmaps++];
 }
 
-static PyObject *empty_tuple;
-
 /* A tuple of ints and strs can hold no cycle: the collector itself stops tracking such
  * a tuple the first time it sees one. Untracked as it is made, the hundreds of thousands
  * of keys, stacks and function tuples cost the collector nothing, and their freeing
@@ -506,48 +505,6 @@ static PyObject *empty_tuple;
 static inline PyObject *untracked(PyObject *t) {
     if (t) PyObject_GC_UnTrack(t);
     return t;
-}
-
-/* cls(*vals): a dataclass instance with `vals` for its first fields and the defaults for
- * the rest, set in field order as the generated __init__ sets them */
-static PyObject *make(PyObject *cls, PyObject *fields, PyObject *defaults,
-                      const Py_ssize_t *slots, PyObject **vals, Py_ssize_t n) {
-    if (!fields) return PyObject_Vectorcall(cls, vals, (size_t)n, NULL);
-    PyTypeObject *t = (PyTypeObject *)cls;
-    PyObject *o = t->tp_new(t, empty_tuple, NULL);
-    if (!o) return NULL;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
-        PyObject *v = i < n ? vals[i] : PyTuple_GET_ITEM(defaults, i - n);
-        if (slots[0] >= 0) {  /* __slots__: what the member descriptor's set does */
-            PyObject **at = (PyObject **)((char *)o + slots[i]);
-            Py_INCREF(v);
-            Py_XSETREF(*at, v);
-        } else if (PyObject_SetAttr(o, PyTuple_GET_ITEM(fields, i), v) < 0) {
-            Py_DECREF(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-/* the offsets of `fields` when each is a plain writable slot of `cls` (slots[0] = -1
- * otherwise) */
-static int slot_offsets(PyObject *cls, PyObject *fields, Py_ssize_t *slots) {
-    slots[0] = -1;
-    Py_ssize_t n = PyTuple_GET_SIZE(fields);
-    Py_ssize_t off[16];
-    if (n > 16) return 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *d = PyDict_GetItemWithError(((PyTypeObject *)cls)->tp_dict,
-                                              PyTuple_GET_ITEM(fields, i));
-        if (!d) return PyErr_Occurred() ? -1 : 0;
-        if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) return 0;
-        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
-        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return 0;
-        off[i] = m->offset;
-    }
-    memcpy(slots, off, n * sizeof(Py_ssize_t));
-    return 0;
 }
 
 /* Profile.function(name, mid, resolved, system_name): steals nothing */
@@ -564,7 +521,7 @@ static PyObject *function(Reader *R, PyObject *name, PyObject *mid, int resolved
     if (PyErr_Occurred()) { Py_DECREF(key); return NULL; }
     ix = PyLong_FromSsize_t(PyList_GET_SIZE(R->functions));
     PyObject *fv[5] = {ix, name, system_name, mid, resolved ? Py_True : Py_False};
-    PyObject *f = ix ? make(R->Function, R->func_fields, R->func_defaults, R->func_slots, fv, 5)
+    PyObject *f = ix ? dc_make(R->Function, R->func_fields, R->func_defaults, R->func_slots, fv, 5)
                      : NULL;
     int bad = !f || PyList_Append(R->functions, f) < 0 ||
               PyDict_SetItem(R->function_ix, key, ix) < 0;
@@ -586,7 +543,7 @@ static int32_t add_location(Reader *R, PyObject *mid, PyObject *ip, PyObject *fu
     if (!ix) return -1;
     PyObject *lv[7] = {ix, mid, ip, funcs, dso_offset, symbol_offset,
                        is_return ? Py_True : Py_False};
-    PyObject *loc = make(R->Location, R->loc_fields, R->loc_defaults, R->loc_slots, lv, 7);
+    PyObject *loc = dc_make(R->Location, R->loc_fields, R->loc_defaults, R->loc_slots, lv, 7);
     if (!loc) return -1;
     int bad = PyList_Append(R->locations, loc);
     Py_DECREF(loc);
@@ -1103,7 +1060,7 @@ static int reader_init(Reader *R, PyObject *args, PyObject *kw) {
         Py_INCREF(df);
         *names[i] = nm;
         *defs[i] = df;
-        if (slot_offsets(i ? R->Function : R->Location, nm, i ? R->func_slots : R->loc_slots) < 0)
+        if (dc_slot_offsets(i ? R->Function : R->Location, nm, i ? R->func_slots : R->loc_slots) < 0)
             return -1;
     }
     PyObject **refs[] = {&R->parser, &R->locations, &R->functions, &R->stacks, &R->stack_ix,
@@ -1168,7 +1125,6 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__script(void) {
     if (PyType_Ready(&ReaderType) < 0) return NULL;
-    if (!(empty_tuple = PyTuple_New(0))) return NULL;
     PyObject *os = PyImport_ImportModule("os");
     PyObject *rnd = os ? PyObject_CallMethod(os, "urandom", "i", 16) : NULL;
     Py_XDECREF(os);

@@ -36,7 +36,7 @@ from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import SampleReader
 from ..perfdata.tracepoints import layouts
 from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Function, Location, \
-    Profile, unresolved_name
+    Profile, init_fields, unresolved_name
 from ..textio import GZIP_MAGIC, GzipReader, Source
 from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 
@@ -49,6 +49,7 @@ _CTX_HV, _CTX_GUEST = 0xFFFFFFFFFFFFFFE0, 0xFFFFFFFFFFFFF800
 _CTX_USER_DEFERRED = 0xFFFFFFFFFFFFFD80
 MODE_KERNEL, MODE_USER = 1, 2
 _I64_MAX = (1 << 63) - 1
+_U64 = (1 << 64) - 1
 _MARKER_MODE = {_CTX_KERNEL: MODE_KERNEL, _CTX_USER: MODE_USER, _CTX_HV: 3,
                 _CTX_GUEST_KERNEL: 4, _CTX_GUEST_USER: 5, _CTX_GUEST: 4}
 _MISC_COMM_EXEC = 1 << 13
@@ -63,6 +64,9 @@ _NO_STACK = array("i", [-1]).tobytes()
 #: bytes of records the compiled loop reads per call (and between two releases of their
 #: mapped pages)
 _SCAN_WINDOW = 4 << 20
+#: the replay's frame-cache misses located in C (_scan.replay_run's locator); False: by
+#: _Reader._locate, the reference the tests compare the compiled path with
+COMPILED_FRAME_MISS = True
 #: what the compiled loop reads of sched_switch's raw record
 _SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
@@ -714,6 +718,17 @@ class _Reader:
                                 build_ids, self._kernel_frames if kernel
                                 else self._user_frames[pid])
 
+        def map_info(kernel: bool, pid: int, m: Map | None) -> list:
+            return self._map_info(kernel, pid, m, spaces, locs, build_ids)
+
+        # what replay_run's compiled frame miss needs (frame_miss's work, with the
+        # mapping lookup and the new Location and Function made in C): None, to ask
+        # frame_miss for every frame a cache misses
+        locator = (spaces.procs, spaces.kernel, {}, {}, map_info, p.mapping, p.mappings,
+                   p.functions, p.locations, self._funcs, Function, Location,
+                   init_fields(Function, 5), init_fields(Location, 7), KERNEL,
+                   UNKNOWN) if COMPILED_FRAME_MISS else None
+
         def comm_miss(row: int) -> int:
             tid = c_tid[row]
             comm = comms.get(tid)
@@ -746,7 +761,7 @@ class _Reader:
                 fast = (self.chain_blob, self.chain_ends, self.chain_modes, self.chain_ips,
                         self.e == ">", self.chain_rest, self._kernel_frames,
                         self._user_frames, KERNEL_ADDR, frame_miss, self._stacks, p.stacks,
-                        self._ints, keys_of_pid)
+                        self._ints, keys_of_pid, locator)
                 j, run_stacks, run_comms = _scan.replay_run(
                     order, i, times, -1 if next_side is None else min(next_side, _I64_MAX),
                     c_pid, c_chain, c_tid, cache, comm_ids, stack_miss, comm_miss, fast)
@@ -870,35 +885,53 @@ class _Reader:
                 pid: int, locs: dict, build_ids: dict, cache: tuple[dict, dict]) -> int:
         """The location of a frame not in its frame cache (the same frame recurs in many
         chains: its location is found once per address space and cached)."""
-        p = self.p
-        kernel_text = 0
         m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
+        return self._locate_in(self._map_info(kernel, pid, m, spaces, locs, build_ids),
+                               depth, addr, cache)
+
+    def _map_info(self, kernel: bool, pid: int, m: Map | None, spaces: AddressSpaces,
+                  locs: dict, build_ids: dict) -> list:
+        """What the frames of mapping `m` of process `pid` (None: in no mapping) are
+        located by, the same for all of them: [m, DSO path, build-id, its location
+        tables, offset rule (0 none, 1 the address, 2 address - start + pgoff), start,
+        pgoff, the kernel's _text address to record (0: none), mapping kind, None]. The
+        compiled replay keeps one per (process, mapping) and stores the mapping id in
+        the last item; holding m keeps its id() a valid key."""
+        kernel_text = 0
         if m is None and kernel and not spaces.kernel.maps:
-            path, offset, bid = "[kernel.kallsyms]", addr, ""
+            path, rule, bid = "[kernel.kallsyms]", 1, ""
         elif m is None:
-            path, offset, bid = "[unknown]", None, ""
+            path, rule, bid = "[unknown]", 0, ""
         elif kernel:
-            path, offset = _kernel_dso(m.path), addr
+            path, rule = _kernel_dso(m.path), 1
             if path == "[kernel.kallsyms]":
                 kernel_text = m.pgoff  # runtime address of _text: the KASLR slide
             bid = m.build_id or build_ids.get((-1, path)) or \
                 build_ids.get((-1, m.path), "")
         else:
             path, bid = self._user_dso(m, pid, build_ids)
-            offset = addr - m.start + m.pgoff
-        is_return = depth > 0  # callers: return addresses
+            rule = 2
         tables = locs.get(path)
         if tables is None:
             tables = locs[path] = ({}, {}, {}, {})
-        if offset is None:
-            table, value = tables[2 + is_return], addr
+        return [m, path, bid, tables, rule, m.start if m else 0, m.pgoff if m else 0,
+                kernel_text, KERNEL if kernel and path != "[unknown]" else None, None]
+
+    def _locate_in(self, info: list, depth: int, addr: int, cache: tuple[dict, dict]) -> int:
+        """_locate given the frame's _map_info (what _scan's compiled frame miss does)."""
+        _m, path, bid, tables, rule, start, pgoff, kernel_text, kind, _mid = info
+        is_return = depth > 0  # callers: return addresses
+        if rule == 0:
+            offset, table, value = None, tables[2 + is_return], addr
         else:
+            # (perf's map__map_ip, in u64: a damaged pgoff wraps, as there)
+            offset = addr if rule == 1 else (addr - start + pgoff) & _U64
             table, value = tables[is_return], offset
         loc = table.get(value)
         if loc is None:
-            mid = p.mapping(path, kind=KERNEL if kernel and path != "[unknown]" else None,
-                            build_id=bid)
-            if kernel_text and path == "[kernel.kallsyms]":
+            p = self.p
+            mid = p.mapping(path, kind=kind, build_id=bid)
+            if kernel_text:
                 p.mappings[mid].pgoff = kernel_text
             loc = table[value] = self._unnamed_location(mid, addr, offset, is_return)
         cache[is_return][addr] = loc

@@ -16,7 +16,6 @@ reference the loop is tested against.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from typing import Iterable
@@ -25,7 +24,7 @@ from ..errors import UnrecognizedFormat
 from ..offcpu.switches import (BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, WAKE,
                                state_of_letters)
 from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
-                       Location, Profile, unresolved_name)
+                       Location, Profile, init_fields, unresolved_name)
 from ..textio import Source, open_binary
 from . import _script
 from .deep_stacks import MAX_FRAMES, Cuts
@@ -262,20 +261,7 @@ def _compiled_loop(parser: "_Parser") -> "_script.Reader":
         columns=(p.s_stack, p.s_count, p.s_period, p.s_pid, p.s_tid, p.s_cpu, p.s_time,
                  p.s_event, p.s_comm),
         max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT,
-        location_fields=_fields(Location, 7), function_fields=_fields(Function, 5))
-
-
-def _fields(cls, given: int):
-    """(field names, defaults of the fields after the first `given`) of a dataclass, so
-    that the loop sets an instance's attributes as its generated __init__ does (a third
-    of the time of making one); None, to call the class, when that __init__ would do
-    more than set them."""
-    fields = dataclasses.fields(cls)
-    rest = fields[given:]
-    if hasattr(cls, "__post_init__") or not all(f.init for f in fields) or any(
-            f.default is dataclasses.MISSING for f in rest):
-        return None
-    return tuple(f.name for f in fields), tuple(f.default for f in rest)
+        location_fields=init_fields(Location, 7), function_fields=init_fields(Function, 5))
 
 
 def parse_lines(lines: Iterable[str]) -> Profile:

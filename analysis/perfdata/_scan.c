@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "_column.h"
+#include "_dataclass.h"
 
 enum { SAMPLE = 9, SWITCH = 14, SWITCH_CPU_WIDE = 15, FINISHED_ROUND = 68 };
 enum { MISC_SWITCH_OUT = 1 << 13, MISC_SWITCH_OUT_PREEMPT = 1 << 14 };
@@ -520,9 +521,333 @@ static PyObject *seconds(PyObject *self, PyObject *args) {
 }
 
 static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who);
+/* ---- the replay's frame miss, compiled (perf_data._Reader._locate) -------------------
+ * A frame a frame cache misses is located by the mapping it falls in: the mapping's
+ * facts (DSO path, build-id, offset rule, its location tables) come once per
+ * (process, mapping) from the Python _map_info, and a frame new to those tables becomes
+ * a Location and, new to its mapping, a Function, made here as _locate_in and
+ * _unnamed_location make them (a system-wide capture misses 60,000-90,000 frames: the
+ * Python path was a third of the import). Anything this code does not expect is left to
+ * the Python frame_miss, before anything is changed. */
+
+/* the items of a _map_info list */
+enum { I_M, I_PATH, I_BID, I_TABLES, I_RULE, I_START, I_PGOFF, I_KTEXT, I_KIND, I_MID, I_N };
+
+typedef struct {
+    PyObject *procs, *kernel_maps, *user_infos, *kernel_infos, *map_info, *mapping,
+        *mappings, *functions, *locations, *funcs, *Function, *Location, *KERNEL, *UNKNOWN;
+    PyObject *func_fields, *func_defaults, *loc_fields, *loc_defaults;
+    PyObject *ints;  /* the shared ids (Fast's) */
+    Py_ssize_t func_slots[DC_MAX_FIELDS], loc_slots[DC_MAX_FIELDS];
+} Locator;
+
+static PyObject *s_starts, *s_maps, *s_end, *s_kind, *s_build_id, *s_pgoff, *s_basename,
+    *s_unknown;
+
+/* fields: None, or (names, defaults of the fields past `given`) (profile.init_fields) */
+static int locator_fields(PyObject *cls, PyObject *spec, Py_ssize_t given, PyObject **names,
+                          PyObject **defaults, Py_ssize_t *slots) {
+    *names = *defaults = NULL;
+    slots[0] = -1;
+    if (spec == Py_None) return 0;
+    PyObject *nm, *df;
+    if (!PyArg_ParseTuple(spec, "O!O!;replay_run: fields are (names, defaults)",
+                          &PyTuple_Type, &nm, &PyTuple_Type, &df))
+        return -1;
+    if (!PyType_Check(cls) || PyTuple_GET_SIZE(nm) != given + PyTuple_GET_SIZE(df)) {
+        PyErr_SetString(PyExc_ValueError, "replay_run: fields of another class");
+        return -1;
+    }
+    *names = nm;
+    *defaults = df;
+    return dc_slot_offsets(cls, nm, slots);
+}
+
+static int locator_open(Locator *L, PyObject *t, PyObject *ints) {
+    PyObject *ff, *lf;
+    if (!PyArg_ParseTuple(t, "O!OO!O!OOO!O!O!O!OOOOOO;replay_run: locator is (procs, "
+                          "kernel maps, user infos, kernel infos, map_info, mapping, "
+                          "mappings, functions, locations, funcs, Function, Location, "
+                          "function fields, location fields, KERNEL, UNKNOWN)",
+                          &PyDict_Type, &L->procs, &L->kernel_maps, &PyDict_Type,
+                          &L->user_infos, &PyDict_Type, &L->kernel_infos, &L->map_info,
+                          &L->mapping, &PyList_Type, &L->mappings, &PyList_Type,
+                          &L->functions, &PyList_Type, &L->locations, &PyDict_Type,
+                          &L->funcs, &L->Function, &L->Location, &ff, &lf, &L->KERNEL,
+                          &L->UNKNOWN))
+        return -1;
+    L->ints = ints;
+    if (locator_fields(L->Function, ff, 5, &L->func_fields, &L->func_defaults,
+                       L->func_slots) < 0 ||
+        locator_fields(L->Location, lf, 7, &L->loc_fields, &L->loc_defaults,
+                       L->loc_slots) < 0)
+        return -1;
+    return 0;
+}
+
+/* ints[n], the shared int object n (perf_data._Reader._id), the list grown as needed;
+ * a borrowed reference */
+static PyObject *shared_int(PyObject *ints, Py_ssize_t n) {
+    while (PyList_GET_SIZE(ints) <= n) {
+        PyObject *v = PyLong_FromSsize_t(PyList_GET_SIZE(ints));
+        if (!v || PyList_Append(ints, v) < 0) {
+            Py_XDECREF(v);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return PyList_GET_ITEM(ints, n);
+}
+
+/* a u64 of a Python int, 0 with *bad set when it is not one */
+static uint64_t u64_of(PyObject *o, int *bad) {
+    uint64_t v = o && PyLong_Check(o) ? PyLong_AsUnsignedLongLong(o) : (uint64_t)-1;
+    if (!o || !PyLong_Check(o) || (v == (uint64_t)-1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        *bad = 1;
+        return 0;
+    }
+    return v;
+}
+
+/* ProcessMaps.find(addr): *m the map holding addr (a new reference) or NULL, *nmaps how
+ * many maps there are; 1 when pm is not what it should be (Python decides), 0 found or
+ * not, -1 an error */
+static int maps_find(PyObject *pm, uint64_t addr, PyObject **m, Py_ssize_t *nmaps) {
+    *m = NULL;
+    *nmaps = 0;
+    PyObject *starts = PyObject_GetAttr(pm, s_starts), *maps = starts ?
+        PyObject_GetAttr(pm, s_maps) : NULL;
+    int r = 1;
+    if (!starts || !maps) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) r = -1;
+        else PyErr_Clear();
+        goto done;
+    }
+    if (!PyList_Check(starts) || !PyList_Check(maps) ||
+        PyList_GET_SIZE(starts) != PyList_GET_SIZE(maps))
+        goto done;
+    Py_ssize_t lo = 0, hi = PyList_GET_SIZE(starts);
+    int bad = 0;
+    *nmaps = hi;
+    while (lo < hi) {  /* bisect_right */
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        uint64_t v = u64_of(PyList_GET_ITEM(starts, mid), &bad);
+        if (bad) goto done;
+        if (addr < v) hi = mid;
+        else lo = mid + 1;
+    }
+    if (lo > 0) {
+        PyObject *cand = PyList_GET_ITEM(maps, lo - 1);
+        PyObject *end_o = PyObject_GetAttr(cand, s_end);
+        uint64_t end = u64_of(end_o, &bad);
+        Py_XDECREF(end_o);
+        if (bad) goto done;
+        if (addr < end) {
+            *m = cand;
+            Py_INCREF(cand);
+        }
+    }
+    r = 0;
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(maps);
+    return r;
+}
+
+/* the _map_info list of this frame's mapping, a borrowed reference (the infos dict holds
+ * it); NULL with an exception, or without one when Python must decide */
+static PyObject *locator_info(Locator *L, uint64_t addr, int kernel, PyObject *pid_o) {
+    PyObject *pm = kernel ? L->kernel_maps : PyDict_GetItemWithError(L->procs, pid_o);
+    PyObject *m = NULL, *key = NULL, *infos = L->kernel_infos, *info = NULL;
+    Py_ssize_t nmaps = 0;
+    if (!pm && PyErr_Occurred()) return NULL;
+    if (pm && maps_find(pm, addr, &m, &nmaps) != 0) return NULL;  /* (1: no exception) */
+    if (m) {
+        key = PyLong_FromVoidPtr(m);
+        if (!kernel) {  /* a user mapping's facts depend on the process (perf-PID.map) */
+            infos = PyDict_GetItemWithError(L->user_infos, pid_o);
+            if (!infos) {
+                if (PyErr_Occurred() || !(infos = PyDict_New()) ||
+                    PyDict_SetItem(L->user_infos, pid_o, infos) < 0) {
+                    Py_XDECREF(infos);
+                    goto done;
+                }
+                Py_DECREF(infos);  /* (the dict holds it) */
+            }
+        }
+    } else {  /* in no mapping: one fact for all such frames */
+        key = PyLong_FromLong(kernel && nmaps == 0 ? -2 : -1);
+    }
+    if (!key) goto done;
+    info = PyDict_GetItemWithError(infos, key);
+    if (!info && !PyErr_Occurred()) {
+        info = PyObject_CallFunctionObjArgs(L->map_info, kernel ? Py_True : Py_False, pid_o,
+                                            m ? m : Py_None, NULL);
+        if (info && (!PyList_CheckExact(info) || PyList_GET_SIZE(info) != I_N)) {
+            Py_CLEAR(info);
+            PyErr_SetString(PyExc_TypeError, "replay_run: map_info gives a list of 10");
+        }
+        if (info && PyDict_SetItem(infos, key, info) < 0) Py_CLEAR(info);
+        Py_XDECREF(info);  /* (the dict holds it) */
+    }
+done:
+    Py_XDECREF(m);
+    Py_XDECREF(key);
+    return info;
+}
+
+/* "0x%llx" */
+static PyObject *hex_name(const char *prefix, PyObject *base, uint64_t v) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
+    return base ? PyUnicode_FromFormat("%U%s%s", base, prefix, buf)
+                : PyUnicode_FromString(buf);
+}
+
+/* a new location of mapping info's DSO (_locate_in's miss and _unnamed_location): its
+ * id, a new reference */
+static PyObject *locator_new(Locator *L, PyObject *info, PyObject *addr_o, uint64_t addr,
+                             PyObject *offset_o, uint64_t offset, int is_return) {
+    PyObject *mid = PyList_GET_ITEM(info, I_MID), *bid = PyList_GET_ITEM(info, I_BID);
+    PyObject *mapping, *kind = NULL, *fkey = NULL, *named, *funcs_t = NULL, *out = NULL;
+    int again = mid == Py_None;
+    if (!again) {
+        /* Profile.mapping keeps a build-id learnt later: ask it again while the mapping
+         * has none and this one has */
+        int has = PyObject_IsTrue(bid);
+        if (has < 0) return NULL;
+        if (has) {
+            Py_ssize_t k = PyLong_AsSsize_t(mid);
+            if (k < 0 || k >= PyList_GET_SIZE(L->mappings)) goto bad_mid;
+            PyObject *b = PyObject_GetAttr(PyList_GET_ITEM(L->mappings, k), s_build_id);
+            int known = b ? PyObject_IsTrue(b) : -1;
+            Py_XDECREF(b);
+            if (known < 0) return NULL;
+            again = !known;
+        }
+    }
+    if (again) {
+        mid = PyObject_CallFunctionObjArgs(L->mapping, PyList_GET_ITEM(info, I_PATH),
+                                           PyList_GET_ITEM(info, I_KIND), bid, NULL);
+        if (!mid) return NULL;
+        PyList_SetItem(info, I_MID, mid);  /* (steals mid; info holds it) */
+    }
+    Py_ssize_t mid_n = PyLong_AsSsize_t(mid);
+    if (mid_n < 0 || mid_n >= PyList_GET_SIZE(L->mappings)) goto bad_mid;
+    mapping = PyList_GET_ITEM(L->mappings, mid_n);
+    PyObject *ktext = PyList_GET_ITEM(info, I_KTEXT);
+    int set = PyObject_IsTrue(ktext);
+    if (set < 0 || (set && PyObject_SetAttr(mapping, s_pgoff, ktext) < 0)) return NULL;
+    if (!(kind = PyObject_GetAttr(mapping, s_kind))) return NULL;
+    int is_kernel = PyObject_RichCompareBool(kind, L->KERNEL, Py_EQ);
+    int is_unknown = is_kernel < 0 ? -1 : PyObject_RichCompareBool(kind, L->UNKNOWN, Py_EQ);
+    if (is_unknown < 0) goto done;
+    int by_offset = offset_o != Py_None && !is_kernel && !is_unknown;
+    if (!(fkey = PyLong_FromSsize_t(2 * mid_n + by_offset))) goto done;
+    named = PyDict_GetItemWithError(L->funcs, fkey);
+    if (!named) {
+        if (PyErr_Occurred() || !(named = PyDict_New())) goto done;
+        int r = PyDict_SetItem(L->funcs, fkey, named);
+        Py_DECREF(named);  /* (the dict holds it) */
+        if (r < 0) goto done;
+    }
+    PyObject *value = by_offset ? offset_o : addr_o;
+    funcs_t = PyDict_GetItemWithError(named, value);
+    if (funcs_t) {
+        Py_INCREF(funcs_t);
+    } else {  /* Function(fid, unresolved_name(...), "[unknown]", mid, False) */
+        if (PyErr_Occurred()) goto done;
+        PyObject *fid = shared_int(L->ints, PyList_GET_SIZE(L->functions));
+        if (!fid) goto done;
+        PyObject *name, *base = NULL;
+        if (is_unknown)
+            name = addr ? hex_name("", NULL, addr) : (Py_INCREF(s_unknown), s_unknown);
+        else if (offset_o != Py_None && !is_kernel) {
+            if (!(base = PyObject_GetAttr(mapping, s_basename))) goto done;
+            name = hex_name("+", base, offset);
+            Py_DECREF(base);
+        } else
+            name = hex_name("", NULL, addr);
+        if (!name) goto done;
+        PyObject *fv[5] = {fid, name, s_unknown, mid, Py_False};
+        PyObject *f = dc_make(L->Function, L->func_fields, L->func_defaults, L->func_slots,
+                              fv, 5);
+        Py_DECREF(name);
+        int bad = !f || PyList_Append(L->functions, f) < 0;
+        Py_XDECREF(f);
+        if (bad || !(funcs_t = PyTuple_Pack(1, fid))) goto done;
+        if (PyDict_SetItem(named, value, funcs_t) < 0) goto done;
+    }
+    /* Location(ix, mid, addr, functions, offset, None, is_return) */
+    PyObject *ix = shared_int(L->ints, PyList_GET_SIZE(L->locations));
+    if (!ix) goto done;
+    PyObject *lv[7] = {ix, mid, addr_o, funcs_t, offset_o, Py_None,
+                       is_return ? Py_True : Py_False};
+    PyObject *loc = dc_make(L->Location, L->loc_fields, L->loc_defaults, L->loc_slots, lv, 7);
+    if (!loc) goto done;
+    int bad = PyList_Append(L->locations, loc);
+    Py_DECREF(loc);
+    if (bad < 0) goto done;
+    out = ix;
+    Py_INCREF(out);
+done:
+    Py_XDECREF(kind);
+    Py_XDECREF(fkey);
+    Py_XDECREF(funcs_t);
+    return out;
+bad_mid:
+    PyErr_SetString(PyExc_IndexError, "replay_run: a mapping id out of range");
+    return NULL;
+}
+
+/* _locate of a frame its cache `frame_cache` ((leaf, caller) dicts) missed: its
+ * location (a new reference), cached there; NULL with an exception, or without one when
+ * Python must decide (nothing changed then but the infos) */
+static PyObject *locator_miss(Locator *L, Py_ssize_t depth, PyObject *addr_o, uint64_t addr,
+                              int kernel, PyObject *pid_o, PyObject *frame_cache) {
+    PyObject *info = locator_info(L, addr, kernel, pid_o);
+    if (!info) return NULL;
+    PyObject *tables = PyList_GET_ITEM(info, I_TABLES);
+    int bad = 0, is_return = depth > 0;
+    long rule = PyLong_Check(PyList_GET_ITEM(info, I_RULE)) ?
+        PyLong_AsLong(PyList_GET_ITEM(info, I_RULE)) : -1;
+    if (rule < 0 || rule > 2 || !PyTuple_CheckExact(tables) || PyTuple_GET_SIZE(tables) != 4) {
+        PyErr_Clear();
+        return NULL;
+    }
+    uint64_t offset = addr;
+    if (rule == 2) {  /* addr - start + pgoff, in u64 as _locate_in (and perf) */
+        uint64_t start = u64_of(PyList_GET_ITEM(info, I_START), &bad),
+                 pgoff = u64_of(PyList_GET_ITEM(info, I_PGOFF), &bad);
+        if (bad) return NULL;
+        offset = addr - start + pgoff;
+    }
+    PyObject *table = PyTuple_GET_ITEM(tables, rule == 0 ? 2 + is_return : is_return);
+    if (!PyDict_CheckExact(table)) return NULL;
+    PyObject *offset_o = rule == 0 ? Py_None : rule == 1 ? addr_o : NULL, *loc = NULL;
+    if (offset_o) Py_INCREF(offset_o);
+    else if (!(offset_o = PyLong_FromUnsignedLongLong(offset))) return NULL;
+    PyObject *value = rule == 0 ? addr_o : offset_o;
+    loc = PyDict_GetItemWithError(table, value);
+    if (loc) {
+        Py_INCREF(loc);
+    } else if (!PyErr_Occurred() &&
+               (loc = locator_new(L, info, addr_o, addr, offset_o, offset, is_return)) &&
+               PyDict_SetItem(table, value, loc) < 0) {
+        Py_CLEAR(loc);
+    }
+    Py_DECREF(offset_o);
+    if (loc && PyDict_SetItem(PyTuple_GET_ITEM(frame_cache, is_return), addr_o, loc) < 0)
+        Py_CLEAR(loc);
+    if (!loc && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "replay_run: a frame without a location");
+    return loc;
+}
+
 static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int mode,
                             uint64_t ip, PyObject *kf, PyObject *uf, uint64_t kernel_addr,
-                            PyObject *miss, PyObject *pid);
+                            PyObject *miss, PyObject *pid, Locator *L);
 
 /* replay_run's `fast`: what the replay resolves a packed chain's stack with, in C (the
  * Python stack_miss did the same per new (process, chain) pair: a system-wide capture
@@ -530,22 +855,27 @@ static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int m
 typedef struct {
     PyObject *blob, *rest, *kf, *user_frames, *miss, *stack_ix, *stacks, *ints, *keys_of_pid;
     Py_buffer ends, modes, ips;
-    int big, views;
+    int big, views, located;  /* located: L is set (frame misses made in C) */
+    Locator L;
     unsigned long long kernel_addr;
 } Fast;
 
 static int fast_open(Fast *F, PyObject *t) {
-    PyObject *ends, *modes, *ips;
-    F->views = 0;
-    if (!PyArg_ParseTuple(t, "O!OOOpO!OO!KOO!O!O!O!;replay_run: fast is (blob, ends, modes, "
-                          "ips, big, rest, kernel_frames, user_frames, kernel_addr, "
-                          "frame_miss, stack_ix, stacks, ints, keys_of_pid)",
+    PyObject *ends, *modes, *ips, *locator = Py_None;
+    F->views = F->located = 0;
+    if (!PyArg_ParseTuple(t, "O!OOOpO!OO!KOO!O!O!O!|O;replay_run: fast is (blob, ends, "
+                          "modes, ips, big, rest, kernel_frames, user_frames, kernel_addr, "
+                          "frame_miss, stack_ix, stacks, ints, keys_of_pid[, locator])",
                           &PyBytes_Type, &F->blob, &ends, &modes, &ips, &F->big,
                           &PyDict_Type, &F->rest, &F->kf, &PyDict_Type, &F->user_frames,
                           &F->kernel_addr, &F->miss, &PyDict_Type, &F->stack_ix,
                           &PyList_Type, &F->stacks, &PyList_Type, &F->ints,
-                          &PyDict_Type, &F->keys_of_pid))
+                          &PyDict_Type, &F->keys_of_pid, &locator))
         return -1;
+    if (locator != Py_None) {
+        if (locator_open(&F->L, locator, F->ints) < 0) return -1;
+        F->located = 1;
+    }
     if (PyObject_GetBuffer(ends, &F->ends, PyBUF_SIMPLE) < 0) return -1;
     F->views = 1;
     if (PyObject_GetBuffer(modes, &F->modes, PyBUF_SIMPLE) < 0) return -1;
@@ -609,23 +939,14 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
     if (!frame_caches_ok(F->kf, uf, "replay_run")) goto done;
     stack = chain_locs((const unsigned char *)PyBytes_AS_STRING(F->blob) + a, (b - a) / 8,
                        F->big, modes[cid], ips[cid], F->kf, uf, F->kernel_addr, F->miss,
-                       pid_o);
+                       pid_o, F->located ? &F->L : NULL);
     if (!stack) goto done;
     sid = PyDict_GetItemWithError(F->stack_ix, stack);
     if (sid) {
         Py_INCREF(sid);
     } else {  /* Profile.stack: a new stack, its id the shared int of that number */
         if (PyErr_Occurred()) goto done;
-        Py_ssize_t n = PyList_GET_SIZE(F->stacks);
-        while (PyList_GET_SIZE(F->ints) <= n) {
-            PyObject *v = PyLong_FromSsize_t(PyList_GET_SIZE(F->ints));
-            if (!v || PyList_Append(F->ints, v) < 0) {
-                Py_XDECREF(v);
-                goto done;
-            }
-            Py_DECREF(v);
-        }
-        sid = PyList_GET_ITEM(F->ints, n);
+        if (!(sid = shared_int(F->ints, PyList_GET_SIZE(F->stacks)))) goto done;
         Py_INCREF(sid);
         if (PyDict_SetItem(F->stack_ix, stack, sid) < 0 ||
             PyList_Append(F->stacks, stack) < 0) {
@@ -914,10 +1235,11 @@ static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who) {
 }
 
 /* The locations of the n addresses at b (a packed chain): each from its frame cache, a
- * frame in neither from miss(depth, mode, address, kernel[, pid]) (pid: when not NULL) */
+ * frame in neither from L (when not NULL) or miss(depth, mode, address, kernel[, pid])
+ * (pid: when not NULL; L needs it) */
 static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int mode,
                             uint64_t ip, PyObject *kf, PyObject *uf, uint64_t kernel_addr,
-                            PyObject *miss, PyObject *pid) {
+                            PyObject *miss, PyObject *pid, Locator *L) {
     Py_ssize_t got = 0;
     PyObject *out = PyTuple_New(n ? n : 1);
     if (!out) return NULL;
@@ -949,10 +1271,13 @@ static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int m
         if (loc) {
             Py_INCREF(loc);
         } else if (!PyErr_Occurred()) {
-            loc = pid ? PyObject_CallFunction(miss, "niOOO", got, m, addr_o,
-                                              kernel ? Py_True : Py_False, pid)
-                      : PyObject_CallFunction(miss, "niOO", got, m, addr_o,
-                                              kernel ? Py_True : Py_False);
+            loc = L && pid ? locator_miss(L, got, addr_o, v, kernel, pid, kernel ? kf : uf)
+                           : NULL;
+            if (!loc && !PyErr_Occurred())
+                loc = pid ? PyObject_CallFunction(miss, "niOOO", got, m, addr_o,
+                                                  kernel ? Py_True : Py_False, pid)
+                          : PyObject_CallFunction(miss, "niOO", got, m, addr_o,
+                                                  kernel ? Py_True : Py_False);
         }
         Py_DECREF(addr_o);
         if (!loc) goto fail;
@@ -981,7 +1306,7 @@ static PyObject *locate_chain(PyObject *self, PyObject *args) {
         goto done;
     }
     out = chain_locs((const unsigned char *)bv.buf + start, (end - start) / 8, big, mode,
-                     ip, kf, uf, kernel_addr, miss, NULL);
+                     ip, kf, uf, kernel_addr, miss, NULL, NULL);
 done:
     PyBuffer_Release(&bv);
     return out;
@@ -1070,4 +1395,12 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__scan(void) {
+    PyObject **names[] = {&s_starts, &s_maps, &s_end, &s_kind, &s_build_id, &s_pgoff,
+                          &s_basename, &s_unknown};
+    const char *text[] = {"starts", "maps", "end", "kind", "build_id", "pgoff", "basename",
+                          "[unknown]"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!*names[i] && !(*names[i] = PyUnicode_InternFromString(text[i]))) return NULL;
+    return PyModule_Create(&module);
+}
