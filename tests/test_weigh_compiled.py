@@ -93,7 +93,9 @@ def test_sums_equal_the_python_loops_on_captures(name):
 
 def test_sums_on_made_up_stacks():
     """Recursion (a function twice on a stack counts once), inline frames (a location of
-    three functions), an empty stack, functions whose ids collide in a set's table."""
+    three functions), an empty stack, functions whose ids collide in a set's table, and
+    stacks of functions and mappings only earlier stacks had (the compiled loops build no
+    set for those: nothing new is ordered)."""
     p = Profile()
     m1, m2 = p.mapping("/usr/bin/a"), p.mapping("/usr/lib/libb.so")
     fs = [p.function(f"f{i}", m1 if i % 2 else m2) for i in range(40)]
@@ -101,9 +103,13 @@ def test_sums_on_made_up_stacks():
     inline = p.add_location(m2, 0x9000, (fs[3], fs[35], fs[3]))
     stacks = [p.stack((locs[0], locs[8], locs[0], locs[40])), p.stack((inline, locs[1])),
               p.stack(()), p.stack(tuple(locs[i] for i in range(0, 60, 7))),
-              p.stack((locs[32], locs[0], locs[64 % 60]))]
-    weights = {s: w for s, w in zip(stacks, (5, 3, 2, 7, 1))}
+              p.stack((locs[32], locs[0], locs[64 % 60])),
+              p.stack((locs[8], locs[0], locs[8], inline)),  # nothing new, twice over
+              p.stack((locs[1], locs[59], locs[8]))]  # old and new
+    weights = {s: w for s, w in zip(stacks, (5, 3, 2, 7, 1, 4, 6))}
     _check(p, weights)
+    with pytest.raises(IndexError):  # a mapping id is an index
+        _weigh.mapping_sums(weights, p.stacks, [-1] * len(p.locations))
     with pytest.raises(IndexError):
         _weigh.mapping_sums({len(p.stacks): 1}, p.stacks, [0] * len(p.locations))
 

@@ -224,19 +224,27 @@ static PyObject *function_arrays(PyObject *self, PyObject *args) {
     int *order = b_order.buf;
     long long *sw = have_self ? b_self.buf : NULL, *tw = b_total.buf;
     char *seen = NULL;
+    /* stamp[f]: the number of the last stack f was added for (a function twice in a
+     * stack, through recursion or inlining, counts once in its total) */
+    int32_t *stamp = NULL, cur = 0;
     PyObject *set = PySet_New(NULL), *result = NULL;
     if (!set) goto done;
     if ((have_self && b_self.len / 8 != nf) || b_order.len / 4 != nf) {
         PyErr_SetString(PyExc_ValueError, "function_arrays: arrays of different lengths");
         goto done;
     }
-    if (!(seen = PyMem_Calloc(nf ? nf : 1, 1))) {
+    if (!(seen = PyMem_Calloc(nf ? nf : 1, 1)) ||
+        !(stamp = PyMem_Calloc(nf ? nf : 1, sizeof(int32_t)))) {
         PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t pos = 0;
     PyObject *sid, *w;
     while (PyDict_Next(weights, &pos, &sid, &w)) {
+        if (++cur == INT32_MAX) {
+            memset(stamp, 0, nf * sizeof(int32_t));
+            cur = 1;
+        }
         long long wv = PyLong_AsLongLong(w);
         if (wv == -1 && PyErr_Occurred()) goto done;
         PyObject *st = stack_of(stacks, sid);
@@ -250,6 +258,23 @@ static PyObject *function_arrays(PyObject *self, PyObject *args) {
             if (o < 0) goto done;
             sw[o] += wv;
         }
+        int fresh = 0;  /* a function no stack before had */
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto done;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t i = index_of(PyTuple_GET_ITEM(fs, j), nf, "a function id");
+                if (i < 0) goto done;
+                if (stamp[i] != cur) {
+                    stamp[i] = cur;
+                    tw[i] += wv;
+                    fresh |= !seen[i];
+                }
+            }
+        }
+        if (!fresh) continue;
+        /* the new functions in the order the stack's set of them iterates in (what
+         * top_functions' dict was filled in) */
         if (fill_set(set, st, lf) < 0) goto done;
         PyObject *it = PyObject_GetIter(set), *f;
         if (!it) goto done;
@@ -264,7 +289,6 @@ static PyObject *function_arrays(PyObject *self, PyObject *args) {
                 seen[i] = 1;
                 order[n++] = (int)i;
             }
-            tw[i] += wv;
         }
         Py_DECREF(it);
         if (PyErr_Occurred()) goto done;
@@ -272,6 +296,7 @@ static PyObject *function_arrays(PyObject *self, PyObject *args) {
     result = PyLong_FromSsize_t(n);
 done:
     PyMem_Free(seen);
+    PyMem_Free(stamp);
     Py_XDECREF(set);
     PyBuffer_Release(&b_order);
     if (have_self) PyBuffer_Release(&b_self);
@@ -284,12 +309,36 @@ PyDoc_STRVAR(mapping_sums_doc,
 "self, and each distinct mapping of its locations (a set built location by location, as\n"
 "the Python set comprehension builds it) as total; empty stacks are skipped.");
 
+/* grow the per-mapping stamp and seen arrays to hold index i; -1 with MemoryError */
+static int mapping_room(int32_t **stamp, char **seen, Py_ssize_t *cap, Py_ssize_t i) {
+    if (i < *cap) return 0;
+    Py_ssize_t n = *cap ? *cap : 64;
+    while (n <= i) n *= 2;
+    int32_t *st = PyMem_Realloc(*stamp, n * sizeof(int32_t));
+    if (st) *stamp = st;
+    char *se = st ? PyMem_Realloc(*seen, n) : NULL;
+    if (!se) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *seen = se;
+    memset(st + *cap, 0, (n - *cap) * sizeof(int32_t));
+    memset(se + *cap, 0, n - *cap);
+    *cap = n;
+    return 0;
+}
+
 static PyObject *mapping_sums(PyObject *self, PyObject *args) {
     PyObject *weights, *stacks, *lm;
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &weights, &PyList_Type, &stacks,
                           &PyList_Type, &lm))
         return NULL;
     PyObject *self_w = PyDict_New(), *total_w = PyDict_New(), *set = NULL;
+    /* per mapping id: the number of the last stack it was seen in (-that number once
+     * added to), and whether total_w has it yet */
+    int32_t *stamp = NULL, cur = 0;
+    char *seen = NULL;
+    Py_ssize_t cap = 0;
     if (!self_w || !total_w) goto fail;
     Py_ssize_t pos = 0;
     PyObject *sid, *w;
@@ -298,18 +347,45 @@ static PyObject *mapping_sums(PyObject *self, PyObject *args) {
         if (!st) goto fail;
         Py_ssize_t n = PyTuple_GET_SIZE(st);
         if (!n) continue;
-        if (!(set = PySet_New(NULL))) goto fail;
+        if (++cur == INT32_MAX) {
+            memset(stamp, 0, cap * sizeof(int32_t));
+            cur = 1;
+        }
+        int fresh = 0;  /* a mapping total_w does not have yet */
         for (Py_ssize_t k = 0; k < n; k++) {
             PyObject *m = of_location(lm, PyTuple_GET_ITEM(st, k));
             if (!m) goto fail;
             if (k == 0 && add_to(self_w, m, w) < 0) goto fail;
-            if (PySet_Add(set, m) < 0) goto fail;
+            Py_ssize_t i = index_of(m, PY_SSIZE_T_MAX, "a mapping id");
+            if (i < 0 || mapping_room(&stamp, &seen, &cap, i) < 0) goto fail;
+            stamp[i] = cur;
+            fresh |= !seen[i];
         }
-        if (add_each(total_w, set, w) < 0) goto fail;
-        Py_CLEAR(set);
+        if (fresh) {  /* the new ones go in in the order the stack's set iterates */
+            if (!(set = PySet_New(NULL))) goto fail;
+            for (Py_ssize_t k = 0; k < n; k++)
+                if (PySet_Add(set, of_location(lm, PyTuple_GET_ITEM(st, k))) < 0) goto fail;
+            if (add_each(total_w, set, w) < 0) goto fail;
+            Py_CLEAR(set);
+            for (Py_ssize_t k = 0; k < n; k++)
+                seen[PyLong_AsSsize_t(of_location(lm, PyTuple_GET_ITEM(st, k)))] = 1;
+            continue;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) {  /* each mapping of the stack once */
+            PyObject *m = of_location(lm, PyTuple_GET_ITEM(st, k));
+            Py_ssize_t i = PyLong_AsSsize_t(m);
+            if (stamp[i] == cur) {
+                stamp[i] = -cur;
+                if (add_to(total_w, m, w) < 0) goto fail;
+            }
+        }
     }
+    PyMem_Free(stamp);
+    PyMem_Free(seen);
     return Py_BuildValue("NN", self_w, total_w);
 fail:
+    PyMem_Free(stamp);
+    PyMem_Free(seen);
     Py_XDECREF(set);
     Py_XDECREF(self_w);
     Py_XDECREF(total_w);
