@@ -475,3 +475,92 @@ def test_classify_on_made_up_stacks():
         _weigh.classify(weights, mask, leaf, bytearray(3), kernel_leaf, [])
     with pytest.raises(IndexError):
         _weigh.classify({9: 1}, mask, leaf, idle, kernel_leaf, [])
+
+
+# ---- per-function facts, read once ---------------------------------------------------------
+def _python_missing_symbols_sums(profile: Profile, weights: dict[int, int]):
+    """rules.missing_symbols' loop as it was in Python (None: a leaf location without
+    functions, for which the rule asks each stack)."""
+    per_leaf: dict[int, int] = {}
+    for sid, w in weights.items():
+        st = profile.stacks[sid]
+        if st:
+            per_leaf[st[0]] = per_leaf.get(st[0], 0) + w
+    unnamed: dict[int, int] = {}
+    for loc, w in per_leaf.items():
+        fs = profile.locations[loc].functions
+        if not fs:
+            return None
+        fn = profile.functions[fs[0]]
+        if not fn.resolved:
+            unnamed[fn.mapping_id] = unnamed.get(fn.mapping_id, 0) + w
+    return unnamed
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_function_facts_equal_the_python_reads(name):
+    """function_columns reads each function's resolved and mapping_id; split_functions
+    groups the used ones as the Python loop over them did (named in id order; unnamed per
+    mapping, mappings in the order of their first function); unnamed_leaf_sums is
+    missing_symbols' loop."""
+    profile = load(str(FIX / name))
+    weights = stack_weights(profile)
+    resolved, mapping = _weigh.function_columns(profile.functions)
+    assert list(resolved) == [int(f.resolved) for f in profile.functions]
+    assert list(array("i", mapping)) == [f.mapping_id for f in profile.functions]
+    lf = [loc.functions for loc in profile.locations]
+    used = bytearray(len(profile.functions))
+    _weigh.used_functions(weights, profile.stacks, lf, used)
+    named, unnamed = _weigh.split_functions(used, resolved, array("i", mapping))
+    want_named, want_unnamed = [], {}
+    for f, fn in enumerate(profile.functions):
+        if used[f]:
+            if fn.resolved:
+                want_named.append(f)
+            else:
+                want_unnamed.setdefault(fn.mapping_id, []).append(f)
+    assert list(array("i", named)) == want_named
+    assert [(m, list(array("i", fs))) for m, fs in unnamed.items()] == \
+        list(want_unnamed.items())
+    got = _weigh.unnamed_leaf_sums(weights, profile.stacks, lf, resolved, array("i", mapping))
+    want = _python_missing_symbols_sums(profile, weights)
+    assert (got if got is None else list(got.items())) == \
+        (want if want is None else list(want.items()))
+
+
+def test_function_facts_on_made_up_functions():
+    """A location without functions makes unnamed_leaf_sums give None; fill sets the
+    items named by an id array in arrays of 1, 4 and 8 byte items (modulo their size)
+    and refuses ids outside them; a function whose fields are not the slots of
+    Function is read by attribute."""
+    p = Profile()
+    lib, exe = p.mapping("/usr/lib/liba.so"), p.mapping("/usr/bin/b")
+    named, unnamed = p.function("f", exe), p.function("liba.so+0x10", lib, resolved=False)
+    a, b = p.add_location(exe, 0x10, (named,)), p.add_location(lib, 0x20, (unnamed,))
+    empty = p.add_location(lib, 0x30, ())
+    s1, s2, s3 = p.stack((a, b)), p.stack((b, a)), p.stack((empty, a))
+    resolved, mapping = _weigh.function_columns(p.functions)
+    lf = [loc.functions for loc in p.locations]
+    cols = (resolved, array("i", mapping))
+    assert _weigh.unnamed_leaf_sums({s1: 2, s2: 3}, p.stacks, lf, *cols) == {lib: 3}
+    assert _weigh.unnamed_leaf_sums({s1: 2, s3: 1}, p.stacks, lf, *cols) is None
+    for typecode, value, want in (("b", -1, -1), ("i", 7, 7), ("Q", 1 << 63, 1 << 63),
+                                  ("q", -2, -2)):
+        out = array(typecode, [0]) * 4
+        _weigh.fill(out, array("i", [1, 3]), value)
+        assert list(out) == [0, want, 0, want]
+    flags = bytearray(3)
+    _weigh.fill(flags, array("i", [2]), 258)
+    assert flags == bytearray([0, 0, 2])
+    with pytest.raises(IndexError):
+        _weigh.fill(flags, array("i", [3]), 1)
+    with pytest.raises(IndexError):
+        _weigh.fill(flags, array("i", [-1]), 1)
+
+    class Other:  # (not Function: no slots to read in place)
+        def __init__(self, resolved, mapping_id):
+            self.resolved, self.mapping_id = resolved, mapping_id
+    assert _weigh.function_columns([p.functions[0], Other(False, 9)]) == \
+        (bytes([1, 0]), array("i", [exe, 9]).tobytes())
+    with pytest.raises(ValueError):
+        _weigh.function_columns([Other(True, -1)])

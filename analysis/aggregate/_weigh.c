@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "_column.h"
+#include "_dataclass.h"
 
 /* d[key] += w, with d[key] absent meaning 0; 0 or -1 with an exception set */
 static int add_to(PyObject *d, PyObject *key, PyObject *w) {
@@ -1626,7 +1627,274 @@ release:
     return result;
 }
 
+/* ---- per-function facts, read once (the diagnosis' loops over functions) ------------
+ * A capture of stripped code has one unnamed function per sampled address (55,000 in
+ * the diverse capture of issue 16): what the rules decide of an unnamed function they
+ * decide by its file alone, once per mapping, and these fill the per-function tables. */
+
+PyDoc_STRVAR(function_columns_doc,
+"function_columns(functions) -> (resolved, mapping)\n\n"
+"Of each Function of the list, in id order: `resolved` (bytes, 1 or 0) and `mapping_id`\n"
+"(bytes of int32, each >= 0).");
+
+static PyObject *function_columns(PyObject *self, PyObject *args) {
+    PyObject *fl;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &fl)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(fl);
+    PyObject *res = PyBytes_FromStringAndSize(NULL, n), *map = res ?
+        PyBytes_FromStringAndSize(NULL, 4 * n) : NULL;
+    if (!map) goto fail;
+    char *r = PyBytes_AS_STRING(res);
+    int32_t *m = (int32_t *)PyBytes_AS_STRING(map);
+    /* the two fields are slots of Function (profile.py): read in place when they are */
+    PyObject *names = Py_BuildValue("(ss)", "resolved", "mapping_id");
+    if (!names) goto fail;
+    PyTypeObject *cls = n ? Py_TYPE(PyList_GET_ITEM(fl, 0)) : NULL;
+    Py_ssize_t slots[2] = {-1, -1};
+    int bad = cls && dc_slot_offsets((PyObject *)cls, names, slots) < 0;
+    if (bad) {
+        Py_DECREF(names);
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyList_GET_ITEM(fl, i), *ro, *mo;
+        if (slots[0] >= 0 && Py_IS_TYPE(f, cls)) {
+            ro = *(PyObject **)((char *)f + slots[0]);
+            mo = *(PyObject **)((char *)f + slots[1]);
+            Py_XINCREF(ro);
+            Py_XINCREF(mo);
+        } else {
+            ro = PyObject_GetAttr(f, PyTuple_GET_ITEM(names, 0));
+            mo = ro ? PyObject_GetAttr(f, PyTuple_GET_ITEM(names, 1)) : NULL;
+        }
+        if (!ro || !mo) {
+            if (!PyErr_Occurred())  /* (an unset slot) */
+                PyErr_SetString(PyExc_AttributeError, "function_columns: a field unset");
+            Py_XDECREF(ro);
+            Py_XDECREF(mo);
+            Py_DECREF(names);
+            goto fail;
+        }
+        int t = PyObject_IsTrue(ro);
+        Py_DECREF(ro);
+        long v = t < 0 ? -1 : PyLong_AsLong(mo);
+        Py_DECREF(mo);
+        if (t < 0) {
+            Py_DECREF(names);
+            goto fail;
+        }
+        if ((v == -1 && PyErr_Occurred()) || v < 0 || v > INT32_MAX) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "function_columns: a mapping id out of range");
+            Py_DECREF(names);
+            goto fail;
+        }
+        r[i] = (char)t;
+        m[i] = (int32_t)v;
+    }
+    Py_DECREF(names);
+    return Py_BuildValue("NN", res, map);
+fail:
+    Py_XDECREF(res);
+    Py_XDECREF(map);
+    return NULL;
+}
+
+PyDoc_STRVAR(split_functions_doc,
+"split_functions(used, resolved, mapping) -> (named, unnamed)\n\n"
+"The function ids i with used[i] (a bytearray per function), in id order: those with\n"
+"resolved[i] as bytes of int32, the others per mapping[i] (a dict, mappings in the\n"
+"order of their first function, of bytes of int32).");
+
+static PyObject *split_functions(PyObject *self, PyObject *args) {
+    PyObject *uo, *ro, *mo;
+    if (!PyArg_ParseTuple(args, "OOO", &uo, &ro, &mo)) return NULL;
+    Py_buffer u, r, m;
+    if (buf_of(uo, &u, 1, 0, "used") < 0) return NULL;
+    if (buf_of(ro, &r, 1, 0, "resolved") < 0) {
+        PyBuffer_Release(&u);
+        return NULL;
+    }
+    if (buf_of(mo, &m, 4, 0, "mapping") < 0) {
+        PyBuffer_Release(&u);
+        PyBuffer_Release(&r);
+        return NULL;
+    }
+    PyObject *out = NULL, *unnamed = PyDict_New(), *mid = NULL;
+    Column named = {0};
+    Column *cols = NULL;  /* per mapping: its unnamed function ids */
+    Py_ssize_t ncols = 0;
+    Py_ssize_t n = u.len;
+    const char *used = u.buf, *res = r.buf;
+    const int32_t *map = m.buf;
+    if (!unnamed) goto done;
+    if (r.len != n || m.len != 4 * n) {
+        PyErr_SetString(PyExc_ValueError, "split_functions: columns of different lengths");
+        goto done;
+    }
+    int32_t *order = NULL;  /* mapping ids in the order of their first function */
+    Py_ssize_t norder = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!used[i]) continue;
+        int32_t f = (int32_t)i;
+        if (res[i]) {
+            if (col_put(&named, &f, 4) < 0) goto fail;
+            continue;
+        }
+        int32_t k = map[i];
+        if (k < 0) {
+            PyErr_SetString(PyExc_ValueError, "split_functions: a mapping id < 0");
+            goto fail;
+        }
+        if (k >= ncols) {
+            Py_ssize_t cap = ncols ? ncols : 16;
+            while (cap <= k) cap *= 2;
+            Column *c = PyMem_Realloc(cols, cap * sizeof(Column));
+            if (!c) { PyErr_NoMemory(); goto fail; }
+            memset(c + ncols, 0, (cap - ncols) * sizeof(Column));
+            cols = c;
+            ncols = cap;
+        }
+        if (!cols[k].len) {
+            int32_t *o = PyMem_Realloc(order, (norder + 1) * sizeof(int32_t));
+            if (!o) { PyErr_NoMemory(); goto fail; }
+            order = o;
+            order[norder++] = k;
+        }
+        if (col_put(&cols[k], &f, 4) < 0) goto fail;
+    }
+    for (Py_ssize_t j = 0; j < norder; j++) {
+        Column *c = &cols[order[j]];
+        PyObject *b = PyBytes_FromStringAndSize(c->data, (Py_ssize_t)c->len);
+        if (!b || !(mid = PyLong_FromLong(order[j])) || PyDict_SetItem(unnamed, mid, b) < 0) {
+            Py_XDECREF(b);
+            goto fail;
+        }
+        Py_DECREF(b);
+        Py_CLEAR(mid);
+    }
+    out = Py_BuildValue("y#O", named.data ? named.data : "", (Py_ssize_t)named.len, unnamed);
+fail:
+    PyMem_Free(order);
+done:
+    for (Py_ssize_t j = 0; j < ncols; j++) PyMem_Free(cols[j].data);
+    PyMem_Free(cols);
+    PyMem_Free(named.data);
+    Py_XDECREF(mid);
+    Py_XDECREF(unnamed);
+    PyBuffer_Release(&u);
+    PyBuffer_Release(&r);
+    PyBuffer_Release(&m);
+    return out;
+}
+
+PyDoc_STRVAR(fill_doc,
+"fill(out, ids, value)\n\n"
+"out[i] = value for each i of ids (bytes of int32): out a writable buffer of 1, 4 or 8\n"
+"byte items (bytearray, array 'b' 'B' 'i' 'I' 'q' 'Q'), value an int, stored modulo\n"
+"the item's size.");
+
+static PyObject *fill(PyObject *self, PyObject *args) {
+    PyObject *oo, *io, *vo;
+    if (!PyArg_ParseTuple(args, "OOO!", &oo, &io, &PyLong_Type, &vo)) return NULL;
+    unsigned long long v = PyLong_AsUnsignedLongLongMask(vo);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    Py_buffer o, ix;
+    if (PyObject_GetBuffer(oo, &o, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    if (buf_of(io, &ix, 4, 0, "ids") < 0) {
+        PyBuffer_Release(&o);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    Py_ssize_t size = o.itemsize, n = o.len / (size ? size : 1);
+    const int32_t *ids = ix.buf;
+    if (size != 1 && size != 4 && size != 8) {
+        PyErr_SetString(PyExc_TypeError, "fill: items of 1, 4 or 8 bytes");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < ix.len / 4; k++) {
+        if (ids[k] < 0 || ids[k] >= n) {
+            PyErr_SetString(PyExc_IndexError, "fill: an id out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < ix.len / 4; k++) {
+        char *at = (char *)o.buf + (Py_ssize_t)ids[k] * size;
+        if (size == 1) *(uint8_t *)at = (uint8_t)v;
+        else if (size == 4) *(uint32_t *)at = (uint32_t)v;
+        else *(uint64_t *)at = (uint64_t)v;
+    }
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&o);
+    PyBuffer_Release(&ix);
+    return res;
+}
+
+PyDoc_STRVAR(unnamed_leaf_sums_doc,
+"unnamed_leaf_sums(weights, stacks, loc_functions, resolved, mapping) -> dict | None\n\n"
+"The loop of rules.missing_symbols: per mapping, the weights of the stacks whose leaf\n"
+"function (the first of the leaf location's functions) has no name, mappings in the\n"
+"order of their first such stack; empty stacks are skipped. None when a leaf location\n"
+"has no function (the caller asks each stack then).");
+
+static PyObject *unnamed_leaf_sums(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lf, *ro, *mo;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &ro, &mo))
+        return NULL;
+    Py_buffer r, m;
+    if (buf_of(ro, &r, 1, 0, "resolved") < 0) return NULL;
+    if (buf_of(mo, &m, 4, 0, "mapping") < 0) {
+        PyBuffer_Release(&r);
+        return NULL;
+    }
+    PyObject *out = PyDict_New(), *key = NULL;
+    Py_ssize_t nf = r.len;
+    const char *res = r.buf;
+    const int32_t *map = m.buf;
+    if (!out) goto fail;
+    if (m.len != 4 * nf) {
+        PyErr_SetString(PyExc_ValueError, "unnamed_leaf_sums: columns of different lengths");
+        goto fail;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto fail;
+        if (!PyTuple_GET_SIZE(st)) continue;
+        PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, 0));
+        if (!fs) goto fail;
+        if (!PyTuple_GET_SIZE(fs)) {
+            Py_CLEAR(out);
+            out = Py_None;
+            Py_INCREF(out);
+            break;
+        }
+        Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, 0), nf, "a function id");
+        if (f < 0) goto fail;
+        if (res[f]) continue;
+        if (!(key = PyLong_FromLong(map[f])) || add_to(out, key, w) < 0) goto fail;
+        Py_CLEAR(key);
+    }
+    PyBuffer_Release(&r);
+    PyBuffer_Release(&m);
+    return out;
+fail:
+    Py_XDECREF(key);
+    Py_XDECREF(out);
+    PyBuffer_Release(&r);
+    PyBuffer_Release(&m);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"function_columns", function_columns, METH_VARARGS, function_columns_doc},
+    {"split_functions", split_functions, METH_VARARGS, split_functions_doc},
+    {"fill", fill, METH_VARARGS, fill_doc},
+    {"unnamed_leaf_sums", unnamed_leaf_sums, METH_VARARGS, unnamed_leaf_sums_doc},
     {"stack_funcs", stack_funcs, METH_VARARGS, stack_funcs_doc},
     {"function_sums", function_sums, METH_VARARGS, function_sums_doc},
     {"function_arrays", function_arrays, METH_VARARGS, function_arrays_doc},

@@ -57,11 +57,16 @@ def _library_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
     EVP_MD_CTX_copy_ex is OpenSSL's cost. The first frame that is in a library or does
     not pass through decides (one compiled walk over the stacks)."""
     deciding = bytearray(len(ctx.profile.functions))  # 2: in a library, 1: deciding else
-    for f in ctx.cats:
+    for f in ctx.named:
         if ctx.library(f) is not None:
             deciding[f] = 2
         elif not ctx.passes_through(f):
             deciding[f] = 1
+    for fids in ctx.unnamed.values():  # (by the file alone: once per mapping)
+        f = fids[0]
+        value = 2 if ctx.library(f) is not None else 0 if ctx.passes_through(f) else 1
+        if value:
+            _weigh.fill(deciding, fids, value)
     return _weigh.first_marked(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
                                deciding, 2)
 
@@ -227,13 +232,11 @@ def costly_work(ctx: Context, t: dict) -> Finding | None:
     # finds each stack's first (from the leaf) costly one
     work_of: dict[int, software.CostlyWork] = {}
     marked = bytearray(len(ctx.profile.functions))
-    functions = ctx.profile.functions
-    for f in ctx.cats:
-        if functions[f].resolved:
-            work = software.costly_work_of(ctx.name(f))
-            if work is not None:
-                work_of[f] = work
-                marked[f] = 1
+    for f in ctx.named:
+        work = software.costly_work_of(ctx.name(f))
+        if work is not None:
+            work_of[f] = work
+            marked[f] = 1
     per: dict[software.CostlyWork, dict[int, int]] = {}
     if work_of:
         first = _weigh.first_marked(busy, ctx.profile.stacks,

@@ -65,6 +65,9 @@ class Context:
     #: function -> software.Library | None; -1 - mapping id for its unnamed functions
     _library: dict = field(default_factory=dict)
     _file_library: dict = field(default_factory=dict)  # mapping -> software.Library | None
+    #: the functions of the weighted stacks, in id order: named, and unnamed per mapping
+    named: array = field(default_factory=lambda: array("i"))
+    unnamed: dict[int, array] = field(default_factory=dict)
 
     @classmethod
     def build(cls, profile: Profile, event_id: int | None = None, label: str = "") -> Context:
@@ -100,42 +103,45 @@ class Context:
 
     def _index_stacks(self) -> None:
         """funcs, cats, app, mask, leaf_mask and kernel_leaf_stacks, in one pass over the
-        stacks; a function's categories are looked up once (by its DSO alone when it has
-        no name: a stripped binary has one unnamed function per sampled address)."""
+        stacks; a function's categories are looked up once, an unnamed function's by its
+        DSO alone, once per DSO (a stripped binary has one unnamed function per sampled
+        address: their tables are filled in C)."""
         profile = self.profile
         functions, mappings = profile.functions, profile.mappings
         bit_of_cats: dict[frozenset, int] = {}
         app_bit = self.bit(APP)
-        unnamed: dict[int, frozenset[str]] = {}  # mapping -> categories by DSO
         lf = self.stack_funcs.loc_functions
         nf = len(functions)
         used = bytearray(nf)
         _weigh.used_functions(self.weights, profile.stacks, lf, used)
+        self.named, self.unnamed = self.split_functions(used)
         cats = FunctionCats(nf)
         app_flags = bytearray(nf)  # 0: not in the stacks, 1: not application code, 2: is
         fmask = array("Q", [0]) * nf  # function -> its bits
-        for f in compress(range(nf), used):  # (each function once, in id order)
+        for f in self.named:
             fn = functions[f]
             mp = mappings[fn.mapping_id]
-            if fn.resolved:
-                c = knowledge.categories(fn.name, mp.path, True)
-                # JIT-compiled code (perf-PID.map) is the program's own: its
-                # JavaScript or Java methods
-                a = (mp.kind in (USER, JIT) and not c
-                     and not knowledge.is_system_dso(mp.path)
-                     and not knowledge.is_language_runtime(fn.name)
-                     and software.library_of_code("", fn.name) is None)
-            else:
-                c = unnamed.get(fn.mapping_id)
-                if c is None:
-                    c = unnamed[fn.mapping_id] = knowledge.categories(fn.name, mp.path, False)
-                a = False
+            c = knowledge.categories(fn.name, mp.path, True)
+            # JIT-compiled code (perf-PID.map) is the program's own: its JavaScript or
+            # Java methods
+            a = (mp.kind in (USER, JIT) and not c
+                 and not knowledge.is_system_dso(mp.path)
+                 and not knowledge.is_language_runtime(fn.name)
+                 and software.library_of_code("", fn.name) is None)
             cats.set(f, c)
             app_flags[f] = 2 if a else 1
             b = bit_of_cats.get(c)
             if b is None:
                 b = bit_of_cats[c] = self.bits(c)
             fmask[f] = b | app_bit if a else b
+        for mid, fids in self.unnamed.items():  # (never application code: no name)
+            c = knowledge.categories(functions[fids[0]].name, mappings[mid].path, False)
+            cats.set_all(fids, c)
+            _weigh.fill(app_flags, fids, 1)
+            b = bit_of_cats.get(c)
+            if b is None:
+                b = bit_of_cats[c] = self.bits(c)
+            _weigh.fill(fmask, fids, b)
         cats.fids = array("i", compress(range(nf), used))
         self.cats, self.app = cats, AppCode(app_flags)
         ns = len(profile.stacks)
@@ -355,6 +361,20 @@ class Context:
         f = self.funcs[sid]
         return f[0] if f else None
 
+    def function_columns(self) -> tuple[bytes, array]:
+        """(resolved, mapping id) of every function, by id (once; not to be modified)."""
+        def compute():
+            resolved, mapping = _weigh.function_columns(self.profile.functions)
+            return resolved, array("i", mapping)
+        return self.memo("function_columns", compute)
+
+    def split_functions(self, used: bytearray) -> tuple[array, dict[int, array]]:
+        """The functions flagged in `used`, in id order: the named ones, and the unnamed
+        ones per mapping (what rules decide of an unnamed function they decide of its
+        DSO, once)."""
+        named, unnamed = _weigh.split_functions(used, *self.function_columns())
+        return array("i", named), {m: array("i", f) for m, f in unnamed.items()}
+
     def leaf_functions(self) -> list[int]:
         """location -> its first function, or -1 when it has none: the leaf function of
         every stack whose leaf is that location (`leaf` of the others), so rules can sum
@@ -441,6 +461,14 @@ class FunctionCats:
             k = self._kind_ix[cats] = len(self._kinds)
             self._kinds.append(cats)
         self._ix[fid] = k
+
+    def set_all(self, fids: array, cats: frozenset[str]) -> None:
+        """set(f, cats) for each of these function ids (an array('i'))."""
+        k = self._kind_ix.get(cats)
+        if k is None:
+            k = self._kind_ix[cats] = len(self._kinds)
+            self._kinds.append(cats)
+        _weigh.fill(self._ix, fids, k)
 
     def __getitem__(self, fid: int) -> frozenset[str]:
         k = self._ix[fid] if 0 <= fid < len(self._ix) else -1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..aggregate import _weigh
 from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
 from . import (blocked_rules, code_rules, io_rules, knowledge, software, stack_rules,
@@ -43,8 +44,7 @@ def cpu_use(ctx: Context, t: dict) -> Finding | None:
     busy = ctx.cpus_busy
     app = ctx.select(any_of=(APP,))
     app_share = ctx.share(ctx.samples(app))
-    functions = ctx.profile.functions
-    resolved = any(functions[f].resolved for f in ctx.cats)  # (every function in the stacks)
+    resolved = bool(ctx.named)  # (a named function in the stacks)
     idle_label = "idle" in ctx.label
     # "no application work": hardly any application frames, and the threads busy with
     # synchronization instead (lost frames alone must not make a busy service look idle)
@@ -454,23 +454,15 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
 def missing_symbols(ctx: Context, t: dict) -> Finding | None:
     """Samples whose own frame (leaf) has no name, per DSO."""
     profile = ctx.profile
-    functions, stacks = profile.functions, profile.stacks
-    # each stack's leaf function is its leaf location's first: summed per location, then
-    # per function (in the order first met, which most_common's ties keep)
-    leaf_fn = ctx.leaf_functions()
-    per_leaf: Counter = Counter()
-    for sid, w in ctx.weights.items():
-        st = stacks[sid]
-        if st:
-            per_leaf[st[0]] += w
-    unnamed: Counter = Counter()
-    for loc, w in per_leaf.items():
-        f = leaf_fn[loc]
-        if f < 0:  # (a location without functions: the stack's first function decides)
-            return _missing_symbols_by_stack(ctx, t)
-        if not functions[f].resolved:
-            unnamed[functions[f].mapping_id] += w
-    return _missing_symbols_rows(ctx, t, unnamed)
+    # each stack's leaf function is its leaf location's first: summed per mapping of the
+    # unnamed ones in one compiled pass (mappings in the order first met, which
+    # most_common's ties keep)
+    unnamed = _weigh.unnamed_leaf_sums(ctx.weights, profile.stacks,
+                                       ctx.stack_funcs.loc_functions,
+                                       *ctx.function_columns())
+    if unnamed is None:  # (a location without functions: the stack's first function decides)
+        return _missing_symbols_by_stack(ctx, t)
+    return _missing_symbols_rows(ctx, t, Counter(unnamed))
 
 
 def _missing_symbols_by_stack(ctx: Context, t: dict) -> Finding | None:
