@@ -196,9 +196,10 @@ def _compare_with_previous(capture: Capture, profile, report: dict) -> dict | No
     before = result_profile(prev_result)
     if before is None:
         return None
-    cmp = compare.compare(before, profile, report_before=prev_result.report,
-                          report_after=report, rate_before=rate_of(prev),
-                          rate_after=rate_of(capture))
+    rates = rate_of(prev), rate_of(capture)
+    with paused_gc():
+        cmp = compare.compare(before, profile, report_before=prev_result.report,
+                              report_after=report, rate_before=rates[0], rate_after=rates[1])
     report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
                                "cpus_before": cmp["cpus_before"],
                                "cpus_change": cmp["cpus_change"],
