@@ -29,6 +29,12 @@ CAPTURES = [
     "perfdata/dwarf.perf.data",  # --call-graph dwarf: those samples are the reader's own
     "realworld-holdout/postgres-sync-commit/bad-sync-on.perf.data",
 ]
+#: captures whose frames the compiled frame miss locates: besides CAPTURES' kinds, JIT
+#: code in anonymous memory (named /tmp/perf-PID.map), a library mapped by dlopen while
+#: perf recorded, and many processes and threads
+MISS_CAPTURES = [c for c in CAPTURES if "dwarf" not in c] + [
+    "perfdata/jit.perf.data", "perfdata/dlopen.perf.data", "perfdata/system-wide.perf.data",
+    "perfdata/many-threads.perf.data"]
 SAMPLE_COLUMNS = ("c_time", "c_pid", "c_tid", "c_cpu", "c_period", "c_event", "c_chain")
 #: rows of sched_switch samples; the record rows (PERF_RECORD_SWITCH) only the loop reads
 SWITCH_COLUMNS = ("w_time", "w_tid", "w_pid", "w_cpu", "w_kind", "w_state")
@@ -68,6 +74,33 @@ def test_loop_decodes_as_the_python_reader(name):
             getattr(off, col), col
     assert list(on.x_row) == list(off.x_row)
     assert list(on.x_src) == list(off.x_src)
+    # the sideband the loop decoded: the same records, in the same order once placed in
+    # time (their numbers differ: without the loop every record is numbered)
+    assert _placed(on.side) == _placed(off.side)
+    assert len(on.side) >= 3
+
+
+def _placed(side: list) -> list:
+    """The sideband records in the order the replay applies them, without their numbers."""
+    return [x[:1] + x[2:] for x in sorted(side, key=lambda x: (x[0], x[1]))]
+
+
+@pytest.mark.parametrize("name", MISS_CAPTURES + ["perfdata/dwarf.perf.data"])
+def test_the_loop_decodes_the_sideband_the_python_reader_leaves_it(name, monkeypatch):
+    """MMAP2, COMM and FORK records with a time are decoded by the loop (every one of
+    them, on these captures), as _Reader._sideband decodes them."""
+    on, off = _read(FIX / name, True), _read(FIX / name, False)
+    assert _placed(on.side) == _placed(off.side) and on.side
+    calls = []
+    original = perf_data._Reader._sideband
+
+    def counted(self, *args):
+        calls.append(args[0])
+        return original(self, *args)
+    monkeypatch.setattr(perf_data._Reader, "_sideband", counted)
+    again = _read(FIX / name, True)
+    assert _placed(again.side) == _placed(on.side)
+    assert calls == [] if on._has_sideband_time() else calls
 
 
 @pytest.mark.parametrize("name", CAPTURES[:2] + CAPTURES[4:5])
@@ -429,14 +462,6 @@ def test_the_fast_stack_path_makes_the_profile_stack_miss_makes(name, monkeypatc
         assert calls and all(n == 12 for n in calls), "the replay passes its fast path"
 
 
-#: captures whose frames the compiled frame miss locates: besides CAPTURES' kinds, JIT
-#: code in anonymous memory (named /tmp/perf-PID.map), a library mapped by dlopen while
-#: perf recorded, and many processes and threads
-MISS_CAPTURES = [c for c in CAPTURES if "dwarf" not in c] + [
-    "perfdata/jit.perf.data", "perfdata/dlopen.perf.data", "perfdata/system-wide.perf.data",
-    "perfdata/many-threads.perf.data"]
-
-
 def _saved_and_locates(name: str, compiled: bool, monkeypatch) -> tuple[bytes, int]:
     """The saved profile of capture `name` read with the compiled frame miss or without,
     and how many frames the Python _locate was asked for."""
@@ -520,3 +545,35 @@ def test_a_mapping_the_compiled_miss_does_not_know_is_left_to_python(monkeypatch
                                               monkeypatch)
     assert compiled == python
     assert 0 < asked < python_asked
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_sideband_the_loop_cannot_place_or_read_is_left_to_the_caller(e):
+    """Given `side`, the loop decodes timed COMM, FORK and MMAP2 records (a data mapping:
+    none, but numbered), and stops at one whose trailer has no time or whose fields do
+    not fit in it: the Python reader decides what a damaged record is."""
+    trailer = struct.pack(e + "iiQ", 7, 8, 555)  # sample_id: TID, TIME
+    spec = {0: struct.pack("<5q", len(trailer), 0, 4, 8, -1)}  # size, pid tid time cpu
+
+    def rec(rtype, misc, body):
+        return struct.pack(e + "IHH", rtype, misc, 8 + len(body) + len(trailer)) + body + \
+            trailer
+    comm = rec(3, 1 << 13, struct.pack(e + "ii", 7, 8) + b"p\xc3\xa9\xff\0\0\0")
+    fork = rec(7, 0, struct.pack(e + "iiii", 9, 7, 10, 8))
+    bid = bytes(range(1, 21))
+    mmap2 = rec(10, 2 | 1 << 14, struct.pack(e + "iiQQQ", 7, 8, 0x400000, 0x1000, 0x2000) +
+                bytes([20, 0, 0, 0]) + bid + struct.pack(e + "II", 5, 2) + b"/bin/x\0\0")
+    data = rec(10, 2, struct.pack(e + "iiQQQ", 7, 8, 0, 1, 0) + bytes(24) +
+               struct.pack(e + "II", 1, 2) + b"/d\0\0\0\0\0\0")  # PROT_READ only
+    short = rec(10, 2, struct.pack(e + "iiQQ", 7, 8, 1, 2))
+    buf = comm + fork + mmap2 + data + short
+    side = []
+    pos, _, seq = _scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, spec, {}, [], 0, 0,
+                             side, 40)
+    assert pos == len(buf) - len(short) and seq == 44
+    assert side == [(555, 41, 1, 7, 8, "pé\ufffd", True), (555, 42, 2, 9, 7, 10, 8),
+                    (555, 43, 0, 7, 0x400000, 0x1000, 0x2000, "/bin/x", bid.hex(), 2)]
+    untimed = {0: struct.pack("<5q", 0, -1, -1, -1, -1)}
+    assert _scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, untimed, {}, [], 0, 0,
+                      [], 0)[::2] == (0, 0)
+    assert len(_scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, spec, {}, [], 0, 0)) == 2

@@ -179,6 +179,7 @@ class _Reader:
         self.chains: list[tuple] | None = []
         self.chain_ips = array("Q")
         self.side: list[tuple] = []  # (time, seq, kind, ...)
+        self.seq = 0  # the number of the last record read (orders sideband of one time)
         self.thread_names: dict[int, str] = {}  # THREAD_MAP: comm of threads perf saw
         self.lost = 0
         self.bad = 0  # records that do not decode with their layout
@@ -230,10 +231,11 @@ class _Reader:
         walk = R.Walk(self.buf, self.h.data_offset, self.h.data_offset + self.h.data_size,
                       self.e)
         walk.scan = self._scan
-        seq = 0
+        self.seq = 0  # (records handed to this loop, and sideband the scan decoded)
         e = self.e
         for rtype, misc, b, s, end, fpos in walk:
-            seq += 1
+            self.seq += 1
+            seq = self.seq
             if rtype == 9:  # SAMPLE of a layout the compiled loop leaves to `_sample`
                 if not self.attrs:  # no event described (yet): nothing to decode it by
                     self._bad(fpos, "SAMPLE")
@@ -344,12 +346,17 @@ class _Reader:
         wid_off = (self.attrs[0].trailer_id_offset_from_end() or 0) if self.multi else 0
         # a window at a time: what it decodes is appended and the pages it read dropped
         # before the next, so neither the file nor the decoded copies pile up
+        # timed sideband (MMAP, COMM, FORK) is decoded there too; untimed sideband is
+        # placed after the last sample read, which only this reader knows
+        side = self.side if self._has_sideband_time() else None
         while True:
             window = min(end, pos + _SCAN_WINDOW)
-            new, cols = _scan.scan(buf, pos, window, self.e == ">", sid_off,
-                                   self.sample_specs, wid_off, self.switch_specs,
-                                   self.chain_ix, self.chains, len(self.c_time),
-                                   len(self.w_time))
+            new, cols, *seq = _scan.scan(buf, pos, window, self.e == ">", sid_off,
+                                         self.sample_specs, wid_off, self.switch_specs,
+                                         self.chain_ix, self.chains, len(self.c_time),
+                                         len(self.w_time), side, self.seq)
+            if seq:
+                self.seq = seq[0]
             if cols is not None:
                 for column, data in zip(self.scan_columns, cols):
                     if data:

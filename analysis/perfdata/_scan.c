@@ -264,25 +264,101 @@ static int switch_record(State *S, const int64_t *w, int misc, Py_ssize_t s, Py_
     return put_switch(S, time, tid, pid, cpu, out ? K_OUT : K_IN, state, -1, 0);
 }
 
+/* perf_event.h record types and misc bits of the sideband records scan() can decode, and
+ * perf_data._SIDE_*, the kinds of perf_data._Reader.side's tuples */
+enum { MMAP = 1, COMM = 3, FORK = 7, MMAP2 = 10 };
+enum { MISC_MMAP_DATA = 1 << 13, MISC_COMM_EXEC = 1 << 13, MISC_MMAP_BUILD_ID = 1 << 14,
+       PROT_EXEC = 4 };
+enum { SIDE_MMAP = 0, SIDE_COMM = 1, SIDE_FORK = 2 };
+
+/* the text of a NUL-terminated string field at [at, end), as Python's
+ * bytes.split(b"\0", 1)[0].decode("utf-8", "replace") */
+static PyObject *c_string(const Buf *B, Py_ssize_t at, Py_ssize_t end) {
+    const char *p = (const char *)B->b + at;
+    const char *z = memchr(p, 0, end - at);
+    return PyUnicode_DecodeUTF8(p, z ? z - p : end - at, "replace");
+}
+
+/* perf_data._Reader._sideband of an MMAP, MMAP2, COMM or FORK record whose trailer
+ * (spec w) has its time: the tuple appended to `side` (none for a mapping of data);
+ * 0 to leave the record to Python (too short for its fields, or no time), 1 taken, -1
+ * error */
+static int sideband_record(const Buf *B, const int64_t *w, uint32_t type, int misc,
+                           Py_ssize_t s, Py_ssize_t end, Py_ssize_t seq, PyObject *side) {
+    Py_ssize_t size = w[W_SIZE];
+    if (size <= 0 || end - size < s) return 0;
+    unsigned long long t = rd64(B, end - size + w[W_TIME]);
+    PyObject *item = NULL;
+    if (type == MMAP || type == MMAP2) {
+        Py_ssize_t name_at = s + (type == MMAP2 ? 64 : 32);
+        if (name_at > end) return 0;
+        int executable;
+        char hex[41] = "";
+        if (type == MMAP2) {
+            executable = (rd32(B, s + 56) & PROT_EXEC) != 0;
+            if (misc & MISC_MMAP_BUILD_ID) {
+                int n = B->b[s + 32] < 20 ? B->b[s + 32] : 20;
+                for (int i = 0; i < n; i++)
+                    snprintf(hex + 2 * i, 3, "%02x", B->b[s + 36 + i]);
+            }
+        } else {
+            executable = !(misc & MISC_MMAP_DATA);
+        }
+        if (!executable) return 1;  /* data mappings (perf record -d) hold no code */
+        PyObject *path = c_string(B, name_at, end);
+        if (!path) return -1;
+        /* (t, seq, kind, pid, start, length, pgoff, path, build_id, cpumode) */
+        item = Py_BuildValue("(KniiKKKNsi)", t, seq, SIDE_MMAP, (int)(int32_t)rd32(B, s),
+                             (unsigned long long)rd64(B, s + 8),
+                             (unsigned long long)rd64(B, s + 16),
+                             (unsigned long long)rd64(B, s + 24), path, hex, misc & 7);
+    } else if (type == COMM) {
+        if (s + 8 > end) return 0;
+        PyObject *comm = c_string(B, s + 8, end);
+        if (!comm) return -1;
+        item = Py_BuildValue("(KniiiNO)", t, seq, SIDE_COMM, (int)(int32_t)rd32(B, s),
+                             (int)(int32_t)rd32(B, s + 4), comm,
+                             misc & MISC_COMM_EXEC ? Py_True : Py_False);
+    } else {
+        if (s + 16 > end) return 0;
+        item = Py_BuildValue("(Kniiiii)", t, seq, SIDE_FORK, (int)(int32_t)rd32(B, s),
+                             (int)(int32_t)rd32(B, s + 4), (int)(int32_t)rd32(B, s + 8),
+                             (int)(int32_t)rd32(B, s + 12));
+    }
+    if (!item) return -1;
+    int r = PyList_Append(side, item);
+    Py_DECREF(item);
+    return r < 0 ? -1 : 1;
+}
+
 PyDoc_STRVAR(scan_doc,
 "scan(buf, pos, end, big_endian, sample_id_offset, sample_specs, switch_id_offset,\n"
-"     switch_specs, chain_ix, chains, n_samples, n_switches) -> (pos, columns)\n\n"
+"     switch_specs, chain_ix, chains, n_samples, n_switches[, side, seq])\n"
+"     -> (pos, columns[, seq])\n\n"
 "Consume the records from byte `pos` of `buf` while they are samples with a spec,\n"
-"switch records or FINISHED_ROUND; `pos` returned is the first record left to the\n"
-"caller (or `end`). `columns`: bytes for each output column, native byte order; the\n"
-"last, the ip of each chain key new to chain_ix (given the id len(chains) and appended\n"
-"to chains).");
+"switch records or FINISHED_ROUND, and, given the list `side`, MMAP, MMAP2, COMM and\n"
+"FORK records with a time in their trailer (whose switch spec it is), appended to side\n"
+"as perf_data._Reader._sideband appends them, numbered from seq + 1 on (seq returned:\n"
+"the last number given); `pos` returned is the first record left to the caller (or\n"
+"`end`). `columns`: bytes for each output column, native byte order; the last, the ip\n"
+"of each chain key new to chain_ix (given the id len(chains) and appended to chains).");
 
 static PyObject *scan(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, end, sid_off, wid_off, n_samples, n_switches;
     int big;
-    PyObject *sspecs, *wspecs, *chain_ix, *chains;
-    if (!PyArg_ParseTuple(args, "y*nnpnO!nO!O!O!nn", &view, &pos, &end, &big, &sid_off,
+    PyObject *sspecs, *wspecs, *chain_ix, *chains, *side = Py_None;
+    Py_ssize_t seq = 0;
+    if (!PyArg_ParseTuple(args, "y*nnpnO!nO!O!O!nn|On", &view, &pos, &end, &big, &sid_off,
                           &PyDict_Type, &sspecs, &wid_off, &PyDict_Type, &wspecs,
                           &PyDict_Type, &chain_ix, &PyList_Type, &chains, &n_samples,
-                          &n_switches))
+                          &n_switches, &side, &seq))
         return NULL;
+    if (side != Py_None && !PyList_Check(side)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "scan: side is a list");
+        return NULL;
+    }
     if (end > view.len) end = view.len;
     if (pos < 0) pos = end;
     State S;
@@ -323,6 +399,14 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             }
         } else if (type == FINISHED_ROUND) {
             r = 1;
+        } else if (side != Py_None && (type == MMAP || type == MMAP2 || type == COMM ||
+                                       type == FORK)) {
+            uint64_t ident = 0;  /* (its trailer is a switch record's) */
+            if (wid_off > 0 && e - wid_off >= s) ident = rd64(B, e - wid_off);
+            const int64_t *w;
+            r = spec_of(&wc, wspecs, ident, W_N, 1, &w);
+            if (r == 1) r = sideband_record(B, w, type, misc, s, e, seq + 1, side);
+            if (r == 1) seq++;  /* (the reader's count of records it was handed) */
         } else {
             break;
         }
@@ -338,7 +422,8 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             if (!b) { Py_CLEAR(cols); break; }
             PyTuple_SET_ITEM(cols, i, b);
         }
-        if (cols) out = Py_BuildValue("nN", pos, cols);
+        if (cols) out = side == Py_None ? Py_BuildValue("nN", pos, cols)
+                                        : Py_BuildValue("nNn", pos, cols, seq);
     }
     for (int i = 0; i < N_COLS; i++) PyMem_Free(S.col[i].data);
     return out;
