@@ -577,3 +577,53 @@ def test_sideband_the_loop_cannot_place_or_read_is_left_to_the_caller(e):
     assert _scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, untimed, {}, [], 0, 0,
                       [], 0)[::2] == (0, 0)
     assert len(_scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, spec, {}, [], 0, 0)) == 2
+
+
+def test_a_frame_cache_reads_like_the_dict_it_replaces():
+    """FrameCache: u64 addresses to int locations, read and written as a dict is (the
+    Python frame miss writes cache[address] = location); values are held by reference,
+    entries survive growth, and what it cannot hold is refused."""
+    c = _scan.FrameCache()
+    assert len(c) == 0 and c.get(5) is None and 5 not in c and c.get(5, -1) == -1
+    big = 1 << 200  # (a location id is an int object: this one is not a small int)
+    for a in range(0, 3000 * 64, 64):  # past several growths
+        c[0xffffffff81000000 + a] = a // 64
+    c[(1 << 64) - 1] = big
+    assert len(c) == 3001 and c[(1 << 64) - 1] is big
+    assert all(c[0xffffffff81000000 + a] == a // 64 for a in range(0, 3000 * 64, 64))
+    c[0xffffffff81000000] = 7  # replaced, not added
+    assert len(c) == 3001 and c[0xffffffff81000000] == 7 and 0xffffffff81000000 in c
+    with pytest.raises(KeyError):
+        c[1]
+    with pytest.raises(TypeError):
+        c[1] = "a location"
+    with pytest.raises(TypeError):
+        c["x"] = 1
+    with pytest.raises(OverflowError):
+        c[-1] = 1
+    with pytest.raises(TypeError):
+        del c[0xffffffff81000000]
+    assert "x" not in c and -1 not in c and c.get(1 << 70) is None
+    with pytest.raises(TypeError):
+        _scan.FrameCache(3)
+
+
+def test_locate_reads_frame_caches_of_either_kind():
+    """_scan.locate and locate_chain take (leaf, caller) pairs of FrameCache or dict: the
+    replay's own are FrameCache, and the answers are the same."""
+    frames = ((1, 0xffffffff81000010), (2, 0x401000), (2, 0x401000), (2, 0x402000))
+    blob = _chain(*(a for _, a in frames[1:]))
+    for make in (dict, _scan.FrameCache):
+        asked = []
+        kernel, user = (make(), make()), (make(), make())
+
+        def miss(depth, mode, addr, is_kernel, *pid):
+            asked.append((depth, addr, is_kernel))
+            (kernel if is_kernel else user)[depth > 0][addr] = len(asked) - 1
+            return len(asked) - 1
+        # a caller met twice is asked once; as the chain's leaf it is a new frame
+        assert _scan.locate(frames, kernel, user, 0xffff800000000000, miss) == (0, 1, 1, 2)
+        assert _scan.locate_chain(blob, 0, len(blob), False, 2, 0, kernel, user,
+                                  0xffff800000000000, miss) == (3, 1, 2)
+        assert asked == [(0, 0xffffffff81000010, True), (1, 0x401000, False),
+                         (3, 0x402000, False), (0, 0x401000, False)]

@@ -72,6 +72,12 @@ _SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
 
 
+def _frame_caches() -> tuple[_scan.FrameCache, _scan.FrameCache]:
+    """A (leaf, caller) pair of frame caches for one address space: a frame's location
+    by its address (a return address is not the sampled address, so callers apart)."""
+    return _scan.FrameCache(), _scan.FrameCache()
+
+
 def sniff_bytes(head: bytes) -> bool:
     return head[:8] in (MAGIC_LE, MAGIC_BE)
 
@@ -187,8 +193,9 @@ class _Reader:
         self.dwarf = False
         #: frame -> location while the maps stay the same: per pid, and the kernel's
         # (leaf, caller) frame caches: address -> location, per process and the kernel's
-        self._user_frames: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
-        self._kernel_frames: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        # (leaf, caller) frame caches, address -> location, per process and the kernel's
+        self._user_frames: dict[int, tuple[_scan.FrameCache, _scan.FrameCache]] = {}
+        self._kernel_frames = _frame_caches()
         #: the replay's own interning, cheaper than the profile's (whose indexes are built
         # from its tables when something interns after the import; a system-wide capture
         # has ~700,000 locations, nearly each with its own unnamed function): per mapping
@@ -752,7 +759,7 @@ class _Reader:
                     if changed == "kernel":
                         cache.clear()
                         keys_of_pid.clear()
-                        self._kernel_frames = ({}, {})
+                        self._kernel_frames = _frame_caches()
                     elif changed is not None:
                         for k in keys_of_pid.pop(changed, ()):
                             cache.pop(k, None)
@@ -802,7 +809,7 @@ class _Reader:
         cache.clear()
         keys_of_pid.clear()
         locs.clear()
-        self._user_frames, self._kernel_frames = {}, ({}, {})
+        self._user_frames, self._kernel_frames = {}, _frame_caches()
         self._funcs, self._stacks, self._ints = {}, {}, []
         p._function_ix = p._stack_ix = None
         # the other columns are the same values in time order; each file-order column
@@ -867,7 +874,7 @@ class _Reader:
         address space from its mapping (_locate)."""
         user = self._user_frames.get(pid)
         if user is None:
-            user = self._user_frames[pid] = ({}, {})
+            user = self._user_frames[pid] = _frame_caches()
 
         def miss(depth: int, mode: int, addr: int, kernel: bool) -> int:
             return self._locate(depth, addr, kernel, procs, spaces, pid, locs, build_ids,

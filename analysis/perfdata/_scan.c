@@ -606,6 +606,202 @@ static PyObject *seconds(PyObject *self, PyObject *args) {
 }
 
 static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who);
+/* ---- FrameCache: a frame's address -> its location, per address space ---------------
+ * The replay looks up every frame of every new (process, chain) pair in these (a
+ * system-wide capture: about a million lookups). In a dict each lookup made an int
+ * object of the address and then touched the table, the entry and the key object in
+ * scattered memory; here the u64 key is in the slot. Values are ints (location ids, the
+ * shared int objects of perf_data._Reader._id), held by reference. Python reads and
+ * writes it like the dict it replaces: cache[address], cache[address] = location,
+ * cache.get(address), address in cache, len(cache). */
+typedef struct {
+    PyObject_HEAD
+    uint64_t *keys;
+    PyObject **vals;  /* NULL: an empty slot */
+    Py_ssize_t cap, used;  /* cap a power of 2, used < cap / 2 */
+} FrameCache;
+
+static PyTypeObject FrameCacheType;
+
+static inline size_t fc_slot(uint64_t k, Py_ssize_t cap) {
+    k ^= k >> 33;  /* (the finalizer of MurmurHash3: addresses differ in their low bits) */
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k & (size_t)(cap - 1);
+}
+
+/* the location of address k, borrowed, or NULL */
+static inline PyObject *fc_get(FrameCache *c, uint64_t k) {
+    if (!c->cap) return NULL;
+    for (size_t i = fc_slot(k, c->cap);; i = (i + 1) & (size_t)(c->cap - 1)) {
+        if (!c->vals[i]) return NULL;
+        if (c->keys[i] == k) return c->vals[i];
+    }
+}
+
+static int fc_grow(FrameCache *c) {
+    Py_ssize_t cap = c->cap ? c->cap * 2 : 64;
+    uint64_t *keys = PyMem_Malloc(cap * sizeof(uint64_t));
+    PyObject **vals = PyMem_Calloc(cap, sizeof(PyObject *));
+    if (!keys || !vals) {
+        PyMem_Free(keys);
+        PyMem_Free(vals);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < c->cap; j++) {
+        if (!c->vals[j]) continue;
+        size_t i = fc_slot(c->keys[j], cap);
+        while (vals[i]) i = (i + 1) & (size_t)(cap - 1);
+        keys[i] = c->keys[j];
+        vals[i] = c->vals[j];
+    }
+    PyMem_Free(c->keys);
+    PyMem_Free(c->vals);
+    c->keys = keys;
+    c->vals = vals;
+    c->cap = cap;
+    return 0;
+}
+
+/* cache[k] = v (v an int); 0, or -1 with an exception */
+static int fc_put(FrameCache *c, uint64_t k, PyObject *v) {
+    if (!PyLong_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "FrameCache: a location is an int");
+        return -1;
+    }
+    if (2 * (c->used + 1) > c->cap && fc_grow(c) < 0) return -1;
+    size_t i = fc_slot(k, c->cap);
+    while (c->vals[i] && c->keys[i] != k) i = (i + 1) & (size_t)(c->cap - 1);
+    Py_INCREF(v);
+    if (c->vals[i]) {
+        Py_SETREF(c->vals[i], v);
+    } else {
+        c->keys[i] = k;
+        c->vals[i] = v;
+        c->used++;
+    }
+    return 0;
+}
+
+static int fc_key(PyObject *o, uint64_t *k) {
+    if (!PyLong_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "FrameCache: an address is an int");
+        return -1;
+    }
+    *k = PyLong_AsUnsignedLongLong(o);
+    return *k == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *fc_new(PyTypeObject *t, PyObject *args, PyObject *kw) {
+    if (PyTuple_GET_SIZE(args) || (kw && PyDict_GET_SIZE(kw))) {
+        PyErr_SetString(PyExc_TypeError, "FrameCache() takes no arguments");
+        return NULL;
+    }
+    return t->tp_alloc(t, 0);  /* (zeroed: no table until the first entry) */
+}
+
+static void fc_dealloc(FrameCache *c) {
+    for (Py_ssize_t i = 0; i < c->cap; i++) Py_XDECREF(c->vals[i]);
+    PyMem_Free(c->keys);
+    PyMem_Free(c->vals);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static Py_ssize_t fc_len(FrameCache *c) { return c->used; }
+
+static PyObject *fc_subscript(FrameCache *c, PyObject *key) {
+    uint64_t k;
+    if (fc_key(key, &k) < 0) return NULL;
+    PyObject *v = fc_get(c, k);
+    if (!v) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+static int fc_ass_subscript(FrameCache *c, PyObject *key, PyObject *v) {
+    uint64_t k;
+    if (!v) {
+        PyErr_SetString(PyExc_TypeError, "FrameCache: entries are not deleted");
+        return -1;
+    }
+    return fc_key(key, &k) < 0 ? -1 : fc_put(c, k, v);
+}
+
+static int fc_contains(FrameCache *c, PyObject *key) {
+    uint64_t k;
+    if (!PyLong_Check(key)) return 0;
+    k = PyLong_AsUnsignedLongLong(key);
+    if (k == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return fc_get(c, k) != NULL;
+}
+
+static PyObject *fc_get_method(FrameCache *c, PyObject *args) {
+    PyObject *key, *dflt = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:get", &key, &dflt)) return NULL;
+    uint64_t k;
+    PyObject *v = NULL;
+    if (PyLong_Check(key)) {
+        k = PyLong_AsUnsignedLongLong(key);
+        if (k == (uint64_t)-1 && PyErr_Occurred()) PyErr_Clear();
+        else v = fc_get(c, k);
+    }
+    if (!v) v = dflt;
+    Py_INCREF(v);
+    return v;
+}
+
+static PyMethodDef fc_methods[] = {
+    {"get", (PyCFunction)fc_get_method, METH_VARARGS, "get(address, default=None)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMappingMethods fc_mapping = {
+    (lenfunc)fc_len, (binaryfunc)fc_subscript, (objobjargproc)fc_ass_subscript,
+};
+
+static PySequenceMethods fc_sequence = {
+    .sq_contains = (objobjproc)fc_contains,
+};
+
+static PyTypeObject FrameCacheType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "analysis.perfdata._scan.FrameCache",
+    .tp_basicsize = sizeof(FrameCache),
+    .tp_dealloc = (destructor)fc_dealloc,
+    .tp_as_mapping = &fc_mapping,
+    .tp_as_sequence = &fc_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FrameCache(): a frame's address (a u64) -> its location id, for the replay "
+              "(see _scan.c).",
+    .tp_methods = fc_methods,
+    .tp_new = fc_new,
+};
+
+/* a frame cache of the replay: a FrameCache or a dict */
+static inline int is_frame_cache(PyObject *o) {
+    return Py_IS_TYPE(o, &FrameCacheType) || PyDict_Check(o);
+}
+
+/* cache.get(address): borrowed, or NULL (with an exception only on error) */
+static inline PyObject *cache_lookup(PyObject *cache, uint64_t v, PyObject **addr_o) {
+    if (Py_IS_TYPE(cache, &FrameCacheType)) return fc_get((FrameCache *)cache, v);
+    if (!*addr_o && !(*addr_o = PyLong_FromUnsignedLongLong(v))) return NULL;
+    return PyDict_GetItemWithError(cache, *addr_o);
+}
+
+/* cache[address] = loc; 0 or -1 */
+static inline int cache_store(PyObject *cache, uint64_t v, PyObject *addr_o, PyObject *loc) {
+    if (Py_IS_TYPE(cache, &FrameCacheType)) return fc_put((FrameCache *)cache, v, loc);
+    return PyDict_SetItem(cache, addr_o, loc);
+}
+
 /* ---- the replay's frame miss, compiled (perf_data._Reader._locate) -------------------
  * A frame a frame cache misses is located by the mapping it falls in: the mapping's
  * facts (DSO path, build-id, offset rule, its location tables) come once per
@@ -923,7 +1119,7 @@ static PyObject *locator_miss(Locator *L, Py_ssize_t depth, PyObject *addr_o, ui
         Py_CLEAR(loc);
     }
     Py_DECREF(offset_o);
-    if (loc && PyDict_SetItem(PyTuple_GET_ITEM(frame_cache, is_return), addr_o, loc) < 0)
+    if (loc && cache_store(PyTuple_GET_ITEM(frame_cache, is_return), addr, addr_o, loc) < 0)
         Py_CLEAR(loc);
     if (!loc && !PyErr_Occurred())
         PyErr_SetString(PyExc_RuntimeError, "replay_run: a frame without a location");
@@ -974,8 +1170,8 @@ static int fast_open(Fast *F, PyObject *t) {
     }
     PyObject *k0 = PyTuple_Check(F->kf) && PyTuple_GET_SIZE(F->kf) == 2 ?
         PyTuple_GET_ITEM(F->kf, 0) : NULL;
-    if (!k0 || !PyDict_Check(k0) || !PyDict_Check(PyTuple_GET_ITEM(F->kf, 1))) {
-        PyErr_SetString(PyExc_TypeError, "replay_run: frame caches are (dict, dict)");
+    if (!k0 || !is_frame_cache(k0) || !is_frame_cache(PyTuple_GET_ITEM(F->kf, 1))) {
+        PyErr_SetString(PyExc_TypeError, "replay_run: frame caches are pairs of FrameCache or dict");
         return -1;
     }
     return 0;
@@ -1018,7 +1214,9 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
         Py_INCREF(uf);
     } else {
         if (PyErr_Occurred()) goto done;
-        if (!(uf = Py_BuildValue("(NN)", PyDict_New(), PyDict_New()))) goto done;
+        if (!(uf = Py_BuildValue("(NN)", PyObject_CallNoArgs((PyObject *)&FrameCacheType),
+                                 PyObject_CallNoArgs((PyObject *)&FrameCacheType))))
+            goto done;
         if (PyDict_SetItem(F->user_frames, pid_o, uf) < 0) goto done;
     }
     if (!frame_caches_ok(F->kf, uf, "replay_run")) goto done;
@@ -1262,12 +1460,7 @@ static PyObject *locate(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!KO", &PyTuple_Type, &fr, &PyTuple_Type, &kf,
                           &PyTuple_Type, &uf, &kernel_addr, &miss))
         return NULL;
-    if (PyTuple_GET_SIZE(kf) != 2 || PyTuple_GET_SIZE(uf) != 2 ||
-        !PyDict_Check(PyTuple_GET_ITEM(kf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(kf, 1)) ||
-        !PyDict_Check(PyTuple_GET_ITEM(uf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(uf, 1))) {
-        PyErr_SetString(PyExc_TypeError, "locate: frame caches are (dict, dict)");
-        return NULL;
-    }
+    if (!frame_caches_ok(kf, uf, "locate")) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(fr);
     PyObject *out = PyTuple_New(n);
     if (!out) return NULL;
@@ -1282,8 +1475,8 @@ static PyObject *locate(PyObject *self, PyObject *args) {
         unsigned long long addr = PyLong_AsUnsignedLongLong(addr_o);
         if (PyErr_Occurred()) goto fail;
         int kernel = mode == 1 || mode == 4 || (mode == 0 && addr >= kernel_addr);
-        PyObject *cache = PyTuple_GET_ITEM(kernel ? kf : uf, d > 0);
-        PyObject *loc = PyDict_GetItemWithError(cache, addr_o);
+        PyObject *cache = PyTuple_GET_ITEM(kernel ? kf : uf, d > 0), *key = addr_o;
+        PyObject *loc = cache_lookup(cache, addr, &key);
         if (loc) {
             Py_INCREF(loc);
         } else {
@@ -1311,9 +1504,9 @@ PyDoc_STRVAR(locate_chain_doc,
 static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who) {
     if (!PyTuple_Check(kf) || !PyTuple_Check(uf) || PyTuple_GET_SIZE(kf) != 2 ||
         PyTuple_GET_SIZE(uf) != 2 ||
-        !PyDict_Check(PyTuple_GET_ITEM(kf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(kf, 1)) ||
-        !PyDict_Check(PyTuple_GET_ITEM(uf, 0)) || !PyDict_Check(PyTuple_GET_ITEM(uf, 1))) {
-        PyErr_Format(PyExc_TypeError, "%s: frame caches are (dict, dict)", who);
+        !is_frame_cache(PyTuple_GET_ITEM(kf, 0)) || !is_frame_cache(PyTuple_GET_ITEM(kf, 1)) ||
+        !is_frame_cache(PyTuple_GET_ITEM(uf, 0)) || !is_frame_cache(PyTuple_GET_ITEM(uf, 1))) {
+        PyErr_Format(PyExc_TypeError, "%s: frame caches are pairs of FrameCache or dict", who);
         return 0;
     }
     return 1;
@@ -1349,13 +1542,13 @@ static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int m
             m = cur;
         }
         int kernel = m == 1 || m == 4 || (m == 0 && v >= kernel_addr);
-        PyObject *addr_o = PyLong_FromUnsignedLongLong(v);
-        if (!addr_o) goto fail;
+        PyObject *addr_o = NULL;  /* (made for a frame not in its cache only) */
         PyObject *cache = PyTuple_GET_ITEM(kernel ? kf : uf, got > 0);
-        PyObject *loc = PyDict_GetItemWithError(cache, addr_o);
+        PyObject *loc = cache_lookup(cache, v, &addr_o);
         if (loc) {
             Py_INCREF(loc);
-        } else if (!PyErr_Occurred()) {
+        } else if (!PyErr_Occurred() &&
+                   (addr_o || (addr_o = PyLong_FromUnsignedLongLong(v)))) {
             loc = L && pid ? locator_miss(L, got, addr_o, v, kernel, pid, kernel ? kf : uf)
                            : NULL;
             if (!loc && !PyErr_Occurred())
@@ -1364,7 +1557,7 @@ static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int m
                           : PyObject_CallFunction(miss, "niOO", got, m, addr_o,
                                                   kernel ? Py_True : Py_False);
         }
-        Py_DECREF(addr_o);
+        Py_XDECREF(addr_o);
         if (!loc) goto fail;
         PyTuple_SET_ITEM(out, got++, loc);
     }
@@ -1481,11 +1674,18 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&FrameCacheType) < 0) return NULL;
     PyObject **names[] = {&s_starts, &s_maps, &s_end, &s_kind, &s_build_id, &s_pgoff,
                           &s_basename, &s_unknown};
     const char *text[] = {"starts", "maps", "end", "kind", "build_id", "pgoff", "basename",
                           "[unknown]"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!*names[i] && !(*names[i] = PyUnicode_InternFromString(text[i]))) return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    Py_INCREF(&FrameCacheType);
+    if (m && PyModule_AddObject(m, "FrameCache", (PyObject *)&FrameCacheType) < 0) {
+        Py_DECREF(&FrameCacheType);
+        Py_CLEAR(m);
+    }
+    return m;
 }
