@@ -5,6 +5,7 @@ written to make set order and recursion matter."""
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -564,3 +565,27 @@ def test_function_facts_on_made_up_functions():
         (bytes([1, 0]), array("i", [exe, 9]).tobytes())
     with pytest.raises(ValueError):
         _weigh.function_columns([Other(True, -1)])
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_stack_counts_are_the_counter_of_the_stack_column(name):
+    """stack_counts: dict(Counter(s_stack)), stacks in the order first met, each key the
+    int object of the location of that id (shared, not one more int per stack)."""
+    profile = load(str(FIX / name))
+    got = _weigh.stack_counts(profile.s_stack, profile.locations)
+    assert list(got.items()) == list(Counter(profile.s_stack).items())
+    n = len(profile.locations)
+    assert all(k is profile.locations[k].id for k in got if k < n)
+
+
+def test_stack_counts_of_made_up_columns():
+    """Ids past the locations get ints of their own; a negative id (none of the importers
+    writes one) is counted too."""
+    p = Profile()
+    m = p.mapping("/usr/bin/a")
+    f = p.function("f", m)
+    locs = [p.add_location(m, 0x10 + i, (f,)) for i in range(3)]
+    assert locs == [0, 1, 2]
+    for column in ([2, 5, 2, 0, 5, 5], [3, -1, 3, 0], [], [7]):
+        got = _weigh.stack_counts(array("i", column), p.locations)
+        assert list(got.items()) == list(Counter(column).items())
