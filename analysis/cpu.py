@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 
+from .aggregate import _weigh
 from .profile import Profile, is_scheduler_event
 
 _CLOCK_EVENTS = ("cpu-clock", "task-clock")
@@ -24,7 +26,13 @@ def time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | 
 
 
 def _time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | None:
-    if event_id is None or profile.only_event(event_id):
+    whole = event_id is None or profile.only_event(event_id)
+    if type(profile.s_time) is array and profile.s_time.typecode == "d" and (
+            whole or type(profile.s_event) is array and profile.s_event.typecode == "i"):
+        # the same min and max without a float object per row
+        return _weigh.time_span(profile.s_time, None, 0) if whole else \
+            _weigh.time_span(profile.s_time, profile.s_event, event_id)
+    if whole:
         times = profile.s_time
     else:
         times = [t for t, e in zip(profile.s_time, profile.s_event) if e == event_id]

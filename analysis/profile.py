@@ -273,6 +273,12 @@ class Profile:
         def count() -> list[int]:
             counts = [0] * len(self.events)
             if self.unit_rows():
+                if _compiled_column(self.s_event, "i"):
+                    from .aggregate import _weigh  # (aggregate imports this module)
+                    try:
+                        return _weigh.value_counts(self.s_event, len(self.events))
+                    except IndexError:  # (an event id no event has: as Counter does)
+                        pass
                 for e, n in Counter(self.s_event).items():
                     counts[e] = n
             else:
@@ -283,7 +289,14 @@ class Profile:
 
     def unit_rows(self) -> bool:
         """Every row is one sample (true for perf.data and perf script input)."""
-        return self.memo("unit_rows", lambda: not self.s_count or max(self.s_count) == 1)
+        def compute() -> bool:
+            if not self.s_count:
+                return True
+            if _compiled_column(self.s_count, "q"):
+                from .aggregate import _weigh  # (aggregate imports this module)
+                return _weigh.int_max(self.s_count) == 1
+            return max(self.s_count) == 1
+        return self.memo("unit_rows", compute)
 
     def single_event(self) -> bool:
         return sum(1 for c in self.event_counts() if c) <= 1
@@ -356,6 +369,12 @@ KERNEL_ADDR = 0xffff800000000000
 RELATIVE_LIMIT = 0x10000000
 NO_SAMPLES_NOTE = ("the capture holds no samples: the process did not run on a CPU while "
                    "perf recorded (idle, 0% CPU)")
+
+
+def _compiled_column(column, typecode: str) -> bool:
+    """The column is the array the compiled reductions read (a transform may have made
+    a list of one)."""
+    return type(column) is array and column.typecode == typecode
 
 
 def init_fields(cls, given: int):

@@ -589,3 +589,37 @@ def test_stack_counts_of_made_up_columns():
     for column in ([2, 5, 2, 0, 5, 5], [3, -1, 3, 0], [], [7]):
         got = _weigh.stack_counts(array("i", column), p.locations)
         assert list(got.items()) == list(Counter(column).items())
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_column_reductions_equal_the_python_ones(name):
+    """value_counts, int_max and time_span: the per-event counts, unit rows and time
+    range the report's header reads, as Counter, max and min/max without NaN give them."""
+    import math
+    profile = load(str(FIX / name))
+    counts = Counter(profile.s_event)
+    assert _weigh.value_counts(profile.s_event, len(profile.events)) == \
+        [counts.get(e, 0) for e in range(len(profile.events))]
+    assert _weigh.int_max(profile.s_count) == max(profile.s_count)
+    timed = [t for t in profile.s_time if not math.isnan(t)]
+    assert _weigh.time_span(profile.s_time) == ((min(timed), max(timed)) if timed else None)
+    for e in range(len(profile.events)):
+        of = [t for t, x in zip(profile.s_time, profile.s_event) if x == e and t == t]
+        assert _weigh.time_span(profile.s_time, profile.s_event, e) == \
+            ((min(of), max(of)) if of else None)
+
+
+def test_column_reductions_of_made_up_columns():
+    nan = float("nan")
+    assert _weigh.time_span(array("d", [nan, 3.5, -0.0, nan, 0.0])) == (-0.0, 3.5)
+    assert _weigh.time_span(array("d", [nan])) is None
+    assert _weigh.time_span(array("d")) is None
+    assert _weigh.time_span(array("d", [1.0, 2.0, 3.0]), array("i", [1, 0, 1]), 1) == \
+        (1.0, 3.0)
+    assert _weigh.int_max(array("q")) is None
+    assert _weigh.int_max(array("q", [-5, -2, -9])) == -2
+    assert _weigh.value_counts(array("i", [2, 0, 2]), 4) == [1, 0, 2, 0]
+    with pytest.raises(IndexError):
+        _weigh.value_counts(array("i", [4]), 4)
+    with pytest.raises(ValueError):
+        _weigh.time_span(array("d", [1.0]), array("i", [0, 0]), 0)

@@ -1932,7 +1932,113 @@ fail:
     return NULL;
 }
 
+/* ---- whole-column reductions (a profile's first report asks each once) ------------- */
+
+PyDoc_STRVAR(value_counts_doc,
+"value_counts(column, n) -> list\n\n"
+"How many rows of an int32 column (array 'i') hold each value 0..n-1: what\n"
+"Counter(column) gives for them. A value outside 0..n-1 is an IndexError.");
+
+static PyObject *value_counts(PyObject *self, PyObject *args) {
+    PyObject *co;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "On", &co, &n)) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "value_counts: n < 0");
+        return NULL;
+    }
+    Py_buffer b;
+    if (buf_of(co, &b, 4, 0, "column") < 0) return NULL;
+    PyObject *out = NULL;
+    int64_t *count = PyMem_Calloc(n ? n : 1, sizeof(int64_t));
+    const int32_t *v = b.buf;
+    if (!count) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < b.len / 4; i++) {
+        if (v[i] < 0 || v[i] >= n) {
+            PyErr_SetString(PyExc_IndexError, "value_counts: a value out of range");
+            goto done;
+        }
+        count[v[i]]++;
+    }
+    if (!(out = PyList_New(n))) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *c = PyLong_FromLongLong(count[k]);
+        if (!c) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, c);
+    }
+done:
+    PyMem_Free(count);
+    PyBuffer_Release(&b);
+    return out;
+}
+
+PyDoc_STRVAR(int_max_doc,
+"int_max(column) -> int | None\n\n"
+"max(column) of an int64 column (array 'q'); None when it is empty.");
+
+static PyObject *int_max(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (buf_of(arg, &b, 8, 0, "column") < 0) return NULL;
+    const int64_t *v = b.buf;
+    Py_ssize_t n = b.len / 8;
+    int64_t m = n ? v[0] : 0;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (v[i] > m) m = v[i];
+    PyBuffer_Release(&b);
+    if (!n) Py_RETURN_NONE;
+    return PyLong_FromLongLong(m);
+}
+
+PyDoc_STRVAR(time_span_doc,
+"time_span(times, events=None, event=0) -> (first, last) | None\n\n"
+"min and max of a float64 column (array 'd') not counting NaN (no timestamp), of the\n"
+"rows whose events[row] (array 'i') is `event` when events is given; None when no row\n"
+"has a time. cpu.time_range's pass.");
+
+static PyObject *time_span(PyObject *self, PyObject *args) {
+    PyObject *to, *eo = Py_None;
+    int event = 0;
+    if (!PyArg_ParseTuple(args, "O|Oi", &to, &eo, &event)) return NULL;
+    Py_buffer t, e = {0};
+    if (buf_of(to, &t, 8, 0, "times") < 0) return NULL;
+    if (eo != Py_None && buf_of(eo, &e, 4, 0, "events") < 0) {
+        PyBuffer_Release(&t);
+        return NULL;
+    }
+    Py_ssize_t n = t.len / 8;
+    const double *tv = t.buf;
+    const int32_t *ev = e.buf;
+    PyObject *out = NULL;
+    if (ev && e.len / 4 != n) {
+        PyErr_SetString(PyExc_ValueError, "time_span: columns of different lengths");
+        goto done;
+    }
+    double lo = 0, hi = 0;
+    int any = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double x = tv[i];
+        if (x != x || (ev && ev[i] != event)) continue;  /* NaN, or another event */
+        if (!any || x < lo) lo = x;
+        if (!any || x > hi) hi = x;
+        any = 1;
+    }
+    out = any ? Py_BuildValue("(dd)", lo, hi) : (Py_INCREF(Py_None), Py_None);
+done:
+    PyBuffer_Release(&t);
+    if (ev) PyBuffer_Release(&e);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"value_counts", value_counts, METH_VARARGS, value_counts_doc},
+    {"int_max", int_max, METH_O, int_max_doc},
+    {"time_span", time_span, METH_VARARGS, time_span_doc},
     {"function_columns", function_columns, METH_VARARGS, function_columns_doc},
     {"split_functions", split_functions, METH_VARARGS, split_functions_doc},
     {"fill", fill, METH_VARARGS, fill_doc},
