@@ -623,3 +623,56 @@ def test_column_reductions_of_made_up_columns():
         _weigh.value_counts(array("i", [4]), 4)
     with pytest.raises(ValueError):
         _weigh.time_span(array("d", [1.0]), array("i", [0, 0]), 0)
+
+
+def _python_interpreter_leaves(ctx):
+    """Context.interpreter_leaves' loop as it was in Python."""
+    out, pairs = {}, {}
+    p = ctx.profile
+    for sid in ctx.weights:
+        st = p.stacks[sid]
+        fs = p.locations[st[0]].functions if st else ()
+        f = fs[0] if fs else ctx.leaf(sid)
+        if f is None:
+            continue
+        mid = p.functions[f].mapping_id
+        pair = pairs.get(mid, False)
+        if pair is False:
+            lib = ctx.file_library(f)
+            pair = pairs[mid] = (p.mappings[mid].path, lib) \
+                if lib is not None and lib.interpreter else None
+        if pair is not None:
+            out[sid] = pair
+    return out
+
+
+@pytest.mark.parametrize("name", CAPTURES + NAMED)
+def test_interpreter_leaves_equal_the_python_loop(name):
+    """leaf_values (the stacks whose leaf function is in an interpreter's file, each with
+    its mapping's one (DSO, library) pair) gives the Python loop's dict, in its order."""
+    from analysis.diagnosis.context import Context
+    ctx = Context.build(load(str(FIX / name)))
+    got, want = ctx.interpreter_leaves(), _python_interpreter_leaves(ctx)
+    assert list(got.items()) == list(want.items())
+    if "cpython" in name:  # (an interpreter capture: there is something to find)
+        assert got
+
+
+def test_leaf_values_of_made_up_stacks():
+    """The first location with a function decides; a stack of none is left out; a mapping
+    id past the list is an error."""
+    p = Profile()
+    a, b = p.mapping("/usr/bin/a"), p.mapping("/usr/lib/libpython3.11.so")
+    fa, fb = p.function("fa", a), p.function("fb", b)
+    bare, la, lb = (p.add_location(b, 0x10, ()), p.add_location(a, 0x20, (fa,)),
+                    p.add_location(b, 0x30, (fb,)))
+    s1, s2, s3, s4 = (p.stack((bare, lb, la)), p.stack((la, lb)), p.stack((bare,)),
+                      p.stack(()))
+    lf = [loc.functions for loc in p.locations]
+    mapping = array("i", [f.mapping_id for f in p.functions])
+    weights = {s4: 1, s3: 1, s2: 1, s1: 1}
+    assert _weigh.leaf_values(weights, p.stacks, lf, mapping, [None, "py"]) == {s1: "py"}
+    assert list(_weigh.leaf_values(weights, p.stacks, lf, mapping, ["a", "py"]).items()) \
+        == [(s2, "a"), (s1, "py")]
+    with pytest.raises(IndexError):
+        _weigh.leaf_values(weights, p.stacks, lf, mapping, ["a"])

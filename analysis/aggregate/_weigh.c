@@ -2035,7 +2035,55 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(leaf_values_doc,
+"leaf_values(weights, stacks, loc_functions, mapping, by_mapping) -> dict\n\n"
+"stack id -> by_mapping[m] for each stack of `weights` (in its order) whose leaf\n"
+"function (the first function of its first location that has one) is in mapping m\n"
+"(mapping: array 'i' by function id) and by_mapping[m] (a list by mapping id) is not\n"
+"None; stacks without a function are left out. Context.interpreter_leaves' pass.");
+
+static PyObject *leaf_values(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lf, *mo, *by;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO!", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &mo, &PyList_Type, &by))
+        return NULL;
+    Py_buffer m;
+    if (buf_of(mo, &m, 4, 0, "mapping") < 0) return NULL;
+    const int32_t *map = m.buf;
+    Py_ssize_t nf = m.len / 4, nm = PyList_GET_SIZE(by);
+    PyObject *out = PyDict_New();
+    if (!out) goto fail;
+    Py_ssize_t pos = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto fail;
+        PyObject *f = NULL;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st) && !f; k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto fail;
+            if (PyTuple_GET_SIZE(fs)) f = PyTuple_GET_ITEM(fs, 0);
+        }
+        if (!f) continue;
+        Py_ssize_t i = index_of(f, nf, "a function id");
+        if (i < 0) goto fail;
+        if (map[i] < 0 || map[i] >= nm) {
+            PyErr_SetString(PyExc_IndexError, "leaf_values: a mapping id out of range");
+            goto fail;
+        }
+        PyObject *v = PyList_GET_ITEM(by, map[i]);
+        if (v != Py_None && PyDict_SetItem(out, sid, v) < 0) goto fail;
+    }
+    PyBuffer_Release(&m);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&m);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"leaf_values", leaf_values, METH_VARARGS, leaf_values_doc},
     {"value_counts", value_counts, METH_VARARGS, value_counts_doc},
     {"int_max", int_max, METH_O, int_max_doc},
     {"time_span", time_span, METH_VARARGS, time_span_doc},

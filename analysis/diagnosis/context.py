@@ -331,27 +331,18 @@ class Context:
         interpreter (software.library_of(...).interpreter: libpython), in the weights'
         order (once; callers must not modify the dict)."""
         def compute():
-            out: dict[int, tuple[str, software.Library]] = {}
-            pairs: dict[int, tuple | None] = {}  # mapping -> (DSO, library), one tuple each
-            stacks = self.profile.stacks
-            functions = self.profile.functions
-            leaf_fn = self.leaf_functions()
-            for sid in self.weights:
-                st = stacks[sid]
-                f = leaf_fn[st[0]] if st else -1
-                if f < 0:
-                    f = self.leaf(sid)
-                    if f is None:
-                        continue
-                mid = functions[f].mapping_id
-                pair = pairs.get(mid, False)
-                if pair is False:
-                    lib = self.file_library(f)
-                    pair = pairs[mid] = (self.profile.mappings[mid].path, lib) \
-                        if lib is not None and lib.interpreter else None
-                if pair is not None:
-                    out[sid] = pair
-            return out
+            # per mapping, once: (DSO, library) when it is an interpreter's file; then
+            # one compiled pass reads each stack's leaf function's mapping
+            by_mapping = []
+            for mid, m in enumerate(self.profile.mappings):
+                lib = self._file_library.get(mid, False)
+                if lib is False:
+                    lib = self._file_library[mid] = software.library_of(m.path)
+                by_mapping.append((m.path, lib) if lib is not None and lib.interpreter
+                                  else None)
+            return _weigh.leaf_values(self.weights, self.profile.stacks,
+                                      self.stack_funcs.loc_functions,
+                                      self.function_columns()[1], by_mapping)
         return self.memo("interpreter_leaves", compute)
 
     def kernel_leaf(self, sid: int) -> bool:
