@@ -676,3 +676,56 @@ def test_leaf_values_of_made_up_stacks():
         == [(s2, "a"), (s1, "py")]
     with pytest.raises(IndexError):
         _weigh.leaf_values(weights, p.stacks, lf, mapping, ["a"])
+
+
+def _python_top(ctx, stacks, pred, n):
+    """Context.top_functions' large-subset path as it was: function_arrays' first-seen
+    order (a set per stack), then heapq.nlargest."""
+    import heapq
+    nf = len(ctx.profile.functions)
+    order, total = array("i", [0]) * nf, array("q", [0]) * nf
+    used = _weigh.function_arrays(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
+                                  order, None, total)
+    return heapq.nlargest(n, ((f, total[f]) for f in order[:used] if pred(f)),
+                          key=lambda r: r[1])
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_top_ranked_equals_nlargest_in_first_seen_order(name):
+    """Context._top_ranked (ranked_totals, no set per stack) picks and orders the top
+    functions as nlargest over the functions in their first-seen order did, ties
+    included, for predicates that keep all, some or few functions."""
+    from analysis.diagnosis.context import Context
+    ctx = Context.build(load(str(FIX / name)))
+    stacks = dict(ctx.weights)
+    p = ctx.profile
+    preds = (lambda f: True, lambda f: f % 3 == 1, lambda f: not p.functions[f].resolved,
+             lambda f: p.mappings[p.functions[f].mapping_id].kind != "kernel")
+    for pred in preds:
+        for n in (1, 3, 5, 40):
+            assert ctx._top_ranked(stacks, pred, n) == _python_top(ctx, stacks, pred, n)
+
+
+def test_top_ranked_breaks_ties_within_a_stack_by_its_set():
+    """Functions of equal totals first met in the same stack come in the order the set of
+    that stack's functions iterates in (for 12, 3, 1, 9 that is 1, 3, 12, 9: neither
+    their order on the stack nor their ids')."""
+    from analysis.diagnosis.context import Context
+    p = Profile()
+    p.event("cpu-clock")
+    m = p.mapping("/usr/bin/a")
+    fs = [p.function(f"f{i}", m) for i in range(20)]
+    locs = [p.add_location(m, 0x1000 + 16 * i, (fs[i],)) for i in range(20)]
+    a = p.stack((locs[12], locs[3], locs[1], locs[9]))
+    b = p.stack((locs[5], locs[17]))
+    for sid, n in ((a, 1), (b, 1)):
+        for _ in range(n):
+            p.add_sample(sid)
+    ctx = Context.build(p)
+    for pred in (lambda f: True, lambda f: f != 17):
+        for n in (1, 2, 3, 4, 5):
+            got = ctx._top_ranked(dict(ctx.weights), pred, n)
+            assert got == _python_top(ctx, dict(ctx.weights), pred, n)
+    top = [f for f, _ in ctx._top_ranked(dict(ctx.weights), lambda f: True, 6)]
+    assert top == list(set([12, 3, 1, 9])) + list(set([5, 17]))
+    assert top[:4] != [12, 3, 1, 9] and top[:4] != sorted(top[:4])

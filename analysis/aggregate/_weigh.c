@@ -2082,7 +2082,98 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(ranked_totals_doc,
+"ranked_totals(weights, stacks, loc_functions, total, first) -> bytes\n\n"
+"Each function's total weight in these stacks (once per stack it is in) into `total`\n"
+"(array 'q' by function id, zero), and the place in `weights` of the first stack it is\n"
+"in into `first` (array 'i' by function id); returns the ids of the functions met\n"
+"(int32), by total, largest first, then by first. Ties of total and first are those a\n"
+"caller orders by the set of that stack's functions (Context.top_functions): no set is\n"
+"made here.");
+
+typedef struct {
+    int64_t total;
+    int32_t first, f;
+} Ranked;
+
+static int ranked_cmp(const void *a, const void *b) {
+    const Ranked *x = a, *y = b;
+    if (x->total != y->total) return x->total > y->total ? -1 : 1;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return (x->f > y->f) - (x->f < y->f);
+}
+
+static PyObject *ranked_totals(PyObject *self, PyObject *args) {
+    PyObject *weights, *stacks, *lf, *o_total, *o_first;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &o_total, &o_first))
+        return NULL;
+    Py_buffer bt, bf;
+    if (buf_of(o_total, &bt, 8, 1, "total") < 0) return NULL;
+    if (buf_of(o_first, &bf, 4, 1, "first") < 0) {
+        PyBuffer_Release(&bt);
+        return NULL;
+    }
+    Py_ssize_t nf = bt.len / 8, n = 0;
+    int64_t *tw = bt.buf;
+    int32_t *first = bf.buf, *stamp = NULL, cur = 0;
+    Ranked *rows = NULL;
+    PyObject *out = NULL;
+    if (bf.len / 4 != nf) {
+        PyErr_SetString(PyExc_ValueError, "ranked_totals: arrays of different lengths");
+        goto done;
+    }
+    if (!(stamp = PyMem_Calloc(nf ? nf : 1, sizeof(int32_t))) ||
+        !(rows = PyMem_Malloc((nf ? nf : 1) * sizeof(Ranked)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t pos = 0, place = 0;
+    PyObject *sid, *w;
+    while (PyDict_Next(weights, &pos, &sid, &w)) {
+        long long wv = PyLong_AsLongLong(w);
+        if (wv == -1 && PyErr_Occurred()) goto done;
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto done;
+        if (++cur == INT32_MAX) goto too_many;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto done;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t i = index_of(PyTuple_GET_ITEM(fs, j), nf, "a function id");
+                if (i < 0) goto done;
+                if (stamp[i] == cur) continue;
+                if (!stamp[i]) {  /* met for the first time */
+                    first[i] = (int32_t)place;
+                    rows[n++].f = (int32_t)i;
+                }
+                stamp[i] = cur;
+                tw[i] += wv;
+            }
+        }
+        place++;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        rows[k].total = tw[rows[k].f];
+        rows[k].first = first[rows[k].f];
+    }
+    qsort(rows, n, sizeof(Ranked), ranked_cmp);
+    if (!(out = PyBytes_FromStringAndSize(NULL, n * 4))) goto done;
+    int32_t *ids = (int32_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t k = 0; k < n; k++) ids[k] = rows[k].f;
+    goto done;
+too_many:
+    PyErr_SetString(PyExc_OverflowError, "ranked_totals: too many stacks");
+done:
+    PyMem_Free(stamp);
+    PyMem_Free(rows);
+    PyBuffer_Release(&bt);
+    PyBuffer_Release(&bf);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"ranked_totals", ranked_totals, METH_VARARGS, ranked_totals_doc},
     {"leaf_values", leaf_values, METH_VARARGS, leaf_values_doc},
     {"value_counts", value_counts, METH_VARARGS, value_counts_doc},
     {"int_max", int_max, METH_O, int_max_doc},

@@ -250,13 +250,38 @@ class Context:
             order, _, total = self.function_arrays()
             rows = ((f, total[f]) for f in order if pred(f))
         else:  # sums into an array by function id: smaller than a dict of them all
-            nf = len(self.profile.functions)
-            order, total = array("i", [0]) * nf, array("q", [0]) * nf
-            used = _weigh.function_arrays(stacks, self.profile.stacks, lf, order, None, total)
-            del order[used:]
-            rows = ((f, total[f]) for f in order if pred(f))
+            return [self.function_row(f, c) for f, c in self._top_ranked(stacks, pred, n)]
         kept = heapq.nlargest(n, rows, key=itemgetter(1))
         return [self.function_row(f, c) for f, c in kept]
+
+    def _top_ranked(self, stacks: dict[int, int], pred, n: int) -> list[tuple[int, int]]:
+        """heapq.nlargest(n) of the functions satisfying `pred` by total, in the order the
+        stacks first have them (a stack's new functions in the order the set of its
+        functions iterates in), without a set per stack: the functions come ranked by
+        total and first stack from one compiled pass, and only functions tied in both
+        are put in their set's order."""
+        nf = len(self.profile.functions)
+        total, first = array("q", [0]) * nf, array("i", [0]) * nf
+        lf, stacks_of = self.stack_funcs.loc_functions, self.profile.stacks
+        ranked = array("i", _weigh.ranked_totals(stacks, stacks_of, lf, total, first))
+        rows: list[int] = []
+        cut = None
+        for f in ranked:  # (pred once per function, until the n-th total is passed)
+            if cut is not None and total[f] < cut:
+                break
+            if pred(f):
+                rows.append(f)
+                if len(rows) == n:
+                    cut = total[f]
+        ties = Counter((total[f], first[f]) for f in rows)
+        if any(c > 1 for c in ties.values()):
+            sids, at = list(stacks), {}
+            for (_, place), c in ties.items():
+                if c > 1:
+                    funcs = set(_weigh.stack_funcs(stacks_of, lf, sids[place]))
+                    at.update((f, i) for i, f in enumerate(funcs))
+            rows.sort(key=lambda f: (-total[f], first[f], at.get(f, 0)))
+        return [(f, total[f]) for f in rows[:n]]
 
     def function_arrays(self) -> tuple[array, array, array]:
         """aggregate.functions.function_arrays of all the weighted stacks, once: the
