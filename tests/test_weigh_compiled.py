@@ -729,3 +729,75 @@ def test_top_ranked_breaks_ties_within_a_stack_by_its_set():
     top = [f for f, _ in ctx._top_ranked(dict(ctx.weights), lambda f: True, 6)]
     assert top == list(set([12, 3, 1, 9])) + list(set([5, 17]))
     assert top[:4] != [12, 3, 1, 9] and top[:4] != sorted(top[:4])
+
+
+def _python_hot_span(profile, stacks, span):
+    """code_rules._hot_span as it was in Python."""
+    per_leaf: Counter = Counter()
+    for sid, w in stacks.items():
+        per_leaf[profile.stacks[sid][0]] += w
+    at: Counter = Counter()
+    for leaf, w in per_leaf.items():
+        loc = profile.locations[leaf]
+        at[loc.dso_offset if loc.dso_offset is not None else loc.address] += w
+    addrs = sorted(at)
+    best, lo, total = (0, 0, 0), 0, 0
+    for a in addrs:
+        total += at[a]
+        while a - addrs[lo] >= span:
+            total -= at[addrs[lo]]
+            lo += 1
+        if total > best[2]:
+            best = (addrs[lo], a, total)
+    return best
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_hot_library_passes_equal_the_python_loops(name):
+    """The hot-library rule's compiled passes: hot_span (the densest LOOP_BYTES of leaf
+    addresses), group_stacks (stacks by their frame's group, groups in first-met order)
+    and split_by_frame, against the Python they replace."""
+    profile = load(str(FIX / name))
+    weights = {s: w for s, w in stack_weights(profile).items() if profile.stacks[s]}
+    for span in (1, 64, 256, 1 << 20):
+        assert _weigh.hot_span(weights, profile.stacks, profile.locations, span) == \
+            _python_hot_span(profile, weights, span)
+    frames = {s: profile.locations[profile.stacks[s][0]].functions[0] for s in weights
+              if profile.locations[profile.stacks[s][0]].functions}
+    group = array("i", (f % 3 - 1 for f in range(len(profile.functions))))  # -1, 0, 1
+    want: dict = {}
+    for s, f in frames.items():
+        if group[f] >= 0:
+            want.setdefault(group[f], {})[s] = weights[s]
+    got = _weigh.group_stacks(frames, group, weights)
+    assert [(g, list(d.items())) for g, d in got.items()] == \
+        [(g, list(d.items())) for g, d in want.items()]
+    flags = bytes(f.resolved for f in profile.functions)
+    sub = {s: weights[s] for s in frames}
+    yes, no = _weigh.split_by_frame(sub, frames, flags)
+    assert list(yes.items()) == [(s, w) for s, w in sub.items() if flags[frames[s]]]
+    assert list(no.items()) == [(s, w) for s, w in sub.items() if not flags[frames[s]]]
+
+
+def test_hot_span_of_made_up_leaves():
+    """Equal weights: the lowest window wins; a window is shorter than the span (keys
+    span bytes apart are two windows); offsets beat addresses when known."""
+    p = Profile()
+    m = p.mapping("/usr/lib/libz.so")
+    f = p.function("libz.so+0x0", m, resolved=False)
+    a = p.add_location(m, 0x7000, (f,), dso_offset=0x100)
+    b = p.add_location(m, 0x7100, (f,), dso_offset=0x1ff)
+    c = p.add_location(m, 0x9000, (f,), dso_offset=0x200)
+    d = p.add_location(m, 0x5000, (f,))  # (no offset: its address)
+    s = {p.stack((x,)): w for x, w in ((a, 2), (b, 2), (c, 4), (d, 1))}
+    # 0x1ff and 0x200 are within 256 bytes; 0x100 and 0x200 are not
+    assert _weigh.hot_span(s, p.stacks, p.locations, 256) == (0x1ff, 0x200, 6)
+    assert _weigh.hot_span(s, p.stacks, p.locations, 0x101) == (0x100, 0x200, 8)
+    # a tie: 0x100-0x1ff and 0x1ff-0x200 both hold 4, the lower is kept
+    t = {p.stack((x,)): w for x, w in ((a, 2), (b, 2), (c, 2), (d, 1))}
+    assert _weigh.hot_span(t, p.stacks, p.locations, 256) == (0x100, 0x1ff, 4)
+    for span in (1, 2, 255, 256, 257, 1 << 16):
+        for st in (s, t):
+            assert _weigh.hot_span(st, p.stacks, p.locations, span) == \
+                _python_hot_span(p, st, span)
+    assert _weigh.hot_span({}, p.stacks, p.locations, 256) == (0, 0, 0)

@@ -2172,7 +2172,174 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(group_stacks_doc,
+"group_stacks(frames, group, weights) -> dict\n\n"
+"The stacks of `frames` (stack id -> function id, in its order) by group[function]\n"
+"(array 'i' by function id; -1: in none): {group: {stack: weights[stack]}}, groups in the\n"
+"order of their first stack, each group's stacks in frames' order.");
+
+static PyObject *group_stacks(PyObject *self, PyObject *args) {
+    PyObject *frames, *go, *weights;
+    if (!PyArg_ParseTuple(args, "O!OO!", &PyDict_Type, &frames, &go, &PyDict_Type, &weights))
+        return NULL;
+    Py_buffer g;
+    if (buf_of(go, &g, 4, 0, "group") < 0) return NULL;
+    const int32_t *grp = g.buf;
+    Py_ssize_t nf = g.len / 4, pos = 0;
+    PyObject *out = PyDict_New(), *sid, *f, *key = NULL;
+    if (!out) goto fail;
+    PyObject *last = NULL;  /* (a run of stacks of one group: no lookup) */
+    int32_t last_g = -1;
+    while (PyDict_Next(frames, &pos, &sid, &f)) {
+        Py_ssize_t i = index_of(f, nf, "a function id");
+        if (i < 0) goto fail;
+        int32_t k = grp[i];
+        if (k < 0) continue;
+        PyObject *into = k == last_g ? last : NULL;
+        if (!into) {
+            if (!(key = PyLong_FromLong(k))) goto fail;
+            into = PyDict_GetItemWithError(out, key);
+            if (!into) {
+                if (PyErr_Occurred() || !(into = PyDict_New())) goto fail;
+                int r = PyDict_SetItem(out, key, into);
+                Py_DECREF(into);  /* (out holds it) */
+                if (r < 0) goto fail;
+            }
+            Py_CLEAR(key);
+            last_g = k;
+            last = into;
+        }
+        PyObject *w = PyDict_GetItemWithError(weights, sid);
+        if (!w) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+            goto fail;
+        }
+        if (PyDict_SetItem(into, sid, w) < 0) goto fail;
+    }
+    PyBuffer_Release(&g);
+    return out;
+fail:
+    Py_XDECREF(key);
+    Py_XDECREF(out);
+    PyBuffer_Release(&g);
+    return NULL;
+}
+
+PyDoc_STRVAR(split_by_frame_doc,
+"split_by_frame(stacks, frames, flags) -> (flagged, others)\n\n"
+"The stacks (stack id -> weight) whose frames[stack] (a function id) has flags[function]\n"
+"(bytes by function id) set, and the others, each in stacks' order.");
+
+static PyObject *split_by_frame(PyObject *self, PyObject *args) {
+    PyObject *stacks, *frames, *fo;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyDict_Type, &stacks, &PyDict_Type, &frames, &fo))
+        return NULL;
+    Py_buffer fl;
+    if (buf_of(fo, &fl, 1, 0, "flags") < 0) return NULL;
+    const char *flag = fl.buf;
+    PyObject *yes = PyDict_New(), *no = PyDict_New(), *sid, *w;
+    Py_ssize_t pos = 0;
+    if (!yes || !no) goto fail;
+    while (PyDict_Next(stacks, &pos, &sid, &w)) {
+        PyObject *f = PyDict_GetItemWithError(frames, sid);
+        if (!f) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, sid);
+            goto fail;
+        }
+        Py_ssize_t i = index_of(f, fl.len, "a function id");
+        if (i < 0 || PyDict_SetItem(flag[i] ? yes : no, sid, w) < 0) goto fail;
+    }
+    PyBuffer_Release(&fl);
+    return Py_BuildValue("NN", yes, no);
+fail:
+    Py_XDECREF(yes);
+    Py_XDECREF(no);
+    PyBuffer_Release(&fl);
+    return NULL;
+}
+
+PyDoc_STRVAR(hot_span_doc,
+"hot_span(stacks, stack_list, locations, span) -> (start, end, weight)\n\n"
+"code_rules._hot_span: the leaf locations' weights (stacks: stack id -> weight) summed by\n"
+"each leaf's file offset (its address when the offset is None), and the window of\n"
+"fewer than `span` bytes of those keys with the most weight: (its first key, its last,\n"
+"the weight), the lowest such window on a tie; (0, 0, 0) when there is none.");
+
+typedef struct {
+    uint64_t key;
+    int64_t w;
+} KeyWeight;
+
+static int kw_cmp(const void *a, const void *b) {
+    uint64_t x = ((const KeyWeight *)a)->key, y = ((const KeyWeight *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static PyObject *hot_span(PyObject *self, PyObject *args) {
+    PyObject *stacks, *stack_list, *locs;
+    unsigned long long span;
+    if (!PyArg_ParseTuple(args, "O!O!O!K", &PyDict_Type, &stacks, &PyList_Type, &stack_list,
+                          &PyList_Type, &locs, &span))
+        return NULL;
+    Py_ssize_t n = 0, pos = 0;
+    KeyWeight *kw = PyMem_Malloc((PyDict_GET_SIZE(stacks) + 1) * sizeof(KeyWeight));
+    PyObject *sid, *w, *s_off = PyUnicode_InternFromString("dso_offset"),
+             *s_addr = PyUnicode_InternFromString("address"), *out = NULL;
+    if (!kw || !s_off || !s_addr) {
+        if (!kw) PyErr_NoMemory();
+        goto done;
+    }
+    while (PyDict_Next(stacks, &pos, &sid, &w)) {
+        PyObject *st = stack_of(stack_list, sid);
+        if (!st) goto done;
+        if (!PyTuple_GET_SIZE(st)) {
+            PyErr_SetString(PyExc_IndexError, "hot_span: an empty stack has no leaf");
+            goto done;
+        }
+        PyObject *loc = of_location(locs, PyTuple_GET_ITEM(st, 0));
+        if (!loc) goto done;
+        PyObject *k = PyObject_GetAttr(loc, s_off);
+        if (k == Py_None) {
+            Py_DECREF(k);
+            k = PyObject_GetAttr(loc, s_addr);
+        }
+        uint64_t key = k ? PyLong_AsUnsignedLongLong(k) : 0;
+        Py_XDECREF(k);
+        long long wv = PyLong_AsLongLong(w);
+        if (PyErr_Occurred()) goto done;
+        kw[n].key = key;
+        kw[n++].w = wv;
+    }
+    qsort(kw, n, sizeof(KeyWeight), kw_cmp);
+    Py_ssize_t m = 0;  /* equal keys merged */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (m && kw[m - 1].key == kw[i].key) kw[m - 1].w += kw[i].w;
+        else kw[m++] = kw[i];
+    }
+    uint64_t best_lo = 0, best_hi = 0;
+    int64_t best = 0, total = 0;
+    for (Py_ssize_t hi = 0, lo = 0; hi < m; hi++) {
+        total += kw[hi].w;
+        while (kw[hi].key - kw[lo].key >= span) total -= kw[lo++].w;
+        if (total > best) {
+            best = total;
+            best_lo = kw[lo].key;
+            best_hi = kw[hi].key;
+        }
+    }
+    out = Py_BuildValue("(KKL)", (unsigned long long)best_lo, (unsigned long long)best_hi,
+                        (long long)best);
+done:
+    PyMem_Free(kw);
+    Py_XDECREF(s_off);
+    Py_XDECREF(s_addr);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"hot_span", hot_span, METH_VARARGS, hot_span_doc},
+    {"group_stacks", group_stacks, METH_VARARGS, group_stacks_doc},
+    {"split_by_frame", split_by_frame, METH_VARARGS, split_by_frame_doc},
     {"ranked_totals", ranked_totals, METH_VARARGS, ranked_totals_doc},
     {"leaf_values", leaf_values, METH_VARARGS, leaf_values_doc},
     {"value_counts", value_counts, METH_VARARGS, value_counts_doc},

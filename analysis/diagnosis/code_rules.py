@@ -6,6 +6,7 @@ whether one loop dominates (a stripped zlib at level 9 spends 70% in one loop).
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from itertools import compress
 
@@ -19,31 +20,12 @@ from .recognise import who_runs
 #: the span of code one hot loop fits in (longest_match is ~200 bytes of x86-64)
 LOOP_BYTES = 256
 
-_UNSEEN = object()  # key_of: a frame not looked up yet
-
 
 def _hot_span(ctx: Context, stacks: dict[int, int]) -> tuple[int, int, int]:
     """(start, end, samples) of the LOOP_BYTES of code with the most leaf samples, from
-    the leaf addresses in the DSO (file offsets when known)."""
-    profile = ctx.profile
-    stacks_of, per_leaf = profile.stacks, Counter()
-    for sid, w in stacks.items():
-        per_leaf[stacks_of[sid][0]] += w
-    at: Counter = Counter()
-    for leaf, w in per_leaf.items():  # (each location once: a stack per address)
-        loc = profile.locations[leaf]
-        at[loc.dso_offset if loc.dso_offset is not None else loc.address] += w
-    addrs = sorted(at)
-    best = (0, 0, 0)
-    lo = total = 0
-    for hi, a in enumerate(addrs):
-        total += at[a]
-        while a - addrs[lo] >= LOOP_BYTES:
-            total -= at[addrs[lo]]
-            lo += 1
-        if total > best[2]:
-            best = (addrs[lo], a, total)
-    return best
+    the leaf addresses in the DSO (file offsets when known): summed per address and slid
+    over in one compiled pass."""
+    return _weigh.hot_span(stacks, ctx.profile.stacks, ctx.profile.locations, LOOP_BYTES)
 
 
 def _is_shared_object(dso: str) -> bool:
@@ -101,24 +83,33 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     busy_n = ctx.samples(busy)
     if not busy_n:
         return None
-    per_lib: dict[tuple[str, str], dict[int, int]] = {}
-    libs: dict[tuple[str, str], software.Library] = {}
-    frame_of: dict[int, int] = {}
     library_frame = _library_frames(ctx, busy)
-    key_of: dict[int, tuple[str, str] | None] = {}  # frame -> its (dso, library)
-    for sid, f in library_frame.items():  # (in the busy stacks' order)
-        key = key_of.get(f, _UNSEEN)
-        if key is _UNSEEN:
-            lib = ctx.library(f)
-            # the work itself (BLAS kernels) or a runtime other rules read: nothing to name
-            key = key_of[f] = None if not lib.fix or lib.interpreter else \
-                (ctx.dso(f), lib.name)
-            if key is not None:
-                libs[key] = lib
-        if key is None:
-            continue
-        per_lib.setdefault(key, {})[sid] = busy[sid]
-        frame_of[sid] = f
+    # each library frame's (DSO, library) as a group id by function, decided once per
+    # named function and once per mapping for the unnamed ones (the library of the work
+    # itself, BLAS kernels, or a runtime other rules read: no group); then the stacks
+    # by group in one compiled pass, groups in the order of their first stack
+    group = array("i", [-1]) * len(ctx.profile.functions)
+    keys: list[tuple[str, str]] = []
+    key_ix: dict[tuple[str, str], int] = {}
+    libs: dict[tuple[str, str], software.Library] = {}
+
+    def group_of(f: int) -> int:
+        lib = ctx.library(f)
+        if lib is None or not lib.fix or lib.interpreter:
+            return -1
+        key = (ctx.dso(f), lib.name)
+        if key not in key_ix:  # (library names are unique: one Library per key)
+            key_ix[key], libs[key] = len(keys), lib
+            keys.append(key)
+        return key_ix[key]
+    for f in ctx.named:
+        group[f] = group_of(f)
+    for fids in ctx.unnamed.values():
+        g = group_of(fids[0])
+        if g >= 0:
+            _weigh.fill(group, fids, g)
+    per_lib = {keys[g]: st for g, st in
+               _weigh.group_stacks(library_frame, group, busy).items()}
     if not per_lib:
         return None
     key, stacks = max(per_lib.items(), key=lambda kv: sum(kv[1].values()))
@@ -127,12 +118,10 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     share = samples / busy_n
     if share < t["min_share"]:
         return None
-    named = {sid: w for sid, w in stacks.items()
-             if ctx.profile.functions[frame_of[sid]].resolved}
-    unnamed = {sid: w for sid, w in stacks.items() if sid not in named}
+    named, unnamed = _weigh.split_by_frame(stacks, library_frame, ctx.function_columns()[0])
     by_fn: Counter = Counter()
     for sid, w in named.items():
-        by_fn[frame_of[sid]] += w
+        by_fn[library_frame[sid]] += w
     top_fn, top_fn_n = by_fn.most_common(1)[0] if by_fn else (None, 0)
     start, end, span_n = _hot_span(ctx, unnamed) if unnamed else (0, 0, 0)
     ident = library_identity(dso)
