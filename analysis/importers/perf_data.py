@@ -701,11 +701,11 @@ class _Reader:
         order = array("i", _scan.argsort(times))
         # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
         # the same; a map change drops the entries of the process it touched
-        cache: dict[int, int] = {}
+        cache = _scan.FrameCache()  # (a u64 key: a compiled table)
         keys_of_pid: dict[int, list[int]] = {}
-        # DSO path -> four dicts (offset known, unknown x leaf, caller): the frame's
-        # offset (or address) -> its location (no key object: the int is the location's)
-        locs: dict[str, tuple[dict, dict, dict, dict]] = {}
+        # DSO path -> four tables (offset known, unknown x leaf, caller): the frame's
+        # offset (or address) -> its location (FrameCache: no key object at all)
+        locs: dict[str, tuple[_scan.FrameCache, ...]] = {}
         si, n_side = 0, len(side)
         next_side = side[0][0] if side else None
         build_ids = self.features.build_ids
@@ -926,8 +926,8 @@ class _Reader:
             path, bid = self._user_dso(m, pid, build_ids)
             rule = 2
         tables = locs.get(path)
-        if tables is None:
-            tables = locs[path] = ({}, {}, {}, {})
+        if tables is None:  # (offset or address -> location: compiled tables)
+            tables = locs[path] = (*_frame_caches(), *_frame_caches())
         return [m, path, bid, tables, rule, m.start if m else 0, m.pgoff if m else 0,
                 kernel_text, KERNEL if kernel and path != "[unknown]" else None, None]
 

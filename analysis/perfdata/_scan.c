@@ -613,7 +613,9 @@ static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who);
  * scattered memory; here the u64 key is in the slot. Values are ints (location ids, the
  * shared int objects of perf_data._Reader._id), held by reference. Python reads and
  * writes it like the dict it replaces: cache[address], cache[address] = location,
- * cache.get(address), address in cache, len(cache). */
+ * cache.get(address), address in cache, len(cache), pop, del, clear. The replay keeps
+ * its (process, chain) -> stack cache and each DSO's offset -> location tables in
+ * these too. */
 typedef struct {
     PyObject_HEAD
     uint64_t *keys;
@@ -722,10 +724,14 @@ static PyObject *fc_subscript(FrameCache *c, PyObject *key) {
     return v;
 }
 
+static int fc_remove(FrameCache *c, uint64_t k);
+
 static int fc_ass_subscript(FrameCache *c, PyObject *key, PyObject *v) {
     uint64_t k;
     if (!v) {
-        PyErr_SetString(PyExc_TypeError, "FrameCache: entries are not deleted");
+        if (fc_key(key, &k) < 0) return -1;
+        if (fc_remove(c, k)) return 0;
+        PyErr_SetObject(PyExc_KeyError, key);
         return -1;
     }
     return fc_key(key, &k) < 0 ? -1 : fc_put(c, k, v);
@@ -757,8 +763,57 @@ static PyObject *fc_get_method(FrameCache *c, PyObject *args) {
     return v;
 }
 
+/* removes key k (Knuth's algorithm R: the entries after it in its run move up, so no
+ * lookup stops short); 1 removed, 0 absent */
+static int fc_remove(FrameCache *c, uint64_t k) {
+    if (!c->cap) return 0;
+    size_t mask = (size_t)(c->cap - 1), i = fc_slot(k, c->cap);
+    while (c->vals[i] && c->keys[i] != k) i = (i + 1) & mask;
+    if (!c->vals[i]) return 0;
+    Py_CLEAR(c->vals[i]);
+    c->used--;
+    for (size_t j = (i + 1) & mask; c->vals[j]; j = (j + 1) & mask) {
+        size_t home = fc_slot(c->keys[j], c->cap);
+        /* the entry at j stays when its home lies cyclically in (i, j] */
+        int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (stays) continue;
+        c->keys[i] = c->keys[j];
+        c->vals[i] = c->vals[j];
+        c->vals[j] = NULL;
+        i = j;
+    }
+    return 1;
+}
+
+static PyObject *fc_pop(FrameCache *c, PyObject *args) {
+    PyObject *key, *dflt = NULL;
+    if (!PyArg_ParseTuple(args, "O|O:pop", &key, &dflt)) return NULL;
+    uint64_t k;
+    if (fc_key(key, &k) < 0) return NULL;
+    PyObject *v = fc_get(c, k);
+    if (!v) {
+        if (!dflt) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return NULL;
+        }
+        Py_INCREF(dflt);
+        return dflt;
+    }
+    Py_INCREF(v);
+    fc_remove(c, k);
+    return v;
+}
+
+static PyObject *fc_clear(FrameCache *c, PyObject *unused) {
+    for (Py_ssize_t i = 0; i < c->cap; i++) Py_CLEAR(c->vals[i]);
+    c->used = 0;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef fc_methods[] = {
     {"get", (PyCFunction)fc_get_method, METH_VARARGS, "get(address, default=None)"},
+    {"pop", (PyCFunction)fc_pop, METH_VARARGS, "pop(address[, default])"},
+    {"clear", (PyCFunction)fc_clear, METH_NOARGS, "clear()"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1105,20 +1160,30 @@ static PyObject *locator_miss(Locator *L, Py_ssize_t depth, PyObject *addr_o, ui
         offset = addr - start + pgoff;
     }
     PyObject *table = PyTuple_GET_ITEM(tables, rule == 0 ? 2 + is_return : is_return);
-    if (!PyDict_CheckExact(table)) return NULL;
-    PyObject *offset_o = rule == 0 ? Py_None : rule == 1 ? addr_o : NULL, *loc = NULL;
-    if (offset_o) Py_INCREF(offset_o);
-    else if (!(offset_o = PyLong_FromUnsignedLongLong(offset))) return NULL;
-    PyObject *value = rule == 0 ? addr_o : offset_o;
-    loc = PyDict_GetItemWithError(table, value);
+    if (!is_frame_cache(table)) return NULL;
+    /* the table's key: the address, or the offset (its int made only for a dict, or
+     * for a new location) */
+    uint64_t value = rule == 0 ? addr : offset;
+    PyObject *offset_o = rule == 0 ? Py_None : rule == 1 ? addr_o : NULL;
+    Py_XINCREF(offset_o);
+    PyObject *value_o = rule == 0 ? addr_o : offset_o;
+    Py_XINCREF(value_o);
+    PyObject *loc = cache_lookup(table, value, &value_o);
     if (loc) {
         Py_INCREF(loc);
-    } else if (!PyErr_Occurred() &&
-               (loc = locator_new(L, info, addr_o, addr, offset_o, offset, is_return)) &&
-               PyDict_SetItem(table, value, loc) < 0) {
-        Py_CLEAR(loc);
+    } else if (!PyErr_Occurred()) {
+        if (!offset_o && !(offset_o = PyLong_FromUnsignedLongLong(offset))) goto out;
+        if (!value_o) {
+            value_o = offset_o;
+            Py_INCREF(value_o);
+        }
+        if ((loc = locator_new(L, info, addr_o, addr, offset_o, offset, is_return)) &&
+            cache_store(table, value, value_o, loc) < 0)
+            Py_CLEAR(loc);
     }
-    Py_DECREF(offset_o);
+out:
+    Py_XDECREF(value_o);
+    Py_XDECREF(offset_o);
     if (loc && cache_store(PyTuple_GET_ITEM(frame_cache, is_return), addr, addr_o, loc) < 0)
         Py_CLEAR(loc);
     if (!loc && !PyErr_Occurred())
@@ -1237,7 +1302,8 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
             goto done;
         }
     }
-    if (PyDict_SetItem(cache, key, sid) < 0) {
+    if (cache_store(cache, (uint64_t)((long long)(pid + 1) << 32 | (uint32_t)cid), key,
+                    sid) < 0) {
         Py_CLEAR(sid);
         goto done;
     }
@@ -1275,10 +1341,13 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
         *comm_miss = Py_None, *fast_o = Py_None;
     Py_ssize_t i;
     long long next_side;
-    if (!PyArg_ParseTuple(args, "OnOLOOOO!O!|OOO", &oo, &i, &to, &next_side, &po, &co, &tido,
-                          &PyDict_Type, &cache, &PyDict_Type, &comm_ids, &stack_miss,
-                          &comm_miss, &fast_o))
+    if (!PyArg_ParseTuple(args, "OnOLOOOOO!|OOO", &oo, &i, &to, &next_side, &po, &co, &tido,
+                          &cache, &PyDict_Type, &comm_ids, &stack_miss, &comm_miss, &fast_o))
         return NULL;
+    if (!is_frame_cache(cache)) {
+        PyErr_SetString(PyExc_TypeError, "replay_run: the stack cache is a FrameCache or dict");
+        return NULL;
+    }
     Fast F = {0};
     int fast = fast_o != Py_None;
     if (fast && fast_open(&F, fast_o) < 0) {
@@ -1314,14 +1383,13 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
             goto done;
         }
         if (next_side >= 0 && times[row] >= (uint64_t)next_side) break;
-        PyObject *key = PyLong_FromLongLong((long long)(pid[row] + 1) << 32 | (uint32_t)chain[row]);
-        if (!key) goto done;
-        PyObject *sid = PyDict_GetItemWithError(cache, key);
+        uint64_t k = (uint64_t)((long long)(pid[row] + 1) << 32 | (uint32_t)chain[row]);
+        PyObject *key = NULL, *sid = cache_lookup(cache, k, &key);
         if (sid) {
             Py_INCREF(sid);
         } else {
-            if (PyErr_Occurred()) {
-                Py_DECREF(key);
+            if (PyErr_Occurred() || (!key && !(key = PyLong_FromUnsignedLongLong(k)))) {
+                Py_XDECREF(key);
                 goto done;
             }
             if (fast && (sid = fast_stack(&F, pid[row], chain[row], cache, key)) == NULL &&
@@ -1340,7 +1408,7 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
                 }
             }
         }
-        Py_DECREF(key);
+        Py_XDECREF(key);
         key = PyLong_FromLong(tid[row]);
         if (!key) {
             Py_DECREF(sid);
