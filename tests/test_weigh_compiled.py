@@ -801,3 +801,24 @@ def test_hot_span_of_made_up_leaves():
             assert _weigh.hot_span(st, p.stacks, p.locations, span) == \
                 _python_hot_span(p, st, span)
     assert _weigh.hot_span({}, p.stacks, p.locations, 256) == (0, 0, 0)
+
+
+def test_table_rows_pick_what_the_tuple_comparison_picked():
+    """table_rows: the ids whose (self, total) is at or above the first-th largest pair
+    (ties included) or whose total reaches min_total, in order's order, as the Python
+    comparison of tuples picked them."""
+    import heapq
+    import random
+    rng = random.Random(5)
+    for _ in range(200):
+        n = rng.randrange(0, 40)
+        self_a = array("q", (rng.randrange(0, 4) for _ in range(n)))
+        total_a = array("q", (s + rng.randrange(0, 5) for s in self_a))
+        order = array("i", rng.sample(range(n), n))
+        first, min_total = rng.randrange(1, 8), rng.randrange(0, 9) + 0.5
+        cut = heapq.nlargest(first, zip(map(self_a.__getitem__, order),
+                                        map(total_a.__getitem__, order)))[-1] \
+            if n > first else (-1, -1)
+        want = [f for f in order if (self_a[f], total_a[f]) >= cut or total_a[f] >= min_total]
+        assert list(array("i", _weigh.table_rows(order, self_a, total_a, first,
+                                                 min_total))) == want

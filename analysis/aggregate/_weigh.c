@@ -2336,7 +2336,90 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(table_rows_doc,
+"table_rows(order, self, total, first, min_total) -> bytes\n\n"
+"The rows functions.notable_functions can list: of the function ids `order` (array 'i'),\n"
+"with their self and total weights (arrays 'q' by id), those whose (self, total) is at\n"
+"least the first-th largest such pair (all when there are no more than `first`), or whose\n"
+"total is at least min_total, in order's order (bytes of int32).");
+
+static int pair_desc(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+    return (x[1] < y[1]) - (x[1] > y[1]);
+}
+
+static PyObject *table_rows(PyObject *self, PyObject *args) {
+    PyObject *oo, *so, *to;
+    Py_ssize_t first;
+    double min_total;
+    if (!PyArg_ParseTuple(args, "OOOnd", &oo, &so, &to, &first, &min_total)) return NULL;
+    Py_buffer bo, bs, bt;
+    if (buf_of(oo, &bo, 4, 0, "order") < 0) return NULL;
+    if (buf_of(so, &bs, 8, 0, "self") < 0) {
+        PyBuffer_Release(&bo);
+        return NULL;
+    }
+    if (buf_of(to, &bt, 8, 0, "total") < 0) {
+        PyBuffer_Release(&bo);
+        PyBuffer_Release(&bs);
+        return NULL;
+    }
+    const int32_t *order = bo.buf;
+    const int64_t *sw = bs.buf, *tw = bt.buf;
+    Py_ssize_t n = bo.len / 4, nf = bs.len / 8;
+    PyObject *out = NULL;
+    int64_t (*pairs)[2] = NULL;
+    int32_t *ids = NULL;
+    if (bt.len / 8 != nf) {
+        PyErr_SetString(PyExc_ValueError, "table_rows: arrays of different lengths");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (order[i] < 0 || order[i] >= nf) {
+            PyErr_SetString(PyExc_IndexError, "table_rows: a function id out of range");
+            goto done;
+        }
+    /* the first-th largest (self, total): every row at or above it may be listed */
+    int64_t cut[2] = {-1, -1};
+    if (n > first && first > 0) {
+        if (!(pairs = PyMem_Malloc(n * sizeof *pairs))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            pairs[i][0] = sw[order[i]];
+            pairs[i][1] = tw[order[i]];
+        }
+        qsort(pairs, n, sizeof *pairs, pair_desc);
+        cut[0] = pairs[first - 1][0];
+        cut[1] = pairs[first - 1][1];
+    } else if (n > first) {  /* (first 0: nothing by rank) */
+        cut[0] = INT64_MAX;
+        cut[1] = INT64_MAX;
+    }
+    if (!(ids = PyMem_Malloc((n ? n : 1) * sizeof(int32_t)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t s = sw[order[i]], t = tw[order[i]];
+        if (s > cut[0] || (s == cut[0] && t >= cut[1]) || (double)t >= min_total)
+            ids[k++] = order[i];
+    }
+    out = PyBytes_FromStringAndSize((const char *)ids, k * 4);
+done:
+    PyMem_Free(pairs);
+    PyMem_Free(ids);
+    PyBuffer_Release(&bo);
+    PyBuffer_Release(&bs);
+    PyBuffer_Release(&bt);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"table_rows", table_rows, METH_VARARGS, table_rows_doc},
     {"hot_span", hot_span, METH_VARARGS, hot_span_doc},
     {"group_stacks", group_stacks, METH_VARARGS, group_stacks_doc},
     {"split_by_frame", split_by_frame, METH_VARARGS, split_by_frame_doc},

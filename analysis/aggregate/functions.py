@@ -1,7 +1,6 @@
 """Top functions and DSOs by self and total samples."""
 from __future__ import annotations
 
-import heapq
 from array import array
 from dataclasses import dataclass
 
@@ -122,12 +121,10 @@ def notable_functions(profile: Profile, weights: dict[int, int], first: int,
     used = len(order)
     if not used:
         return [], None
-    # the first-th largest (self, total): every row at or above it may be among the first
-    cut = heapq.nlargest(first, zip(map(self_a.__getitem__, order),
-                                    map(total_a.__getitem__, order)))[-1] \
-        if used > first else (-1, -1)
-    rows = [_cost(profile, f, self_a[f], total_a[f]) for f in order
-            if (self_a[f], total_a[f]) >= cut or total_a[f] >= min_total]
+    # those at or above the first-th largest (self, total) may be among the first, and
+    # those of total >= min_total are listed: picked in C, in order's order
+    rows = [_cost(profile, f, self_a[f], total_a[f]) for f in
+            array("i", _weigh.table_rows(order, self_a, total_a, first, min_total))]
     rows.sort(key=_order)
     kept = [c for i, c in enumerate(rows) if i < first or c.total >= min_total]
     if len(kept) == used:
