@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from itertools import compress
 
 from ..aggregate import _weigh
 from ..identity import function_identity
@@ -51,10 +52,14 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     # address), 2 no thread entry point, 0 an entry point
     functions, mappings = p.functions, p.mappings
     kind = bytearray(len(functions))
-    for f in set(outers[:count]):
-        fn = functions[f]
-        kind[f] = 1 if mappings[fn.mapping_id].kind == UNKNOWN and not fn.resolved else \
-            0 if is_root(f) else 2
+    # (an unnamed function is never an entry point: its mapping decides, once; the named
+    # outer functions are asked one by one)
+    for mid, fids in ctx.unnamed.items():
+        _weigh.fill(kind, fids, 1 if mappings[mid].kind == UNKNOWN else 2)
+    resolved = ctx.function_columns()[0]
+    outer = outers[:count]
+    for f in set(compress(outer, map(resolved.__getitem__, outer))):
+        kind[f] = 0 if is_root(f) else 2
     # garbage, or short: broken (with the function each is cut in), in one compiled pass
     broken, origins, user_samples, deepest = _weigh.cut_stacks(
         weights, sids, ns, outers, befores, count, kind, SHORT)
