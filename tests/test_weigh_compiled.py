@@ -704,6 +704,9 @@ def test_top_ranked_equals_nlargest_in_first_seen_order(name):
     for pred in preds:
         for n in (1, 3, 5, 40):
             assert ctx._top_ranked(stacks, pred, n) == _python_top(ctx, stacks, pred, n)
+            # the weighted stacks themselves: the sums the report's table shares
+            assert ctx._top_ranked(ctx.weights, pred, n, ctx.ranked_arrays()) == \
+                _python_top(ctx, stacks, pred, n)
 
 
 def test_top_ranked_breaks_ties_within_a_stack_by_its_set():

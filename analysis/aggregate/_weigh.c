@@ -2083,13 +2083,14 @@ fail:
 }
 
 PyDoc_STRVAR(ranked_totals_doc,
-"ranked_totals(weights, stacks, loc_functions, total, first) -> bytes\n\n"
+"ranked_totals(weights, stacks, loc_functions, total, first, self=None) -> bytes\n\n"
 "Each function's total weight in these stacks (once per stack it is in) into `total`\n"
 "(array 'q' by function id, zero), and the place in `weights` of the first stack it is\n"
 "in into `first` (array 'i' by function id); returns the ids of the functions met\n"
 "(int32), by total, largest first, then by first. Ties of total and first are those a\n"
 "caller orders by the set of that stack's functions (Context.top_functions): no set is\n"
-"made here.");
+"made here. `self` (array 'q' by function id, zero): each stack's weight added to the\n"
+"owner of its sampled address, as function_sums' self.");
 
 typedef struct {
     int64_t total;
@@ -2104,22 +2105,27 @@ static int ranked_cmp(const void *a, const void *b) {
 }
 
 static PyObject *ranked_totals(PyObject *self, PyObject *args) {
-    PyObject *weights, *stacks, *lf, *o_total, *o_first;
-    if (!PyArg_ParseTuple(args, "O!O!O!OO", &PyDict_Type, &weights, &PyList_Type, &stacks,
-                          &PyList_Type, &lf, &o_total, &o_first))
+    PyObject *weights, *stacks, *lf, *o_total, *o_first, *o_self = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO|O", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &o_total, &o_first, &o_self))
         return NULL;
-    Py_buffer bt, bf;
+    Py_buffer bt, bf, bs = {0};
     if (buf_of(o_total, &bt, 8, 1, "total") < 0) return NULL;
     if (buf_of(o_first, &bf, 4, 1, "first") < 0) {
         PyBuffer_Release(&bt);
         return NULL;
     }
+    if (o_self != Py_None && buf_of(o_self, &bs, 8, 1, "self") < 0) {
+        PyBuffer_Release(&bt);
+        PyBuffer_Release(&bf);
+        return NULL;
+    }
     Py_ssize_t nf = bt.len / 8, n = 0;
-    int64_t *tw = bt.buf;
+    int64_t *tw = bt.buf, *sw = bs.buf;
     int32_t *first = bf.buf, *stamp = NULL, cur = 0;
     Ranked *rows = NULL;
     PyObject *out = NULL;
-    if (bf.len / 4 != nf) {
+    if (bf.len / 4 != nf || (sw && bs.len / 8 != nf)) {
         PyErr_SetString(PyExc_ValueError, "ranked_totals: arrays of different lengths");
         goto done;
     }
@@ -2136,6 +2142,16 @@ static PyObject *ranked_totals(PyObject *self, PyObject *args) {
         PyObject *st = stack_of(stacks, sid);
         if (!st) goto done;
         if (++cur == INT32_MAX) goto too_many;
+        if (sw) {  /* (function_arrays' self) */
+            int none;
+            PyObject *owner = owner_of(st, lf, &none);
+            if (!owner) goto done;
+            if (!none) {
+                Py_ssize_t o = index_of(owner, nf, "a function id");
+                if (o < 0) goto done;
+                sw[o] += wv;
+            }
+        }
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
             PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
             if (!fs) goto done;
@@ -2169,6 +2185,7 @@ done:
     PyMem_Free(rows);
     PyBuffer_Release(&bt);
     PyBuffer_Release(&bf);
+    if (sw) PyBuffer_Release(&bs);
     return out;
 }
 

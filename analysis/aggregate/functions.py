@@ -91,47 +91,74 @@ def _order(c: FunctionCost):
     return (-c.self, -c.total, c.name)
 
 
-def function_arrays(profile: Profile, weights: dict[int, int],
-                    table: StackFunctions | None = None) -> tuple[array, array, array]:
-    """(order, self, total): the functions of these stacks in the order top_functions'
-    dict gives them, and their self and total weights in arrays by function id (a 2M-sample
-    capture has 690,000 functions: no dict or row of them)."""
+def ranked_arrays(profile: Profile, weights: dict[int, int],
+                  table: StackFunctions | None = None) -> tuple[array, array, array, array]:
+    """(ids, self, total, first): the functions of these stacks ranked by total (largest
+    first) and then by the place in `weights` of the first stack each is in, with their
+    self and total weights and that place in arrays by function id, from one compiled
+    pass that makes no set per stack (first_seen_sort puts ties in the order the sets
+    gave)."""
     table = table or StackFunctions(profile)
     n = len(profile.functions)
-    order, self_a, total_a = array("i", [0]) * n, array("q", [0]) * n, array("q", [0]) * n
-    used = _weigh.function_arrays(weights, profile.stacks, table.loc_functions, order,
-                                  self_a, total_a)
-    del order[used:]
-    return order, self_a, total_a
+    self_a, total_a, first = array("q", [0]) * n, array("q", [0]) * n, array("i", [0]) * n
+    ids = array("i", _weigh.ranked_totals(weights, profile.stacks, table.loc_functions,
+                                          total_a, first, self_a))
+    return ids, self_a, total_a, first
+
+
+def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int],
+                    profile: Profile, table: StackFunctions) -> list:
+    """`items` sorted by key(item), then in the order their functions (fid(item)) were
+    first met in the stacks of `weights`: by the place of the first stack each is in,
+    and within one stack in the order the set of its functions iterates in, which is
+    the order a dict summed stack by stack over those sets had (_weigh.function_arrays,
+    which the tests keep as the reference; only the items tied in both key and first
+    stack need a set)."""
+    out = sorted(items, key=lambda x: (key(x), first[fid(x)]))
+    ties: dict = {}
+    for x in out:
+        k = (key(x), first[fid(x)])
+        ties[k] = ties.get(k, 0) + 1
+    if any(c > 1 for c in ties.values()):
+        sids, at = list(weights), {}
+        for (_, place), c in ties.items():
+            if c > 1:
+                funcs = set(_weigh.stack_funcs(profile.stacks, table.loc_functions,
+                                               sids[place]))
+                at.update((f, i) for i, f in enumerate(funcs))
+        out.sort(key=lambda x: (key(x), first[fid(x)], at.get(fid(x), 0)))
+    return out
 
 
 def notable_functions(profile: Profile, weights: dict[int, int], first: int,
                       min_total: float, table: StackFunctions | None = None,
-                      arrays: tuple[array, array, array] | None = None
+                      arrays: tuple[array, array, array, array] | None = None
                       ) -> tuple[list[FunctionCost], dict | None]:
     """What top_functions(profile, weights) followed by the report's notable_functions
     give, (its first `first` rows and every other with total >= min_total, what the rest
     add up to or None), without a FunctionCost per function: the sums go into arrays by
     function id (a 2M-sample capture has 690,000 functions), and only the rows that can
     be listed are made and sorted. Rows are those that sort at or before the first-th
-    row's (self, total), and those of total >= min_total; sorted in the order
-    top_functions' dict gives them, they come out as its list does. `arrays`:
-    function_arrays of these weights, when the caller has them already."""
-    order, self_a, total_a = arrays or function_arrays(profile, weights, table)
-    used = len(order)
+    row's (self, total), and those of total >= min_total; sorted as top_functions' list
+    sorts them (equal rows in the order its dict had them). `arrays`: ranked_arrays of
+    these weights, when the caller has them already."""
+    table = table or StackFunctions(profile)
+    ids, self_a, total_a, place = arrays or ranked_arrays(profile, weights, table)
+    used = len(ids)
     if not used:
         return [], None
     # those at or above the first-th largest (self, total) may be among the first, and
-    # those of total >= min_total are listed: picked in C, in order's order
+    # those of total >= min_total are listed: picked in C
     rows = [_cost(profile, f, self_a[f], total_a[f]) for f in
-            array("i", _weigh.table_rows(order, self_a, total_a, first, min_total))]
-    rows.sort(key=_order)
+            array("i", _weigh.table_rows(ids, self_a, total_a, first, min_total))]
+    rows = first_seen_sort(rows, _order, lambda c: c.function_id, place, weights, profile,
+                           table)
     kept = [c for i, c in enumerate(rows) if i < first or c.total >= min_total]
     if len(kept) == used:
         return kept, None
     listed = {c.function_id for c in kept}
     left_self = sum(self_a) - sum(c.self for c in kept)
-    max_total = max(total_a[f] for f in order if f not in listed)
+    max_total = max(total_a[f] for f in ids if f not in listed)
     return kept, {"functions": used - len(kept), "self": left_self, "max_total": max_total}
 
 

@@ -11,7 +11,7 @@ from operator import itemgetter
 
 from .. import cpu
 from ..aggregate import _weigh
-from ..aggregate.functions import StackFunctions, function_arrays
+from ..aggregate.functions import StackFunctions, first_seen_sort, ranked_arrays
 from ..aggregate.selection import Selection, stack_weights
 from ..aggregate.threads import count_rows
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
@@ -246,48 +246,41 @@ class Context:
         if len(stacks) < BIG_SUBSET:
             acc = _weigh.totals(stacks, self.profile.stacks, lf)
             rows = ((f, c) for f, c in acc.items() if pred(f))
-        elif stacks is self.weights:  # (the report's function table has these sums)
-            order, _, total = self.function_arrays()
-            rows = ((f, total[f]) for f in order if pred(f))
-        else:  # sums into an array by function id: smaller than a dict of them all
-            return [self.function_row(f, c) for f, c in self._top_ranked(stacks, pred, n)]
+        else:  # sums into arrays by function id: smaller than a dict of them all (the
+            # report's function table has those of the weighted stacks)
+            ranked = self.ranked_arrays() if stacks is self.weights else None
+            return [self.function_row(f, c)
+                    for f, c in self._top_ranked(stacks, pred, n, ranked)]
         kept = heapq.nlargest(n, rows, key=itemgetter(1))
         return [self.function_row(f, c) for f, c in kept]
 
-    def _top_ranked(self, stacks: dict[int, int], pred, n: int) -> list[tuple[int, int]]:
+    def _top_ranked(self, stacks: dict[int, int], pred, n: int,
+                    ranked: tuple | None = None) -> list[tuple[int, int]]:
         """heapq.nlargest(n) of the functions satisfying `pred` by total, in the order the
         stacks first have them (a stack's new functions in the order the set of its
         functions iterates in), without a set per stack: the functions come ranked by
-        total and first stack from one compiled pass, and only functions tied in both
-        are put in their set's order."""
-        nf = len(self.profile.functions)
-        total, first = array("q", [0]) * nf, array("i", [0]) * nf
-        lf, stacks_of = self.stack_funcs.loc_functions, self.profile.stacks
-        ranked = array("i", _weigh.ranked_totals(stacks, stacks_of, lf, total, first))
+        total and first stack from one compiled pass (`ranked`: ranked_arrays of these
+        stacks, when known), and only functions tied in both are put in their set's
+        order."""
+        ids, _, total, first = ranked or ranked_arrays(self.profile, stacks, self.stack_funcs)
         rows: list[int] = []
         cut = None
-        for f in ranked:  # (pred once per function, until the n-th total is passed)
+        for f in ids:  # (pred once per function, until the n-th total is passed)
             if cut is not None and total[f] < cut:
                 break
             if pred(f):
                 rows.append(f)
                 if len(rows) == n:
                     cut = total[f]
-        ties = Counter((total[f], first[f]) for f in rows)
-        if any(c > 1 for c in ties.values()):
-            sids, at = list(stacks), {}
-            for (_, place), c in ties.items():
-                if c > 1:
-                    funcs = set(_weigh.stack_funcs(stacks_of, lf, sids[place]))
-                    at.update((f, i) for i, f in enumerate(funcs))
-            rows.sort(key=lambda f: (-total[f], first[f], at.get(f, 0)))
+        rows = first_seen_sort(rows, lambda f: -total[f], int, first, stacks, self.profile,
+                               self.stack_funcs)
         return [(f, total[f]) for f in rows[:n]]
 
-    def function_arrays(self) -> tuple[array, array, array]:
-        """aggregate.functions.function_arrays of all the weighted stacks, once: the
+    def ranked_arrays(self) -> tuple[array, array, array, array]:
+        """aggregate.functions.ranked_arrays of all the weighted stacks, once: the
         report's function table and the CPU headline's top functions read the same sums
         (callers must not modify the arrays)."""
-        return self.memo("function_arrays", lambda: function_arrays(
+        return self.memo("ranked_arrays", lambda: ranked_arrays(
             self.profile, self.weights, self.stack_funcs))
 
     def heaviest_stacks(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
