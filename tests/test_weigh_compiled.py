@@ -825,3 +825,27 @@ def test_table_rows_pick_what_the_tuple_comparison_picked():
         want = [f for f in order if (self_a[f], total_a[f]) >= cut or total_a[f] >= min_total]
         assert list(array("i", _weigh.table_rows(order, self_a, total_a, first,
                                                  min_total))) == want
+
+
+def test_keep_where_and_the_used_functions_of_stack_masks():
+    """keep_where sets the items whose flag is 0; stack_masks, given `used`, flags the
+    functions of the stacks it reads (what used_functions flags)."""
+    out = array("i", [5, 6, 7, 8])
+    _weigh.keep_where(out, bytes([1, 0, 1, 0]), -1)
+    assert list(out) == [5, -1, 7, -1]
+    flags = bytearray(b"abc")
+    _weigh.keep_where(flags, bytes([0, 1, 0]), 0)
+    assert flags == bytearray(b"\0b\0")
+    with pytest.raises(ValueError):
+        _weigh.keep_where(array("q", [1, 2]), bytes([1]), 0)
+    profile = load(str(FIX / CAPTURES[0]))
+    weights = {s: w for i, (s, w) in enumerate(stack_weights(profile).items()) if i % 2}
+    lf = [loc.functions for loc in profile.locations]
+    nf, ns = len(profile.functions), len(profile.stacks)
+    want = bytearray(nf)
+    _weigh.used_functions(weights, profile.stacks, lf, want)
+    used = bytearray(nf)
+    _weigh.stack_masks(weights, profile.stacks, lf, array("Q", [1]) * nf,
+                       bytearray(len(profile.locations)), array("Q", [0]) * ns,
+                       array("Q", [0]) * ns, bytearray(ns), used)
+    assert used == want and 0 < sum(used) < nf

@@ -1019,26 +1019,28 @@ PyDoc_STRVAR(stack_masks_doc,
 "diagnosis.Context's stack bits, into arrays indexed by stack id: mask[sid] (array('Q'))\n"
 "the OR of fmask[f] (array('Q') by function id) over the stack's functions, leaf_mask[sid]\n"
 "fmask of its first function (0 without one), kernel_leaf[sid] (a bytearray) 1 when its\n"
-"leaf location is kernel code (loc_kernel, a bytearray by location id).");
+"leaf location is kernel code (loc_kernel, a bytearray by location id); and, given the\n"
+"bytearray `used` (by function id), 1 for each function of these stacks.");
 
 static PyObject *stack_masks(PyObject *self, PyObject *args) {
-    PyObject *sids, *stacks, *lf, *o_fm, *o_lk, *o_m, *o_lm, *o_kl;
-    if (!PyArg_ParseTuple(args, "OO!O!OOOOO", &sids, &PyList_Type, &stacks, &PyList_Type, &lf,
-                          &o_fm, &o_lk, &o_m, &o_lm, &o_kl))
+    PyObject *sids, *stacks, *lf, *o_fm, *o_lk, *o_m, *o_lm, *o_kl, *o_used = NULL;
+    if (!PyArg_ParseTuple(args, "OO!O!OOOOO|O", &sids, &PyList_Type, &stacks, &PyList_Type,
+                          &lf, &o_fm, &o_lk, &o_m, &o_lm, &o_kl, &o_used))
         return NULL;
-    Py_buffer bufs[5];
-    PyObject *objs[5] = {o_fm, o_lk, o_m, o_lm, o_kl};
-    Py_ssize_t sizes[5] = {8, 1, 8, 8, 1};
-    const char *names[5] = {"fmask", "loc_kernel", "mask", "leaf_mask", "kernel_leaf"};
-    int got = 0;
+    Py_buffer bufs[6];
+    PyObject *objs[6] = {o_fm, o_lk, o_m, o_lm, o_kl, o_used};
+    Py_ssize_t sizes[6] = {8, 1, 8, 8, 1, 1};
+    const char *names[6] = {"fmask", "loc_kernel", "mask", "leaf_mask", "kernel_leaf",
+                            "used"};
+    int got = 0, nbufs = o_used && o_used != Py_None ? 6 : 5;
     PyObject *it = NULL, *sid = NULL, *result = NULL;
-    for (; got < 5; got++)
+    for (; got < nbufs; got++)
         if (buf_of(objs[got], &bufs[got], sizes[got], got >= 2, names[got]) < 0) goto done;
     unsigned long long *fm = bufs[0].buf, *m = bufs[2].buf, *lm = bufs[3].buf;
-    char *lk = bufs[1].buf, *kl = bufs[4].buf;
+    char *lk = bufs[1].buf, *kl = bufs[4].buf, *used = nbufs == 6 ? bufs[5].buf : NULL;
     Py_ssize_t nf = bufs[0].len / 8, nl = bufs[1].len, ns = bufs[2].len / 8;
-    if (bufs[3].len / 8 != ns || bufs[4].len != ns) {
-        PyErr_SetString(PyExc_ValueError, "stack_masks: stack arrays of different lengths");
+    if (bufs[3].len / 8 != ns || bufs[4].len != ns || (used && bufs[5].len != nf)) {
+        PyErr_SetString(PyExc_ValueError, "stack_masks: arrays of different lengths");
         goto done;
     }
     if (!(it = PyObject_GetIter(sids))) goto done;
@@ -1056,6 +1058,7 @@ static PyObject *stack_masks(PyObject *self, PyObject *args) {
                 Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, j), nf, "a function id");
                 if (f < 0) goto done;
                 acc |= fm[f];
+                if (used) used[f] = 1;
                 if (first) {
                     leaf = fm[f];
                     first = 0;
@@ -2435,7 +2438,46 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(keep_where_doc,
+"keep_where(out, flags, value)\n\n"
+"out[i] = value wherever flags[i] (bytes by index) is 0: out a writable buffer of 1, 4\n"
+"or 8 byte items as long as flags, value stored modulo the item's size.");
+
+static PyObject *keep_where(PyObject *self, PyObject *args) {
+    PyObject *oo, *fo, *vo;
+    if (!PyArg_ParseTuple(args, "OOO!", &oo, &fo, &PyLong_Type, &vo)) return NULL;
+    unsigned long long v = PyLong_AsUnsignedLongLongMask(vo);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    Py_buffer o, fl;
+    if (PyObject_GetBuffer(oo, &o, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    if (buf_of(fo, &fl, 1, 0, "flags") < 0) {
+        PyBuffer_Release(&o);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    Py_ssize_t size = o.itemsize, n = fl.len;
+    const char *f = fl.buf;
+    if ((size != 1 && size != 4 && size != 8) || o.len != n * size) {
+        PyErr_SetString(PyExc_ValueError, "keep_where: items of 1, 4 or 8 bytes, one a flag");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (f[i]) continue;
+        char *at = (char *)o.buf + i * size;
+        if (size == 1) *(uint8_t *)at = (uint8_t)v;
+        else if (size == 4) *(uint32_t *)at = (uint32_t)v;
+        else *(uint64_t *)at = (uint64_t)v;
+    }
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&o);
+    PyBuffer_Release(&fl);
+    return res;
+}
+
 static PyMethodDef methods[] = {
+    {"keep_where", keep_where, METH_VARARGS, keep_where_doc},
     {"table_rows", table_rows, METH_VARARGS, table_rows_doc},
     {"hot_span", hot_span, METH_VARARGS, hot_span_doc},
     {"group_stacks", group_stacks, METH_VARARGS, group_stacks_doc},

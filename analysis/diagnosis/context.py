@@ -105,20 +105,20 @@ class Context:
         """funcs, cats, app, mask, leaf_mask and kernel_leaf_stacks, in one pass over the
         stacks; a function's categories are looked up once, an unnamed function's by its
         DSO alone, once per DSO (a stripped binary has one unnamed function per sampled
-        address: their tables are filled in C)."""
+        address: their tables are filled in C). Every function's bits are known before
+        the pass, which also finds the functions of the weighted stacks (`used`, nearly
+        all of them but for captures of several events): cats and app keep only those."""
         profile = self.profile
         functions, mappings = profile.functions, profile.mappings
         bit_of_cats: dict[frozenset, int] = {}
         app_bit = self.bit(APP)
         lf = self.stack_funcs.loc_functions
         nf = len(functions)
-        used = bytearray(nf)
-        _weigh.used_functions(self.weights, profile.stacks, lf, used)
-        self.named, self.unnamed = self.split_functions(used)
+        named, unnamed = self.split_functions(bytearray(b"\x01") * nf)
         cats = FunctionCats(nf)
         app_flags = bytearray(nf)  # 0: not in the stacks, 1: not application code, 2: is
         fmask = array("Q", [0]) * nf  # function -> its bits
-        for f in self.named:
+        for f in named:
             fn = functions[f]
             mp = mappings[fn.mapping_id]
             c = knowledge.categories(fn.name, mp.path, True)
@@ -134,7 +134,7 @@ class Context:
             if b is None:
                 b = bit_of_cats[c] = self.bits(c)
             fmask[f] = b | app_bit if a else b
-        for mid, fids in self.unnamed.items():  # (never application code: no name)
+        for mid, fids in unnamed.items():  # (never application code: no name)
             c = knowledge.categories(functions[fids[0]].name, mappings[mid].path, False)
             cats.set_all(fids, c)
             _weigh.fill(app_flags, fids, 1)
@@ -142,15 +142,18 @@ class Context:
             if b is None:
                 b = bit_of_cats[c] = self.bits(c)
             _weigh.fill(fmask, fids, b)
-        cats.fids = array("i", compress(range(nf), used))
-        self.cats, self.app = cats, AppCode(app_flags)
         ns = len(profile.stacks)
         self.mask, self.leaf_mask = array("Q", [0]) * ns, array("Q", [0]) * ns
         self.kernel_leaf_stacks = StackFlags(ns)
         kernel = [m.kind == KERNEL for m in mappings]
         loc_kernel = bytearray(kernel[loc.mapping_id] for loc in profile.locations)
+        used = bytearray(nf)
         _weigh.stack_masks(self.weights, profile.stacks, lf, fmask, loc_kernel, self.mask,
-                           self.leaf_mask, self.kernel_leaf_stacks)
+                           self.leaf_mask, self.kernel_leaf_stacks, used)
+        cats.keep_only(used)
+        _weigh.keep_where(app_flags, used, 0)
+        self.named, self.unnamed = self.split_functions(used)
+        self.cats, self.app = cats, AppCode(app_flags)
 
     # ---- questions rules ask ------------------------------------------------------------
     def bit(self, category: str) -> int:
@@ -470,6 +473,11 @@ class FunctionCats:
             k = self._kind_ix[cats] = len(self._kinds)
             self._kinds.append(cats)
         self._ix[fid] = k
+
+    def keep_only(self, used: bytearray) -> None:
+        """Forget the functions not flagged in `used`; iterate over those that are."""
+        _weigh.keep_where(self._ix, used, -1)
+        self.fids = array("i", compress(range(len(used)), used))
 
     def set_all(self, fids: array, cats: frozenset[str]) -> None:
         """set(f, cats) for each of these function ids (an array('i'))."""
