@@ -849,3 +849,44 @@ def test_keep_where_and_the_used_functions_of_stack_masks():
                        bytearray(len(profile.locations)), array("Q", [0]) * ns,
                        array("Q", [0]) * ns, bytearray(ns), used)
     assert used == want and 0 < sum(used) < nf
+
+
+def _python_top_dsos(profile, weights):
+    """functions.top_dsos as it was: mapping_sums' dicts (a set of mappings per stack)."""
+    self_w, total_w = _weigh.mapping_sums(weights, profile.stacks,
+                                          [loc.mapping_id for loc in profile.locations])
+    out = [{"dso": profile.mappings[m].path, "kind": profile.mappings[m].kind,
+            "self": self_w.get(m, 0), "total": t} for m, t in total_w.items()]
+    out.sort(key=lambda d: (-d["self"], -d["total"], d["dso"]))
+    return out
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_top_dsos_equal_the_set_per_stack_sums(name):
+    from analysis.aggregate.functions import top_dsos
+    profile = load(str(FIX / name))
+    weights = stack_weights(profile)
+    assert top_dsos(profile, weights) == _python_top_dsos(profile, weights)
+    half = {s: w for i, (s, w) in enumerate(weights.items()) if i % 2}
+    assert top_dsos(profile, half) == _python_top_dsos(profile, half)
+
+
+def test_top_dsos_ties_keep_the_order_of_the_stack_sets():
+    """Two mappings of one path (a file replaced while mapped: "(deleted)") with equal
+    weights, first met in one stack: the order of that stack's set of mapping ids."""
+    from analysis.aggregate.functions import top_dsos
+    p = Profile()
+    p.event("cpu-clock")
+    ms = [p.mapping(f"/lib/x{i}.so") for i in range(10)] + [p.mapping("/lib/x.so"),
+                                                            p.mapping("/lib/x.so (deleted)")]
+    assert p.mappings[ms[-1]].path == p.mappings[ms[-2]].path == "/lib/x.so"
+    f = p.function("f", ms[0])
+    locs = [p.add_location(m, 0x1000 + i, (f,)) for i, m in enumerate(ms)]
+    for order in ((11, 2, 10, 3), (10, 11, 3, 2), (2, 3, 11, 10)):
+        q = Profile()
+        q.mappings, q.functions, q.locations = p.mappings, p.functions, p.locations
+        q.event("cpu-clock")
+        sid = q.stack(tuple(locs[i] for i in (0,) + order))
+        q.add_sample(sid)
+        weights = stack_weights(q)
+        assert top_dsos(q, weights) == _python_top_dsos(q, weights)

@@ -107,11 +107,12 @@ def ranked_arrays(profile: Profile, weights: dict[int, int],
 
 
 def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int],
-                    profile: Profile, table: StackFunctions) -> list:
-    """`items` sorted by key(item), then in the order their functions (fid(item)) were
-    first met in the stacks of `weights`: by the place of the first stack each is in,
-    and within one stack in the order the set of its functions iterates in, which is
-    the order a dict summed stack by stack over those sets had (_weigh.function_arrays,
+                    members) -> list:
+    """`items` sorted by key(item), then in the order their ids (fid(item)) were first
+    met in the stacks of `weights`: by the place of the first stack each is in, and
+    within one stack in the order the set of its members (members(stack id): its
+    functions, or its mappings, in stack order) iterates in, which is the order a dict
+    summed stack by stack over those sets had (_weigh.function_arrays and mapping_sums,
     which the tests keep as the reference; only the items tied in both key and first
     stack need a set)."""
     out = sorted(items, key=lambda x: (key(x), first[fid(x)]))
@@ -123,11 +124,14 @@ def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int]
         sids, at = list(weights), {}
         for (_, place), c in ties.items():
             if c > 1:
-                funcs = set(_weigh.stack_funcs(profile.stacks, table.loc_functions,
-                                               sids[place]))
-                at.update((f, i) for i, f in enumerate(funcs))
+                at.update((f, i) for i, f in enumerate(set(members(sids[place]))))
         out.sort(key=lambda x: (key(x), first[fid(x)], at.get(fid(x), 0)))
     return out
+
+
+def _functions_of(profile: Profile, table: StackFunctions):
+    """members for first_seen_sort: a stack's functions, leaf first."""
+    return lambda sid: _weigh.stack_funcs(profile.stacks, table.loc_functions, sid)
 
 
 def notable_functions(profile: Profile, weights: dict[int, int], first: int,
@@ -151,8 +155,8 @@ def notable_functions(profile: Profile, weights: dict[int, int], first: int,
     # those of total >= min_total are listed: picked in C
     rows = [_cost(profile, f, self_a[f], total_a[f]) for f in
             array("i", _weigh.table_rows(ids, self_a, total_a, first, min_total))]
-    rows = first_seen_sort(rows, _order, lambda c: c.function_id, place, weights, profile,
-                           table)
+    rows = first_seen_sort(rows, _order, lambda c: c.function_id, place, weights,
+                           _functions_of(profile, table))
     kept = [c for i, c in enumerate(rows) if i < first or c.total >= min_total]
     if len(kept) == used:
         return kept, None
@@ -163,10 +167,19 @@ def notable_functions(profile: Profile, weights: dict[int, int], first: int,
 
 
 def top_dsos(profile: Profile, weights: dict[int, int]) -> list[dict]:
-    """Per DSO: self (leaf frame in it) and total (any frame in it)."""
-    self_w, total_w = _weigh.mapping_sums(weights, profile.stacks,
-                                          [loc.mapping_id for loc in profile.locations])
-    out = [{"dso": profile.mappings[m].path, "kind": profile.mappings[m].kind,
-            "self": self_w.get(m, 0), "total": t} for m, t in total_w.items()]
-    out.sort(key=lambda d: (-d["self"], -d["total"], d["dso"]))
-    return out
+    """Per DSO: self (leaf frame in it) and total (any frame in it); sorted by them and
+    the path, equal rows in the order the DSOs were first met (summed into arrays in one
+    compiled pass: no set of mappings per stack)."""
+    n = len(profile.mappings)
+    self_a, total_a, first = array("q", [0]) * n, array("q", [0]) * n, array("i", [0]) * n
+    loc_mapping = [loc.mapping_id for loc in profile.locations]
+    met = array("i", _weigh.mapping_totals(weights, profile.stacks, loc_mapping, self_a,
+                                           total_a, first))
+    mappings = profile.mappings
+    rows = first_seen_sort(
+        met, lambda m: (-self_a[m], -total_a[m], mappings[m].path), int, first, weights,
+        lambda sid: [loc_mapping[loc] for loc in profile.stacks[sid]])
+    return [{"dso": mappings[m].path, "kind": mappings[m].kind, "self": self_a[m],
+             "total": total_a[m]} for m in rows]
+
+

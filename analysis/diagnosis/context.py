@@ -275,8 +275,8 @@ class Context:
                 rows.append(f)
                 if len(rows) == n:
                     cut = total[f]
-        rows = first_seen_sort(rows, lambda f: -total[f], int, first, stacks, self.profile,
-                               self.stack_funcs)
+        rows = first_seen_sort(rows, lambda f: -total[f], int, first, stacks,
+                               lambda sid: self.stack_funcs.of(sid))
         return [(f, total[f]) for f in rows[:n]]
 
     def ranked_arrays(self) -> tuple[array, array, array, array]:
