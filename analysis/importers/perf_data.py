@@ -50,6 +50,7 @@ _CTX_USER_DEFERRED = 0xFFFFFFFFFFFFFD80
 MODE_KERNEL, MODE_USER = 1, 2
 _I64_MAX = (1 << 63) - 1
 _U64 = (1 << 64) - 1
+_U32 = (1 << 32) - 1
 _MARKER_MODE = {_CTX_KERNEL: MODE_KERNEL, _CTX_USER: MODE_USER, _CTX_HV: 3,
                 _CTX_GUEST_KERNEL: 4, _CTX_GUEST_USER: 5, _CTX_GUEST: 4}
 _MISC_COMM_EXEC = 1 << 13
@@ -709,7 +710,8 @@ class _Reader:
         si, n_side = 0, len(side)
         next_side = side[0][0] if side else None
         build_ids = self.features.build_ids
-        comm_ids: dict[int, int] = {}  # tid -> string id, valid until the next COMM
+        # tid (as a u32) -> string id, valid until the next COMM
+        comm_ids = _scan.FrameCache()
         c_pid, c_tid, c_chain, procs_of = self.c_pid, self.c_tid, self.c_chain, spaces.procs
         stacks = array("i")
         comm_col = array("i")
@@ -746,7 +748,7 @@ class _Reader:
         def comm_miss(row: int) -> int:
             tid = c_tid[row]
             comm = comms.get(tid)
-            cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
+            cid = comm_ids[tid & _U32] = p.string(comm if comm is not None else f":{tid}")
             return cid
 
         i, n = 0, len(order)
@@ -802,7 +804,7 @@ class _Reader:
                 mask, regs, stack = snaps[row]
                 user_stacks.add(len(stacks), pid, space, mask, regs, stack)
             stacks.append(sid)
-            cid = comm_ids.get(c_tid[row])
+            cid = comm_ids.get(c_tid[row] & _U32)
             comm_col.append(comm_miss(row) if cid is None else cid)
         # the replay's caches and indexes go before the columns are copied (the
         # profile's indexes are built from its tables if something interns later)

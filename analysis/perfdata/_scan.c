@@ -1259,12 +1259,14 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
         PyErr_SetString(PyExc_IndexError, "replay_run: a chain id out of range");
         return NULL;
     }
-    PyObject *cid_o = PyLong_FromLong(cid), *pid_o = NULL, *uf = NULL, *stack = NULL,
-        *sid = NULL;
-    if (!cid_o) return NULL;
-    int rest = PyDict_Contains(F->rest, cid_o);
-    Py_DECREF(cid_o);
-    if (rest != 0) return NULL;  /* -1: an error; 1: not packed */
+    PyObject *pid_o = NULL, *uf = NULL, *stack = NULL, *sid = NULL;
+    if (PyDict_GET_SIZE(F->rest)) {  /* (nearly always empty) */
+        PyObject *cid_o = PyLong_FromLong(cid);
+        if (!cid_o) return NULL;
+        int rest = PyDict_Contains(F->rest, cid_o);
+        Py_DECREF(cid_o);
+        if (rest != 0) return NULL;  /* -1: an error; 1: not packed */
+    }
     const int64_t *ends = F->ends.buf;
     const uint64_t *ips = F->ips.buf;
     const unsigned char *modes = F->modes.buf;
@@ -1341,11 +1343,12 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
         *comm_miss = Py_None, *fast_o = Py_None;
     Py_ssize_t i;
     long long next_side;
-    if (!PyArg_ParseTuple(args, "OnOLOOOOO!|OOO", &oo, &i, &to, &next_side, &po, &co, &tido,
-                          &cache, &PyDict_Type, &comm_ids, &stack_miss, &comm_miss, &fast_o))
+    if (!PyArg_ParseTuple(args, "OnOLOOOOO|OOO", &oo, &i, &to, &next_side, &po, &co, &tido,
+                          &cache, &comm_ids, &stack_miss, &comm_miss, &fast_o))
         return NULL;
-    if (!is_frame_cache(cache)) {
-        PyErr_SetString(PyExc_TypeError, "replay_run: the stack cache is a FrameCache or dict");
+    if (!is_frame_cache(cache) || !is_frame_cache(comm_ids)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "replay_run: the stack and name caches are FrameCache or dict");
         return NULL;
     }
     Fast F = {0};
@@ -1409,13 +1412,17 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
             }
         }
         Py_XDECREF(key);
-        key = PyLong_FromLong(tid[row]);
-        if (!key) {
-            Py_DECREF(sid);
-            goto done;
+        PyObject *cid;
+        if (Py_IS_TYPE(comm_ids, &FrameCacheType)) {  /* keyed by the tid as a u32 */
+            cid = fc_get((FrameCache *)comm_ids, (uint32_t)tid[row]);
+        } else {
+            if (!(key = PyLong_FromLong(tid[row]))) {
+                Py_DECREF(sid);
+                goto done;
+            }
+            cid = PyDict_GetItemWithError(comm_ids, key);
+            Py_DECREF(key);
         }
-        PyObject *cid = PyDict_GetItemWithError(comm_ids, key);
-        Py_DECREF(key);
         if (cid) {
             Py_INCREF(cid);
         } else {
