@@ -191,7 +191,10 @@ def test_diagnosis_stack_questions_equal_python(name):
         marked[f] = 2
     assert list(_weigh.first_marked(weights, profile.stacks, lf, marked, 2).items()) == \
         [(sid, f) for sid, f in want.items() if marked[f] == 2]
-    table = _user_functions(profile)
+    table = _user_functions(ctx)
+    kernel = {m.id for m in profile.mappings if m.kind == "kernel"}
+    assert table == [None if loc.mapping_id in kernel else loc.functions[-1]
+                     for loc in profile.locations]
     want = {}
     for sid in weights:
         user = [table[loc] for loc in profile.stacks[sid] if table[loc] is not None]
@@ -890,3 +893,15 @@ def test_top_dsos_ties_keep_the_order_of_the_stack_sets():
         q.add_sample(sid)
         weights = stack_weights(q)
         assert top_dsos(q, weights) == _python_top_dsos(q, weights)
+
+
+def test_location_mappings_and_lookup_bytes():
+    profile = load(str(FIX / CAPTURES[0]))
+    assert list(array("i", _weigh.location_mappings(profile.locations))) == \
+        [loc.mapping_id for loc in profile.locations]
+    assert _weigh.lookup_bytes(b"xyz", array("i", [2, 0, 2])) == bytearray(b"zxz")
+    assert _weigh.lookup_bytes(b"xyz", array("i")) == bytearray()
+    with pytest.raises(IndexError):
+        _weigh.lookup_bytes(b"xyz", array("i", [3]))
+    with pytest.raises(ValueError):
+        _weigh.lookup_bytes(b"xyz", b"abc")

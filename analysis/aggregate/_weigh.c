@@ -2478,24 +2478,32 @@ done:
 
 PyDoc_STRVAR(mapping_totals_doc,
 "mapping_totals(weights, stacks, loc_mapping, self, total, first) -> bytes\n\n"
-"mapping_sums into arrays by mapping id (array 'q' self and total, zero; loc_mapping a\n"
-"list by location id): each stack's weight to its leaf location's mapping (self) and\n"
+"mapping_sums into arrays by mapping id (array 'q' self and total, zero; loc_mapping\n"
+"int32 by location id): each stack's weight to its leaf location's mapping (self) and\n"
 "once to each mapping of its locations (total), and into `first` (array 'i') the place\n"
 "in `weights` of the first stack each mapping is in; returns the mapping ids met\n"
 "(int32, in the order met). No set is made: functions.first_seen_sort orders ties.");
 
 static PyObject *mapping_totals(PyObject *self, PyObject *args) {
-    PyObject *weights, *stacks, *lm, *os_, *ot, *of;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOO", &PyDict_Type, &weights, &PyList_Type, &stacks,
-                          &PyList_Type, &lm, &os_, &ot, &of))
+    PyObject *weights, *stacks, *lmo, *os_, *ot, *of;
+    if (!PyArg_ParseTuple(args, "O!O!OOOO", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &lmo, &os_, &ot, &of))
         return NULL;
-    Py_buffer bs, bt, bf;
-    if (buf_of(os_, &bs, 8, 1, "self") < 0) return NULL;
+    Py_buffer bs, bt, bf, bl;
+    if (buf_of(lmo, &bl, 4, 0, "loc_mapping") < 0) return NULL;
+    const int32_t *lm = bl.buf;
+    Py_ssize_t nl = bl.len / 4;
+    if (buf_of(os_, &bs, 8, 1, "self") < 0) {
+        PyBuffer_Release(&bl);
+        return NULL;
+    }
     if (buf_of(ot, &bt, 8, 1, "total") < 0) {
+        PyBuffer_Release(&bl);
         PyBuffer_Release(&bs);
         return NULL;
     }
     if (buf_of(of, &bf, 4, 1, "first") < 0) {
+        PyBuffer_Release(&bl);
         PyBuffer_Release(&bs);
         PyBuffer_Release(&bt);
         return NULL;
@@ -2530,10 +2538,13 @@ static PyObject *mapping_totals(PyObject *self, PyObject *args) {
             goto done;
         }
         for (Py_ssize_t k = 0; k < len; k++) {
-            PyObject *mo = of_location(lm, PyTuple_GET_ITEM(st, k));
-            if (!mo) goto done;
-            Py_ssize_t m = index_of(mo, nm, "a mapping id");
-            if (m < 0) goto done;
+            Py_ssize_t l = index_of(PyTuple_GET_ITEM(st, k), nl, "a location id");
+            if (l < 0) goto done;
+            Py_ssize_t m = lm[l];
+            if (m < 0 || m >= nm) {
+                PyErr_SetString(PyExc_IndexError, "_weigh: a mapping id out of range");
+                goto done;
+            }
             if (k == 0) sw[m] += wv;
             if (stamp[m] == cur) continue;
             if (!stamp[m]) {
@@ -2551,13 +2562,93 @@ static PyObject *mapping_totals(PyObject *self, PyObject *args) {
 done:
     PyMem_Free(stamp);
     PyMem_Free(met.data);
+    PyBuffer_Release(&bl);
     PyBuffer_Release(&bs);
     PyBuffer_Release(&bt);
     PyBuffer_Release(&bf);
     return out;
 }
 
+PyDoc_STRVAR(location_mappings_doc,
+"location_mappings(locations) -> bytes\n\n"
+"The mapping_id of each Location of the list, in id order, as int32 (each >= 0).");
+
+static PyObject *location_mappings(PyObject *self, PyObject *args) {
+    PyObject *ll;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &ll)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(ll);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 4 * n), *names = NULL;
+    if (!out || !(names = Py_BuildValue("(s)", "mapping_id"))) goto fail;
+    int32_t *m = (int32_t *)PyBytes_AS_STRING(out);
+    PyTypeObject *cls = n ? Py_TYPE(PyList_GET_ITEM(ll, 0)) : NULL;
+    Py_ssize_t slot[1] = {-1};
+    if (cls && dc_slot_offsets((PyObject *)cls, names, slot) < 0) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *loc = PyList_GET_ITEM(ll, i), *mo;
+        if (slot[0] >= 0 && Py_IS_TYPE(loc, cls)) {
+            mo = *(PyObject **)((char *)loc + slot[0]);
+            Py_XINCREF(mo);
+        } else {
+            mo = PyObject_GetAttr(loc, PyTuple_GET_ITEM(names, 0));
+        }
+        long v = mo ? PyLong_AsLong(mo) : -1;
+        Py_XDECREF(mo);
+        if ((v == -1 && PyErr_Occurred()) || !mo || v < 0 || v > INT32_MAX) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "location_mappings: a mapping id out of range");
+            goto fail;
+        }
+        m[i] = (int32_t)v;
+    }
+    Py_DECREF(names);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(names);
+    return NULL;
+}
+
+PyDoc_STRVAR(lookup_bytes_doc,
+"lookup_bytes(table, ids) -> bytearray\n\n"
+"table[ids[k]] for each k: table bytes (a flag per mapping, say), ids int32 (array 'i'\n"
+"or bytes); an id outside the table is an IndexError.");
+
+static PyObject *lookup_bytes(PyObject *self, PyObject *args) {
+    PyObject *to, *io;
+    if (!PyArg_ParseTuple(args, "OO", &to, &io)) return NULL;
+    Py_buffer t, ix;
+    if (buf_of(to, &t, 1, 0, "table") < 0) return NULL;
+    if (PyObject_GetBuffer(io, &ix, PyBUF_SIMPLE) < 0 || ix.len % 4) {
+        if (!PyErr_Occurred()) {
+            PyBuffer_Release(&ix);
+            PyErr_SetString(PyExc_ValueError, "lookup_bytes: ids are int32");
+        }
+        PyBuffer_Release(&t);
+        return NULL;
+    }
+    Py_ssize_t n = ix.len / 4;
+    const int32_t *ids = ix.buf;
+    const char *tab = t.buf;
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, n);
+    if (out) {
+        char *o = PyByteArray_AS_STRING(out);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (ids[k] < 0 || ids[k] >= t.len) {
+                Py_CLEAR(out);
+                PyErr_SetString(PyExc_IndexError, "lookup_bytes: an id out of range");
+                break;
+            }
+            o[k] = tab[ids[k]];
+        }
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&ix);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"location_mappings", location_mappings, METH_VARARGS, location_mappings_doc},
+    {"lookup_bytes", lookup_bytes, METH_VARARGS, lookup_bytes_doc},
     {"mapping_totals", mapping_totals, METH_VARARGS, mapping_totals_doc},
     {"keep_where", keep_where, METH_VARARGS, keep_where_doc},
     {"table_rows", table_rows, METH_VARARGS, table_rows_doc},

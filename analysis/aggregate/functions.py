@@ -172,7 +172,7 @@ def top_dsos(profile: Profile, weights: dict[int, int]) -> list[dict]:
     compiled pass: no set of mappings per stack)."""
     n = len(profile.mappings)
     self_a, total_a, first = array("q", [0]) * n, array("q", [0]) * n, array("i", [0]) * n
-    loc_mapping = [loc.mapping_id for loc in profile.locations]
+    loc_mapping = array("i", _weigh.location_mappings(profile.locations))
     met = array("i", _weigh.mapping_totals(weights, profile.stacks, loc_mapping, self_a,
                                            total_a, first))
     mappings = profile.mappings

@@ -145,8 +145,8 @@ class Context:
         ns = len(profile.stacks)
         self.mask, self.leaf_mask = array("Q", [0]) * ns, array("Q", [0]) * ns
         self.kernel_leaf_stacks = StackFlags(ns)
-        kernel = [m.kind == KERNEL for m in mappings]
-        loc_kernel = bytearray(kernel[loc.mapping_id] for loc in profile.locations)
+        loc_kernel = _weigh.lookup_bytes(bytes(m.kind == KERNEL for m in mappings),
+                                         self.location_mappings())
         used = bytearray(nf)
         _weigh.stack_masks(self.weights, profile.stacks, lf, fmask, loc_kernel, self.mask,
                            self.leaf_mask, self.kernel_leaf_stacks, used)
@@ -372,6 +372,11 @@ class Context:
     def leaf(self, sid: int) -> int | None:
         f = self.funcs[sid]
         return f[0] if f else None
+
+    def location_mappings(self) -> array:
+        """The mapping id of every location, by id (once; not to be modified)."""
+        return self.memo("location_mappings", lambda: array(
+            "i", _weigh.location_mappings(self.profile.locations)))
 
     def function_columns(self) -> tuple[bytes, array]:
         """(resolved, mapping id) of every function, by id (once; not to be modified)."""

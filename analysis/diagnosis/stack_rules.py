@@ -45,7 +45,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     # stacks of kernel code only (kernel threads, idle) are whole and left out
     weights = ctx.weights
     sids, ns, outers, befores = (array("i", [0]) * len(weights) for _ in range(4))
-    count = _weigh.user_frames(weights, p.stacks, _user_functions(p), sids, ns, outers,
+    count = _weigh.user_frames(weights, p.stacks, _user_functions(ctx), sids, ns, outers,
                                befores)
     # per outer function, once: 1 an address no file maps (what a frame pointer register
     # held in code that used it for data; perf prints it as [unknown] or the bare
@@ -99,7 +99,9 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
         focus={})
 
 
-def _user_functions(p) -> list[int | None]:
+def _user_functions(ctx: Context) -> list[int | None]:
     """location -> its physical function when it is user code, else None."""
-    kernel = [m.kind == KERNEL for m in p.mappings]
-    return [None if kernel[loc.mapping_id] else loc.functions[-1] for loc in p.locations]
+    p = ctx.profile
+    kernel = _weigh.lookup_bytes(bytes(m.kind == KERNEL for m in p.mappings),
+                                 ctx.location_mappings())
+    return [None if k else fs[-1] for k, fs in zip(kernel, ctx.stack_funcs.loc_functions)]
