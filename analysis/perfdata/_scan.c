@@ -1291,18 +1291,14 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
                        F->big, modes[cid], ips[cid], F->kf, uf, F->kernel_addr, F->miss,
                        pid_o, F->located ? &F->L : NULL);
     if (!stack) goto done;
-    sid = PyDict_GetItemWithError(F->stack_ix, stack);
-    if (sid) {
-        Py_INCREF(sid);
-    } else {  /* Profile.stack: a new stack, its id the shared int of that number */
-        if (PyErr_Occurred()) goto done;
-        if (!(sid = shared_int(F->ints, PyList_GET_SIZE(F->stacks)))) goto done;
-        Py_INCREF(sid);
-        if (PyDict_SetItem(F->stack_ix, stack, sid) < 0 ||
-            PyList_Append(F->stacks, stack) < 0) {
-            Py_CLEAR(sid);
-            goto done;
-        }
+    /* Profile.stack: a new stack's id is the shared int of its number (one hash of the
+     * tuple and one probe: setdefault) */
+    PyObject *next = shared_int(F->ints, PyList_GET_SIZE(F->stacks));
+    if (!next || !(sid = PyDict_SetDefault(F->stack_ix, stack, next))) goto done;
+    Py_INCREF(sid);
+    if (sid == next && PyList_Append(F->stacks, stack) < 0) {
+        Py_CLEAR(sid);
+        goto done;
     }
     if (cache_store(cache, (uint64_t)((long long)(pid + 1) << 32 | (uint32_t)cid), key,
                     sid) < 0) {
