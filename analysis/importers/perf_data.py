@@ -910,9 +910,9 @@ class _Reader:
         """What the frames of mapping `m` of process `pid` (None: in no mapping) are
         located by, the same for all of them: [m, DSO path, build-id, its location
         tables, offset rule (0 none, 1 the address, 2 address - start + pgoff), start,
-        pgoff, the kernel's _text address to record (0: none), mapping kind, None]. The
-        compiled replay keeps one per (process, mapping) and stores the mapping id in
-        the last item; holding m keeps its id() a valid key."""
+        pgoff, the kernel's _text address to record (0: none), mapping kind, None, None].
+        The compiled replay keeps one per (process, mapping) and stores the mapping id
+        and its basename in the last two items; holding m keeps its id() a valid key."""
         kernel_text = 0
         if m is None and kernel and not spaces.kernel.maps:
             path, rule, bid = "[kernel.kallsyms]", 1, ""
@@ -931,11 +931,11 @@ class _Reader:
         if tables is None:  # (offset or address -> location: compiled tables)
             tables = locs[path] = (*_frame_caches(), *_frame_caches())
         return [m, path, bid, tables, rule, m.start if m else 0, m.pgoff if m else 0,
-                kernel_text, KERNEL if kernel and path != "[unknown]" else None, None]
+                kernel_text, KERNEL if kernel and path != "[unknown]" else None, None, None]
 
     def _locate_in(self, info: list, depth: int, addr: int, cache: tuple[dict, dict]) -> int:
         """_locate given the frame's _map_info (what _scan's compiled frame miss does)."""
-        _m, path, bid, tables, rule, start, pgoff, kernel_text, kind, _mid = info
+        _m, path, bid, tables, rule, start, pgoff, kernel_text, kind = info[:9]
         is_return = depth > 0  # callers: return addresses
         if rule == 0:
             offset, table, value = None, tables[2 + is_return], addr

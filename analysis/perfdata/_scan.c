@@ -867,7 +867,8 @@ static inline int cache_store(PyObject *cache, uint64_t v, PyObject *addr_o, PyO
  * the Python frame_miss, before anything is changed. */
 
 /* the items of a _map_info list */
-enum { I_M, I_PATH, I_BID, I_TABLES, I_RULE, I_START, I_PGOFF, I_KTEXT, I_KIND, I_MID, I_N };
+enum { I_M, I_PATH, I_BID, I_TABLES, I_RULE, I_START, I_PGOFF, I_KTEXT, I_KIND, I_MID,
+       I_BASE, I_N };
 
 typedef struct {
     PyObject *procs, *kernel_maps, *user_infos, *kernel_infos, *map_info, *mapping,
@@ -1022,7 +1023,7 @@ static PyObject *locator_info(Locator *L, uint64_t addr, int kernel, PyObject *p
                                             m ? m : Py_None, NULL);
         if (info && (!PyList_CheckExact(info) || PyList_GET_SIZE(info) != I_N)) {
             Py_CLEAR(info);
-            PyErr_SetString(PyExc_TypeError, "replay_run: map_info gives a list of 10");
+            PyErr_SetString(PyExc_TypeError, "replay_run: map_info gives a list of 11");
         }
         if (info && PyDict_SetItem(infos, key, info) < 0) Py_CLEAR(info);
         Py_XDECREF(info);  /* (the dict holds it) */
@@ -1100,9 +1101,12 @@ static PyObject *locator_new(Locator *L, PyObject *info, PyObject *addr_o, uint6
         if (is_unknown)
             name = addr ? hex_name("", NULL, addr) : (Py_INCREF(s_unknown), s_unknown);
         else if (offset_o != Py_None && !is_kernel) {
-            if (!(base = PyObject_GetAttr(mapping, s_basename))) goto done;
+            base = PyList_GET_ITEM(info, I_BASE);  /* (the mapping's, once per info) */
+            if (base == Py_None) {
+                if (!(base = PyObject_GetAttr(mapping, s_basename))) goto done;
+                PyList_SetItem(info, I_BASE, base);  /* (steals it; info holds it) */
+            }
             name = hex_name("+", base, offset);
-            Py_DECREF(base);
         } else
             name = hex_name("", NULL, addr);
         if (!name) goto done;
