@@ -13,6 +13,7 @@ import struct
 import sys
 from array import array
 from dataclasses import asdict
+from operator import attrgetter
 from typing import BinaryIO
 
 from . import jsonio, tree_index
@@ -39,15 +40,19 @@ def _doc_chunks(profile: Profile):
     """The JSON document of the tables, in pieces: byte for byte orjson's encoding of the
     whole document (no spaces, keys in this order), never all of it in memory."""
     dumps = jsonio.dumps
+    # rows as tuples from attrgetter (orjson writes a tuple as the list it was): no
+    # Python-level list per row (a diverse capture has 60,000 locations and functions;
+    # the stacks are tuples already)
+    six = attrgetter("mapping_id", "address", "functions", "dso_offset", "symbol_offset",
+                     "is_return")
     tables = (
-        ("mappings", lambda m: [m.path, m.kind, m.build_id, m.start, m.limit, m.pgoff,
-                                m.deleted], profile.mappings),
-        ("functions", lambda f: [f.name, f.system_name, f.mapping_id, f.resolved],
+        ("mappings", attrgetter("path", "kind", "build_id", "start", "limit", "pgoff",
+                                "deleted"), profile.mappings),
+        ("functions", attrgetter("name", "system_name", "mapping_id", "resolved"),
          profile.functions),
-        ("locations", lambda loc: [loc.mapping_id, loc.address, list(loc.functions),
-                                   loc.dso_offset, loc.symbol_offset, loc.is_return] +
-         ([[list(x) for x in loc.lines]] if loc.lines else []), profile.locations),
-        ("stacks", list, profile.stacks),
+        ("locations", lambda loc: six(loc) + (loc.lines,) if loc.lines else six(loc),
+         profile.locations),
+        ("stacks", None, profile.stacks),
     )
     yield b'{"meta":' + dumps(asdict(profile.meta))
     for key, row, rows in tables:
@@ -55,7 +60,8 @@ def _doc_chunks(profile: Profile):
         for i in range(0, len(rows), _ROWS):
             if i:
                 yield b","
-            yield dumps([row(x) for x in rows[i:i + _ROWS]])[1:-1]
+            part = rows[i:i + _ROWS]
+            yield dumps(part if row is None else list(map(row, part)))[1:-1]
         yield b"]"
     rest = dumps({
         "events": [[e.name, e.frequency, e.period] for e in profile.events],

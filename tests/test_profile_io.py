@@ -91,3 +91,25 @@ def test_loading_runs_no_cyclic_collection_and_restores_the_collector(monkeypatc
         gc.set_threshold(*threshold)
         gc.enable()
     assert during == [(False, 0), (False, 0)]
+
+
+def test_locations_with_source_lines_are_the_one_document_too():
+    """A location with (file, line) pairs (DWARF line tables) is written with them, as
+    the whole document's encoding writes it; one without has no such item."""
+    from analysis.profile import Profile
+    p = Profile()
+    p.event("cpu-clock")
+    m = p.mapping("/usr/bin/a")
+    f, g = p.function("f", m), p.function("g \"quoted\"", m)
+    a = p.add_location(m, 0x10, (f, g), dso_offset=0x10)
+    p.locations[a].lines = (("src/a.c", 12), ("src/b\\u00e9.h", 3))
+    b = p.add_location(m, 0x20, (f,), symbol_offset=4, is_return=True)
+    p.add_sample(p.stack((a, b)))
+    out = io.BytesIO()
+    profile_io.dump(p, out)
+    data = out.getvalue()
+    n = int.from_bytes(data[8:16], "little")
+    assert data[16:16 + n] == _tables(p)
+    assert b'[0,16,[0,1],16,null,false,[["src/a.c",12],' in data
+    again = profile_io.load(io.BytesIO(data))
+    assert again.locations[a].lines == p.locations[a].lines and again.locations[b].lines == ()
