@@ -57,4 +57,24 @@ static inline int dc_slot_offsets(PyObject *cls, PyObject *fields, Py_ssize_t *s
     memcpy(slots, off, n * sizeof(Py_ssize_t));
     return 0;
 }
+/* spec: None, or (names, defaults of the fields past `given`) as profile.init_fields gives
+ * them; *names and *defaults borrowed from it (NULL for None: dc_make calls the class),
+ * slots filled by dc_slot_offsets; -1 with an exception */
+static inline int dc_fields(PyObject *cls, PyObject *spec, Py_ssize_t given,
+                            PyObject **names, PyObject **defaults, Py_ssize_t *slots) {
+    *names = *defaults = NULL;
+    slots[0] = -1;
+    if (spec == Py_None) return 0;
+    PyObject *nm, *df;
+    if (!PyArg_ParseTuple(spec, "O!O!;fields are (names, defaults)", &PyTuple_Type, &nm,
+                          &PyTuple_Type, &df))
+        return -1;
+    if (!PyType_Check(cls) || PyTuple_GET_SIZE(nm) != given + PyTuple_GET_SIZE(df)) {
+        PyErr_SetString(PyExc_ValueError, "fields of another class");
+        return -1;
+    }
+    *names = nm;
+    *defaults = df;
+    return dc_slot_offsets(cls, nm, slots);
+}
 #endif

@@ -69,19 +69,9 @@ static PyObject *locations(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &rows, &cls, &spec, &PyList_Type,
                           &ints))
         return NULL;
-    PyObject *names = NULL, *defaults = NULL;
+    PyObject *names, *defaults;
     Py_ssize_t slots[DC_MAX_FIELDS];
-    slots[0] = -1;
-    if (spec != Py_None) {
-        if (!PyArg_ParseTuple(spec, "O!O!;locations: fields are (names, defaults)",
-                              &PyTuple_Type, &names, &PyTuple_Type, &defaults))
-            return NULL;
-        if (PyTuple_GET_SIZE(names) != 8 + PyTuple_GET_SIZE(defaults)) {
-            PyErr_SetString(PyExc_ValueError, "locations: fields of another class");
-            return NULL;
-        }
-        if (dc_slot_offsets(cls, names, slots) < 0) return NULL;
-    }
+    if (dc_fields(cls, spec, 8, &names, &defaults, slots) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(rows);
     PyObject *out = PyList_New(0), *empty = PyTuple_New(0);
     if (!out || !empty) goto fail;
@@ -151,19 +141,9 @@ static PyObject *functions(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &rows, &cls, &spec, &PyList_Type,
                           &ints))
         return NULL;
-    PyObject *names = NULL, *defaults = NULL;
+    PyObject *names, *defaults;
     Py_ssize_t slots[DC_MAX_FIELDS];
-    slots[0] = -1;
-    if (spec != Py_None) {
-        if (!PyArg_ParseTuple(spec, "O!O!;functions: fields are (names, defaults)",
-                              &PyTuple_Type, &names, &PyTuple_Type, &defaults))
-            return NULL;
-        if (PyTuple_GET_SIZE(names) != 5 + PyTuple_GET_SIZE(defaults)) {
-            PyErr_SetString(PyExc_ValueError, "functions: fields of another class");
-            return NULL;
-        }
-        if (dc_slot_offsets(cls, names, slots) < 0) return NULL;
-    }
+    if (dc_fields(cls, spec, 5, &names, &defaults, slots) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(rows);
     if (n > PyList_GET_SIZE(ints)) Py_RETURN_NONE;
     PyObject *out = PyList_New(0);

@@ -1833,6 +1833,28 @@ done:
     return out;
 }
 
+/* the writable buffer of 1, 4 or 8 byte items fill and keep_where store into, and the
+ * value to store (an int, modulo the item's size); 0, or -1 with an exception */
+static int store_open(PyObject *oo, PyObject *vo, Py_buffer *o, unsigned long long *v,
+                      const char *who) {
+    *v = PyLong_AsUnsignedLongLongMask(vo);
+    if (*v == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    if (PyObject_GetBuffer(oo, o, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return -1;
+    if (o->itemsize != 1 && o->itemsize != 4 && o->itemsize != 8) {
+        PyBuffer_Release(o);
+        PyErr_Format(PyExc_TypeError, "%s: items of 1, 4 or 8 bytes", who);
+        return -1;
+    }
+    return 0;
+}
+
+static inline void store_item(const Py_buffer *o, Py_ssize_t i, unsigned long long v) {
+    char *at = (char *)o->buf + i * o->itemsize;
+    if (o->itemsize == 1) *(uint8_t *)at = (uint8_t)v;
+    else if (o->itemsize == 4) *(uint32_t *)at = (uint32_t)v;
+    else *(uint64_t *)at = (uint64_t)v;
+}
+
 PyDoc_STRVAR(fill_doc,
 "fill(out, ids, value)\n\n"
 "out[i] = value for each i of ids (bytes of int32): out a writable buffer of 1, 4 or 8\n"
@@ -1842,33 +1864,23 @@ PyDoc_STRVAR(fill_doc,
 static PyObject *fill(PyObject *self, PyObject *args) {
     PyObject *oo, *io, *vo;
     if (!PyArg_ParseTuple(args, "OOO!", &oo, &io, &PyLong_Type, &vo)) return NULL;
-    unsigned long long v = PyLong_AsUnsignedLongLongMask(vo);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    unsigned long long v;
     Py_buffer o, ix;
-    if (PyObject_GetBuffer(oo, &o, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    if (store_open(oo, vo, &o, &v, "fill") < 0) return NULL;
     if (buf_of(io, &ix, 4, 0, "ids") < 0) {
         PyBuffer_Release(&o);
         return NULL;
     }
     PyObject *res = NULL;
-    Py_ssize_t size = o.itemsize, n = o.len / (size ? size : 1);
+    Py_ssize_t n = o.len / o.itemsize;
     const int32_t *ids = ix.buf;
-    if (size != 1 && size != 4 && size != 8) {
-        PyErr_SetString(PyExc_TypeError, "fill: items of 1, 4 or 8 bytes");
-        goto done;
-    }
     for (Py_ssize_t k = 0; k < ix.len / 4; k++) {
         if (ids[k] < 0 || ids[k] >= n) {
             PyErr_SetString(PyExc_IndexError, "fill: an id out of range");
             goto done;
         }
     }
-    for (Py_ssize_t k = 0; k < ix.len / 4; k++) {
-        char *at = (char *)o.buf + (Py_ssize_t)ids[k] * size;
-        if (size == 1) *(uint8_t *)at = (uint8_t)v;
-        else if (size == 4) *(uint32_t *)at = (uint32_t)v;
-        else *(uint64_t *)at = (uint64_t)v;
-    }
+    for (Py_ssize_t k = 0; k < ix.len / 4; k++) store_item(&o, ids[k], v);
     res = Py_None;
     Py_INCREF(res);
 done:
@@ -2446,31 +2458,23 @@ PyDoc_STRVAR(keep_where_doc,
 static PyObject *keep_where(PyObject *self, PyObject *args) {
     PyObject *oo, *fo, *vo;
     if (!PyArg_ParseTuple(args, "OOO!", &oo, &fo, &PyLong_Type, &vo)) return NULL;
-    unsigned long long v = PyLong_AsUnsignedLongLongMask(vo);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    unsigned long long v;
     Py_buffer o, fl;
-    if (PyObject_GetBuffer(oo, &o, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    if (store_open(oo, vo, &o, &v, "keep_where") < 0) return NULL;
     if (buf_of(fo, &fl, 1, 0, "flags") < 0) {
         PyBuffer_Release(&o);
         return NULL;
     }
     PyObject *res = NULL;
-    Py_ssize_t size = o.itemsize, n = fl.len;
     const char *f = fl.buf;
-    if ((size != 1 && size != 4 && size != 8) || o.len != n * size) {
-        PyErr_SetString(PyExc_ValueError, "keep_where: items of 1, 4 or 8 bytes, one a flag");
-        goto done;
+    if (o.len != fl.len * o.itemsize) {
+        PyErr_SetString(PyExc_ValueError, "keep_where: one flag an item");
+    } else {
+        for (Py_ssize_t i = 0; i < fl.len; i++)
+            if (!f[i]) store_item(&o, i, v);
+        res = Py_None;
+        Py_INCREF(res);
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (f[i]) continue;
-        char *at = (char *)o.buf + i * size;
-        if (size == 1) *(uint8_t *)at = (uint8_t)v;
-        else if (size == 4) *(uint32_t *)at = (uint32_t)v;
-        else *(uint64_t *)at = (uint64_t)v;
-    }
-    res = Py_None;
-    Py_INCREF(res);
-done:
     PyBuffer_Release(&o);
     PyBuffer_Release(&fl);
     return res;

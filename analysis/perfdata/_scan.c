@@ -881,25 +881,6 @@ typedef struct {
 static PyObject *s_starts, *s_maps, *s_end, *s_kind, *s_build_id, *s_pgoff, *s_basename,
     *s_unknown;
 
-/* fields: None, or (names, defaults of the fields past `given`) (profile.init_fields) */
-static int locator_fields(PyObject *cls, PyObject *spec, Py_ssize_t given, PyObject **names,
-                          PyObject **defaults, Py_ssize_t *slots) {
-    *names = *defaults = NULL;
-    slots[0] = -1;
-    if (spec == Py_None) return 0;
-    PyObject *nm, *df;
-    if (!PyArg_ParseTuple(spec, "O!O!;replay_run: fields are (names, defaults)",
-                          &PyTuple_Type, &nm, &PyTuple_Type, &df))
-        return -1;
-    if (!PyType_Check(cls) || PyTuple_GET_SIZE(nm) != given + PyTuple_GET_SIZE(df)) {
-        PyErr_SetString(PyExc_ValueError, "replay_run: fields of another class");
-        return -1;
-    }
-    *names = nm;
-    *defaults = df;
-    return dc_slot_offsets(cls, nm, slots);
-}
-
 static int locator_open(Locator *L, PyObject *t, PyObject *ints) {
     PyObject *ff, *lf;
     if (!PyArg_ParseTuple(t, "O!OO!O!OOO!O!O!O!OOOOOO;replay_run: locator is (procs, "
@@ -914,10 +895,8 @@ static int locator_open(Locator *L, PyObject *t, PyObject *ints) {
                           &L->UNKNOWN))
         return -1;
     L->ints = ints;
-    if (locator_fields(L->Function, ff, 5, &L->func_fields, &L->func_defaults,
-                       L->func_slots) < 0 ||
-        locator_fields(L->Location, lf, 7, &L->loc_fields, &L->loc_defaults,
-                       L->loc_slots) < 0)
+    if (dc_fields(L->Function, ff, 5, &L->func_fields, &L->func_defaults, L->func_slots) < 0 ||
+        dc_fields(L->Location, lf, 7, &L->loc_fields, &L->loc_defaults, L->loc_slots) < 0)
         return -1;
     return 0;
 }
