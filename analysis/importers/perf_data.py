@@ -192,9 +192,8 @@ class _Reader:
         self.bad = 0  # records that do not decode with their layout
         self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
         self.dwarf = False
-        #: frame -> location while the maps stay the same: per pid, and the kernel's
-        # (leaf, caller) frame caches: address -> location, per process and the kernel's
-        # (leaf, caller) frame caches, address -> location, per process and the kernel's
+        #: frame -> location while the maps stay the same: (leaf, caller) frame caches,
+        # address -> location, per pid, and the kernel's
         self._user_frames: dict[int, tuple[_scan.FrameCache, _scan.FrameCache]] = {}
         self._kernel_frames = _frame_caches()
         #: the replay's own interning, cheaper than the profile's (whose indexes are built
@@ -898,7 +897,7 @@ class _Reader:
         return sid
 
     def _locate(self, depth: int, addr: int, kernel: bool, procs, spaces: AddressSpaces,
-                pid: int, locs: dict, build_ids: dict, cache: tuple[dict, dict]) -> int:
+                pid: int, locs: dict, build_ids: dict, cache: tuple) -> int:
         """The location of a frame not in its frame cache (the same frame recurs in many
         chains: its location is found once per address space and cached)."""
         m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
@@ -933,7 +932,7 @@ class _Reader:
         return [m, path, bid, tables, rule, m.start if m else 0, m.pgoff if m else 0,
                 kernel_text, KERNEL if kernel and path != "[unknown]" else None, None, None]
 
-    def _locate_in(self, info: list, depth: int, addr: int, cache: tuple[dict, dict]) -> int:
+    def _locate_in(self, info: list, depth: int, addr: int, cache: tuple) -> int:
         """_locate given the frame's _map_info (what _scan's compiled frame miss does)."""
         _m, path, bid, tables, rule, start, pgoff, kernel_text, kind = info[:9]
         is_return = depth > 0  # callers: return addresses
