@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from analysis.aggregate import _weigh
-from analysis.aggregate.functions import StackFunctions, stack_functions
+from analysis.aggregate.functions import (StackFunctions, first_seen_sort, ranked_arrays,
+                                         stack_functions)
 from analysis.aggregate.selection import stack_weights
 from analysis.importers import load
 from analysis.profile import Profile
@@ -68,13 +69,13 @@ def _check(profile: Profile, weights: dict[int, int]) -> None:
     got = _weigh.function_sums(weights, profile.stacks, lf)
     want = _python_function_sums(profile, weights)
     assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
-    # the same sums into arrays by function id, ids in the total dict's order
-    n = len(profile.functions)
-    order, self_a, total_a = array("i", [0]) * n, array("q", [0]) * n, array("q", [0]) * n
-    used = _weigh.function_arrays(weights, profile.stacks, lf, order, self_a, total_a)
-    assert list(order[:used]) == list(want[1])
-    assert [total_a[f] for f in order[:used]] == list(want[1].values())
-    assert {f: self_a[f] for f in order[:used] if self_a[f]} == want[0]
+    # the same sums ranked into arrays by function id (no set per stack): put in first-seen
+    # order (first stack, then that stack's set), the ids are the total dict's
+    ids, self_a, total_a, first = ranked_arrays(profile, weights, table)
+    order = first_seen_sort(list(ids), lambda f: 0, int, first, weights, table.of)
+    assert order == list(want[1])
+    assert [total_a[f] for f in order] == list(want[1].values())
+    assert {f: self_a[f] for f in order if self_a[f]} == want[0]
     assert sum(self_a) == sum(want[0].values())
     got = _weigh.mapping_sums(weights, profile.stacks,
                               [loc.mapping_id for loc in profile.locations])
@@ -234,10 +235,9 @@ def test_diagnosis_stack_questions_equal_python(name):
         for f in set(ctx.funcs[sid]):
             acc[f] = acc.get(f, 0) + w
     assert list(_weigh.totals(weights, profile.stacks, lf).items()) == list(acc.items())
-    order, total = array("i", [0]) * len(profile.functions), array("q", [0]) * len(
-        profile.functions)
-    used = _weigh.function_arrays(weights, profile.stacks, lf, order, None, total)
-    assert [(f, total[f]) for f in order[:used]] == list(acc.items())
+    ids, _, total, first = ranked_arrays(profile, weights, ctx.stack_funcs)
+    order = first_seen_sort(list(ids), lambda f: 0, int, first, weights, ctx.stack_funcs.of)
+    assert [(f, total[f]) for f in order] == list(acc.items())
     # Context.top_functions sums big sets of stacks into arrays: the same rows
     from analysis.diagnosis import context
     pred = [lambda f: True, lambda f: not ctx.passes_through(f), lambda f: f % 3 == 1]
@@ -682,14 +682,14 @@ def test_leaf_values_of_made_up_stacks():
 
 
 def _python_top(ctx, stacks, pred, n):
-    """Context.top_functions' large-subset path as it was: function_arrays' first-seen
-    order (a set per stack), then heapq.nlargest."""
+    """Context.top_functions' large-subset path as it was: totals summed stack by stack
+    over each stack's set of functions (first-seen order), then heapq.nlargest."""
     import heapq
-    nf = len(ctx.profile.functions)
-    order, total = array("i", [0]) * nf, array("q", [0]) * nf
-    used = _weigh.function_arrays(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
-                                  order, None, total)
-    return heapq.nlargest(n, ((f, total[f]) for f in order[:used] if pred(f)),
+    total: dict[int, int] = {}
+    for sid, w in stacks.items():
+        for f in set(ctx.stack_funcs.of(sid)):
+            total[f] = total.get(f, 0) + w
+    return heapq.nlargest(n, ((f, t) for f, t in total.items() if pred(f)),
                           key=lambda r: r[1])
 
 
@@ -905,3 +905,23 @@ def test_location_mappings_and_lookup_bytes():
         _weigh.lookup_bytes(b"xyz", array("i", [3]))
     with pytest.raises(ValueError):
         _weigh.lookup_bytes(b"xyz", b"abc")
+
+
+def test_top_ranked_ties_take_each_function_s_place_in_its_own_first_stack():
+    """Two groups of ties: 12, 3, 1 and 9 first met in stack A, 5 and 17 in stack B, which
+    has 9 too. 9's place in A's set orders it among A's functions, not its place in B's
+    (which, taken, moved it first)."""
+    from analysis.diagnosis.context import Context
+    p = Profile()
+    p.event("cpu-clock")
+    m = p.mapping("/usr/bin/a")
+    fs = [p.function(f"f{i}", m) for i in range(20)]
+    locs = [p.add_location(m, 0x1000 + 16 * i, (fs[i],)) for i in range(20)]
+    for ids in ((12, 3, 1, 9), (9, 5, 17), (12, 3, 1)):
+        p.add_sample(p.stack(tuple(locs[i] for i in ids)))
+    ctx = Context.build(p)
+    stacks = dict(ctx.weights)
+    got = ctx._top_ranked(stacks, lambda f: True, 6)
+    assert got == _python_top(ctx, stacks, lambda f: True, 6)
+    assert [f for f, _ in got] == list(set([12, 3, 1, 9])) + \
+        [f for f in set([9, 5, 17]) if f != 9]

@@ -198,112 +198,6 @@ fail:
     return NULL;
 }
 
-PyDoc_STRVAR(function_arrays_doc,
-"function_arrays(weights, stacks, loc_functions, order, self, total) -> n\n\n"
-"function_sums into arrays indexed by function id (self and total: array('q') as long as\n"
-"the functions, zero; self None: totals only): order[:n] (an array('i') as long) are the\n"
-"function ids in the order function_sums' total dict has them.");
-
-static PyObject *function_arrays(PyObject *self, PyObject *args) {
-    PyObject *weights, *stacks, *lf, *o_order, *o_self, *o_total;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOO", &PyDict_Type, &weights, &PyList_Type, &stacks,
-                          &PyList_Type, &lf, &o_order, &o_self, &o_total))
-        return NULL;
-    Py_buffer b_order, b_self, b_total;
-    int have_self = o_self != Py_None;
-    if (buf_of(o_order, &b_order, 4, 1, "order") < 0) return NULL;
-    if (have_self && buf_of(o_self, &b_self, 8, 1, "self") < 0) {
-        PyBuffer_Release(&b_order);
-        return NULL;
-    }
-    if (buf_of(o_total, &b_total, 8, 1, "total") < 0) {
-        PyBuffer_Release(&b_order);
-        if (have_self) PyBuffer_Release(&b_self);
-        return NULL;
-    }
-    Py_ssize_t nf = b_total.len / 8, n = 0;
-    int *order = b_order.buf;
-    long long *sw = have_self ? b_self.buf : NULL, *tw = b_total.buf;
-    char *seen = NULL;
-    /* stamp[f]: the number of the last stack f was added for (a function twice in a
-     * stack, through recursion or inlining, counts once in its total) */
-    int32_t *stamp = NULL, cur = 0;
-    PyObject *set = PySet_New(NULL), *result = NULL;
-    if (!set) goto done;
-    if ((have_self && b_self.len / 8 != nf) || b_order.len / 4 != nf) {
-        PyErr_SetString(PyExc_ValueError, "function_arrays: arrays of different lengths");
-        goto done;
-    }
-    if (!(seen = PyMem_Calloc(nf ? nf : 1, 1)) ||
-        !(stamp = PyMem_Calloc(nf ? nf : 1, sizeof(int32_t)))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_ssize_t pos = 0;
-    PyObject *sid, *w;
-    while (PyDict_Next(weights, &pos, &sid, &w)) {
-        if (++cur == INT32_MAX) {
-            memset(stamp, 0, nf * sizeof(int32_t));
-            cur = 1;
-        }
-        long long wv = PyLong_AsLongLong(w);
-        if (wv == -1 && PyErr_Occurred()) goto done;
-        PyObject *st = stack_of(stacks, sid);
-        if (!st) goto done;
-        if (sw) {
-            int none;
-            PyObject *owner = owner_of(st, lf, &none);
-            if (!owner) goto done;
-            if (none) continue;
-            Py_ssize_t o = index_of(owner, nf, "a function id");
-            if (o < 0) goto done;
-            sw[o] += wv;
-        }
-        int fresh = 0;  /* a function no stack before had */
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st); k++) {
-            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
-            if (!fs) goto done;
-            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
-                Py_ssize_t i = index_of(PyTuple_GET_ITEM(fs, j), nf, "a function id");
-                if (i < 0) goto done;
-                if (stamp[i] != cur) {
-                    stamp[i] = cur;
-                    tw[i] += wv;
-                    fresh |= !seen[i];
-                }
-            }
-        }
-        if (!fresh) continue;
-        /* the new functions in the order the stack's set of them iterates in (what
-         * top_functions' dict was filled in) */
-        if (fill_set(set, st, lf) < 0) goto done;
-        PyObject *it = PyObject_GetIter(set), *f;
-        if (!it) goto done;
-        while ((f = PyIter_Next(it))) {
-            Py_ssize_t i = index_of(f, nf, "a function id");
-            Py_DECREF(f);
-            if (i < 0) {
-                Py_DECREF(it);
-                goto done;
-            }
-            if (!seen[i]) {
-                seen[i] = 1;
-                order[n++] = (int)i;
-            }
-        }
-        Py_DECREF(it);
-        if (PyErr_Occurred()) goto done;
-    }
-    result = PyLong_FromSsize_t(n);
-done:
-    PyMem_Free(seen);
-    PyMem_Free(stamp);
-    Py_XDECREF(set);
-    PyBuffer_Release(&b_order);
-    if (have_self) PyBuffer_Release(&b_self);
-    PyBuffer_Release(&b_total);
-    return result;
-}
 PyDoc_STRVAR(mapping_sums_doc,
 "mapping_sums(weights, stacks, loc_mapping) -> (self, total)\n\n"
 "The loop of functions.top_dsos: per stack, its leaf location's mapping gets the weight as\n"
@@ -1682,67 +1576,59 @@ PyDoc_STRVAR(function_columns_doc,
 "Of each Function of the list, in id order: `resolved` (bytes, 1 or 0) and `mapping_id`\n"
 "(bytes of int32, each >= 0).");
 
+/* field `name` of each object of the list (Function or Location of profile.py, whose
+ * fields are slots, read in place; any other object by attribute) as bytes: a flag a
+ * byte (flag), or an int32 >= 0; NULL with an exception */
+static PyObject *field_column(PyObject *list, const char *name, int flag, const char *who) {
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, flag ? n : 4 * n),
+             *names = out ? Py_BuildValue("(s)", name) : NULL;
+    if (!names) goto fail;
+    char *b = PyBytes_AS_STRING(out);
+    PyTypeObject *cls = n ? Py_TYPE(PyList_GET_ITEM(list, 0)) : NULL;
+    Py_ssize_t slot[1] = {-1};
+    if (cls && dc_slot_offsets((PyObject *)cls, names, slot) < 0) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyList_GET_ITEM(list, i), *v;
+        if (slot[0] >= 0 && Py_IS_TYPE(o, cls)) {
+            v = *(PyObject **)((char *)o + slot[0]);
+            Py_XINCREF(v);
+            if (!v) PyErr_Format(PyExc_AttributeError, "%s: %s unset", who, name);
+        } else {
+            v = PyObject_GetAttr(o, PyTuple_GET_ITEM(names, 0));
+        }
+        if (!v) goto fail;
+        long x = flag ? PyObject_IsTrue(v) : PyLong_AsLong(v);
+        Py_DECREF(v);
+        if (x == -1 && PyErr_Occurred()) goto fail;
+        if (flag) {
+            b[i] = (char)x;
+        } else if (x < 0 || x > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s: a %s out of range", who, name);
+            goto fail;
+        } else {
+            int32_t w = (int32_t)x;
+            memcpy(b + 4 * i, &w, 4);
+        }
+    }
+    Py_DECREF(names);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(names);
+    return NULL;
+}
+
 static PyObject *function_columns(PyObject *self, PyObject *args) {
     PyObject *fl;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &fl)) return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(fl);
-    PyObject *res = PyBytes_FromStringAndSize(NULL, n), *map = res ?
-        PyBytes_FromStringAndSize(NULL, 4 * n) : NULL;
-    if (!map) goto fail;
-    char *r = PyBytes_AS_STRING(res);
-    int32_t *m = (int32_t *)PyBytes_AS_STRING(map);
-    /* the two fields are slots of Function (profile.py): read in place when they are */
-    PyObject *names = Py_BuildValue("(ss)", "resolved", "mapping_id");
-    if (!names) goto fail;
-    PyTypeObject *cls = n ? Py_TYPE(PyList_GET_ITEM(fl, 0)) : NULL;
-    Py_ssize_t slots[2] = {-1, -1};
-    int bad = cls && dc_slot_offsets((PyObject *)cls, names, slots) < 0;
-    if (bad) {
-        Py_DECREF(names);
-        goto fail;
+    PyObject *res = field_column(fl, "resolved", 1, "function_columns"),
+             *map = res ? field_column(fl, "mapping_id", 0, "function_columns") : NULL;
+    if (!map) {
+        Py_XDECREF(res);
+        return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *f = PyList_GET_ITEM(fl, i), *ro, *mo;
-        if (slots[0] >= 0 && Py_IS_TYPE(f, cls)) {
-            ro = *(PyObject **)((char *)f + slots[0]);
-            mo = *(PyObject **)((char *)f + slots[1]);
-            Py_XINCREF(ro);
-            Py_XINCREF(mo);
-        } else {
-            ro = PyObject_GetAttr(f, PyTuple_GET_ITEM(names, 0));
-            mo = ro ? PyObject_GetAttr(f, PyTuple_GET_ITEM(names, 1)) : NULL;
-        }
-        if (!ro || !mo) {
-            if (!PyErr_Occurred())  /* (an unset slot) */
-                PyErr_SetString(PyExc_AttributeError, "function_columns: a field unset");
-            Py_XDECREF(ro);
-            Py_XDECREF(mo);
-            Py_DECREF(names);
-            goto fail;
-        }
-        int t = PyObject_IsTrue(ro);
-        Py_DECREF(ro);
-        long v = t < 0 ? -1 : PyLong_AsLong(mo);
-        Py_DECREF(mo);
-        if (t < 0) {
-            Py_DECREF(names);
-            goto fail;
-        }
-        if ((v == -1 && PyErr_Occurred()) || v < 0 || v > INT32_MAX) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "function_columns: a mapping id out of range");
-            Py_DECREF(names);
-            goto fail;
-        }
-        r[i] = (char)t;
-        m[i] = (int32_t)v;
-    }
-    Py_DECREF(names);
     return Py_BuildValue("NN", res, map);
-fail:
-    Py_XDECREF(res);
-    Py_XDECREF(map);
-    return NULL;
 }
 
 PyDoc_STRVAR(split_functions_doc,
@@ -2157,7 +2043,7 @@ static PyObject *ranked_totals(PyObject *self, PyObject *args) {
         PyObject *st = stack_of(stacks, sid);
         if (!st) goto done;
         if (++cur == INT32_MAX) goto too_many;
-        if (sw) {  /* (function_arrays' self) */
+        if (sw) {  /* (function_sums' self) */
             int none;
             PyObject *owner = owner_of(st, lf, &none);
             if (!owner) goto done;
@@ -2580,36 +2466,7 @@ PyDoc_STRVAR(location_mappings_doc,
 static PyObject *location_mappings(PyObject *self, PyObject *args) {
     PyObject *ll;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &ll)) return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(ll);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, 4 * n), *names = NULL;
-    if (!out || !(names = Py_BuildValue("(s)", "mapping_id"))) goto fail;
-    int32_t *m = (int32_t *)PyBytes_AS_STRING(out);
-    PyTypeObject *cls = n ? Py_TYPE(PyList_GET_ITEM(ll, 0)) : NULL;
-    Py_ssize_t slot[1] = {-1};
-    if (cls && dc_slot_offsets((PyObject *)cls, names, slot) < 0) goto fail;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *loc = PyList_GET_ITEM(ll, i), *mo;
-        if (slot[0] >= 0 && Py_IS_TYPE(loc, cls)) {
-            mo = *(PyObject **)((char *)loc + slot[0]);
-            Py_XINCREF(mo);
-        } else {
-            mo = PyObject_GetAttr(loc, PyTuple_GET_ITEM(names, 0));
-        }
-        long v = mo ? PyLong_AsLong(mo) : -1;
-        Py_XDECREF(mo);
-        if ((v == -1 && PyErr_Occurred()) || !mo || v < 0 || v > INT32_MAX) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "location_mappings: a mapping id out of range");
-            goto fail;
-        }
-        m[i] = (int32_t)v;
-    }
-    Py_DECREF(names);
-    return out;
-fail:
-    Py_XDECREF(out);
-    Py_XDECREF(names);
-    return NULL;
+    return field_column(ll, "mapping_id", 0, "location_mappings");
 }
 
 PyDoc_STRVAR(lookup_bytes_doc,
@@ -2670,7 +2527,6 @@ static PyMethodDef methods[] = {
     {"unnamed_leaf_sums", unnamed_leaf_sums, METH_VARARGS, unnamed_leaf_sums_doc},
     {"stack_funcs", stack_funcs, METH_VARARGS, stack_funcs_doc},
     {"function_sums", function_sums, METH_VARARGS, function_sums_doc},
-    {"function_arrays", function_arrays, METH_VARARGS, function_arrays_doc},
     {"mapping_sums", mapping_sums, METH_VARARGS, mapping_sums_doc},
     {"location_weights", location_weights, METH_VARARGS, location_weights_doc},
     {"tree_index", tree_index, METH_VARARGS, tree_index_doc},

@@ -112,9 +112,9 @@ def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int]
     met in the stacks of `weights`: by the place of the first stack each is in, and
     within one stack in the order the set of its members (members(stack id): its
     functions, or its mappings, in stack order) iterates in, which is the order a dict
-    summed stack by stack over those sets had (_weigh.function_arrays and mapping_sums,
-    which the tests keep as the reference; only the items tied in both key and first
-    stack need a set)."""
+    summed stack by stack over those sets had (function_sums and mapping_sums, which
+    the tests keep as the reference; only the items tied in both key and first stack
+    need a set)."""
     out = sorted(items, key=lambda x: (key(x), first[fid(x)]))
     ties: dict = {}
     for x in out:
@@ -123,8 +123,9 @@ def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int]
     if any(c > 1 for c in ties.values()):
         sids, at = list(weights), {}
         for (_, place), c in ties.items():
-            if c > 1:
-                at.update((f, i) for i, f in enumerate(set(members(sids[place]))))
+            if c > 1:  # (an id's place in its own first stack's set, not a later one's)
+                at.update((f, i) for i, f in enumerate(set(members(sids[place])))
+                          if first[f] == place)
         out.sort(key=lambda x: (key(x), first[fid(x)], at.get(fid(x), 0)))
     return out
 
