@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 import re
-from array import array
 
 from .aggregate import _weigh
-from .profile import Profile, is_scheduler_event
+from .profile import Profile, compiled_column, is_scheduler_event
 
 _CLOCK_EVENTS = ("cpu-clock", "task-clock")
 _SLEEP = re.compile(r"(?:^|\s)sleep\s+(\d+(?:\.\d+)?)\s*$")
@@ -27,8 +26,8 @@ def time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | 
 
 def _time_range(profile: Profile, event_id: int | None) -> tuple[float, float] | None:
     whole = event_id is None or profile.only_event(event_id)
-    if type(profile.s_time) is array and profile.s_time.typecode == "d" and (
-            whole or type(profile.s_event) is array and profile.s_event.typecode == "i"):
+    if compiled_column(profile.s_time, "d") and (
+            whole or compiled_column(profile.s_event, "i")):
         # the same min and max without a float object per row
         return _weigh.time_span(profile.s_time, None, 0) if whole else \
             _weigh.time_span(profile.s_time, profile.s_event, event_id)

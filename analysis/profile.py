@@ -273,7 +273,7 @@ class Profile:
         def count() -> list[int]:
             counts = [0] * len(self.events)
             if self.unit_rows():
-                if _compiled_column(self.s_event, "i"):
+                if compiled_column(self.s_event, "i"):
                     from .aggregate import _weigh  # (aggregate imports this module)
                     try:
                         return _weigh.value_counts(self.s_event, len(self.events))
@@ -292,7 +292,7 @@ class Profile:
         def compute() -> bool:
             if not self.s_count:
                 return True
-            if _compiled_column(self.s_count, "q"):
+            if compiled_column(self.s_count, "q"):
                 from .aggregate import _weigh  # (aggregate imports this module)
                 return _weigh.int_max(self.s_count) == 1
             return max(self.s_count) == 1
@@ -371,9 +371,9 @@ NO_SAMPLES_NOTE = ("the capture holds no samples: the process did not run on a C
                    "perf recorded (idle, 0% CPU)")
 
 
-def _compiled_column(column, typecode: str) -> bool:
-    """The column is the array the compiled reductions read (a transform may have made
-    a list of one)."""
+def compiled_column(column, typecode: str) -> bool:
+    """The column is the array of that type the compiled reductions read (a transform
+    may have made a list of one)."""
     return type(column) is array and column.typecode == typecode
 
 

@@ -192,7 +192,7 @@ def test_missing_symbols_by_leaf_location_is_the_per_stack_count(name):
     profile = _spinpool(name, symbols=False)
     profile.locations[profile.stacks[sid][0]].functions = ()
     ctx = Context.build(profile)
-    assert -1 in ctx.leaf_functions()
+    assert () in ctx.stack_funcs.loc_functions
     again = rules.missing_symbols(ctx, t)
     want = rules._missing_symbols_by_stack(ctx, t)
     assert (again.samples, again.evidence) == (want.samples, want.evidence)

@@ -392,13 +392,6 @@ class Context:
         named, unnamed = _weigh.split_functions(used, *self.function_columns())
         return array("i", named), {m: array("i", f) for m, f in unnamed.items()}
 
-    def leaf_functions(self) -> list[int]:
-        """location -> its first function, or -1 when it has none: the leaf function of
-        every stack whose leaf is that location (`leaf` of the others), so rules can sum
-        per leaf location instead of asking each stack (once; not to be modified)."""
-        return self.memo("leaf_functions", lambda: [
-            fs[0] if fs else -1 for fs in self.stack_funcs.loc_functions])
-
     def busy_stacks(self) -> dict[int, int]:
         """Every stack but the idle task's (once; callers must not modify the dict)."""
         return self.memo("busy", lambda: self.select(busy=True))
