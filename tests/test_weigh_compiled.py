@@ -192,6 +192,13 @@ def test_diagnosis_stack_questions_equal_python(name):
         marked[f] = 2
     assert list(_weigh.first_marked(weights, profile.stacks, lf, marked, 2).items()) == \
         [(sid, f) for sid, f in want.items() if marked[f] == 2]
+    # the same into a column by stack id (-1 where there is none)
+    into = array("i", [-1]) * len(profile.stacks)
+    assert _weigh.first_marked(weights, profile.stacks, lf, marked, 2, into) is into
+    assert list(into) == [want[s] if s in want and marked[want[s]] == 2 else -1
+                          for s in range(len(profile.stacks))]
+    with pytest.raises(IndexError):  # a column too short for the stack ids
+        _weigh.first_marked(weights, profile.stacks, lf, marked, 1, array("i"))
     table = _user_functions(ctx)
     kernel = {m.id for m in profile.mappings if m.kind == "kernel"}
     assert table == [None if loc.mapping_id in kernel else loc.functions[-1]
@@ -770,19 +777,25 @@ def test_hot_library_passes_equal_the_python_loops(name):
             _python_hot_span(profile, weights, span)
     frames = {s: profile.locations[profile.stacks[s][0]].functions[0] for s in weights
               if profile.locations[profile.stacks[s][0]].functions}
+    column = array("i", [-1]) * len(profile.stacks)  # (the form the rule passes)
+    for s, f in frames.items():
+        column[s] = f
     group = array("i", (f % 3 - 1 for f in range(len(profile.functions))))  # -1, 0, 1
     want: dict = {}
     for s, f in frames.items():
         if group[f] >= 0:
             want.setdefault(group[f], {})[s] = weights[s]
-    got = _weigh.group_stacks(frames, group, weights)
+    got = _weigh.group_stacks(column, group, weights)
     assert [(g, list(d.items())) for g, d in got.items()] == \
         [(g, list(d.items())) for g, d in want.items()]
     flags = bytes(f.resolved for f in profile.functions)
     sub = {s: weights[s] for s in frames}
-    yes, no = _weigh.split_by_frame(sub, frames, flags)
+    yes, no = _weigh.split_by_frame(sub, column, flags)
     assert list(yes.items()) == [(s, w) for s, w in sub.items() if flags[frames[s]]]
     assert list(no.items()) == [(s, w) for s, w in sub.items() if not flags[frames[s]]]
+    if len(sub) < len(weights):  # a stack without a frame has no side to go to
+        with pytest.raises(KeyError):
+            _weigh.split_by_frame(weights, column, flags)
 
 
 def test_hot_span_of_made_up_leaves():

@@ -32,12 +32,13 @@ def _is_shared_object(dso: str) -> bool:
     return bool(re.search(r"\.so(\.|$)", dso.rsplit("/", 1)[-1]))
 
 
-def _library_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
-    """stack -> the frame its sample is the cost of, when that frame is in a well-known
-    library: its leaf's library, or, when the leaf is the C library or the kernel
-    (memcpy, malloc, a system call), the library that called them: malloc under
+def _library_frames(ctx: Context, stacks: dict[int, int]) -> array:
+    """By stack id, the frame its sample is the cost of (-1: none), when that frame is in
+    a well-known library: its leaf's library, or, when the leaf is the C library or the
+    kernel (memcpy, malloc, a system call), the library that called them: malloc under
     EVP_MD_CTX_copy_ex is OpenSSL's cost. The first frame that is in a library or does
-    not pass through decides (one compiled walk over the stacks)."""
+    not pass through decides (one compiled walk over the stacks). A column, not a dict:
+    nearly every busy stack has such a frame, and the dict was the rule's peak."""
     deciding = bytearray(len(ctx.profile.functions))  # 2: in a library, 1: deciding else
     for f in ctx.named:
         if ctx.library(f) is not None:
@@ -50,7 +51,7 @@ def _library_frames(ctx: Context, stacks: dict[int, int]) -> dict[int, int]:
         if value:
             _weigh.fill(deciding, fids, value)
     return _weigh.first_marked(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
-                               deciding, 2)
+                               deciding, 2, array("i", [-1]) * len(ctx.profile.stacks))
 
 
 def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):

@@ -61,5 +61,7 @@ def load(source: Source, fmt: str | None = None) -> Profile:
     name = fmt or detect(source)
     for mod in IMPORTERS + BINARY_IMPORTERS:
         if mod.NAME == name:
-            return mod.parse(source)
+            profile = mod.parse(source)
+            profile.drop_indexes()
+            return profile
     raise UnrecognizedFormat(f"unknown format {name!r}")

@@ -812,7 +812,7 @@ class _Reader:
         locs.clear()
         self._user_frames, self._kernel_frames = {}, _frame_caches()
         self._funcs, self._stacks, self._ints = {}, {}, []
-        p._function_ix = p._stack_ix = None
+        p.drop_indexes()
         # the other columns are the same values in time order; each file-order column
         # is dropped as soon as its copy is made (at 2M samples they are 72 MiB)
         n = len(order)
