@@ -229,14 +229,19 @@ def test_diagnosis_stack_questions_equal_python(name):
                     broken[s] = weights[s]
                     origin = b if kind[o] == 1 and n > 1 else o
                     origins[origin] = origins.get(origin, 0) + weights[s]
-            got = _weigh.cut_stacks(weights, *outs, count, kind, short)
-            assert (list(got[0].items()), list(got[1].items()), got[2], got[3]) == \
-                (list(broken.items()), list(origins.items()), user, deepest)
+            flags = bytearray(len(profile.stacks))
+            got = _weigh.cut_stacks(weights, *outs, count, kind, short, flags)
+            assert (got[0], list(got[1].items()), got[2], got[3]) == \
+                (sum(broken.values()), list(origins.items()), user, deepest)
+            assert [s for s in range(len(flags)) if flags[s]] == sorted(broken)
+            assert set(flags) <= {0, 1}
             cut += len(broken)
     assert cut
     with pytest.raises(ValueError):  # the columns say more stacks than the weights hold
-        _weigh.cut_stacks({}, *outs, count, kind, 2) if count else \
-            _weigh.cut_stacks({}, *outs, len(outs[0]) + 1, kind, 2)
+        _weigh.cut_stacks({}, *outs, count, kind, 2, flags) if count else \
+            _weigh.cut_stacks({}, *outs, len(outs[0]) + 1, kind, 2, flags)
+    with pytest.raises(IndexError):  # flags too short for the stack ids
+        _weigh.cut_stacks(weights, *outs, count, bytearray([1]) * len(kind), 9, bytearray())
     acc: dict[int, int] = {}
     for sid, w in weights.items():
         for f in set(ctx.funcs[sid]):
@@ -717,6 +722,13 @@ def test_top_ranked_equals_nlargest_in_first_seen_order(name):
             # the weighted stacks themselves: the sums the report's table shares
             assert ctx._top_ranked(ctx.weights, pred, n, ctx.ranked_arrays()) == \
                 _python_top(ctx, stacks, pred, n)
+    # a subset given as flags by stack id over the weights: as the subset's own dict
+    for keep in (lambda s: s % 2 == 0, lambda s: s % 7 == 3, lambda s: False):
+        only = bytearray(keep(s) for s in range(len(p.stacks)))
+        sub = {s: w for s, w in ctx.weights.items() if only[s]}
+        for pred in preds:
+            assert ctx.top_functions(ctx.weights, pred, 5, only=only) == \
+                [ctx.function_row(f, c) for f, c in _python_top(ctx, sub, pred, 5)]
 
 
 def test_top_ranked_breaks_ties_within_a_stack_by_its_set():

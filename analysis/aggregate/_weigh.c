@@ -1069,31 +1069,37 @@ done:
 }
 
 PyDoc_STRVAR(cut_stacks_doc,
-"cut_stacks(weights, sids, n, outer, before, count, kind, short)\n"
-"    -> (broken, origins, user_samples, deepest)\n\n"
+"cut_stacks(weights, sids, n, outer, before, count, kind, short, broken)\n"
+"    -> (broken_samples, origins, user_samples, deepest)\n\n"
 "stack_rules.broken_stacks over user_frames' output (its first `count` items, the stacks of\n"
 "`weights` in its order): kind[f] (a bytearray by function id) says of each outer function\n"
 "1 an address no file maps, 2 no thread entry point, 0 an entry point. A stack is broken\n"
 "when its outer function is of kind 1, or of kind 2 with at most `short` user frames.\n"
-"broken: {sid: weight} in the weights' order; origins: {function: weight} of the frame each\n"
+"broken[sid] (a bytearray by stack id, zero) is set to 1 for each broken stack, and their\n"
+"weights summed are broken_samples (a flag a stack, not a dict of most of the user stacks:\n"
+"25 MiB of the report's peak on a 4M-sample text); origins: {function: weight} of the frame each\n"
 "broken stack is cut in (the one before an unmapped outer frame, else the outer one), in\n"
 "the order first met; user_samples: the weights of all `count` stacks summed; deepest:\n"
 "the most user frames of one.");
 
 static PyObject *cut_stacks(PyObject *self, PyObject *args) {
-    PyObject *weights, *objs[4], *o_kind;
+    PyObject *weights, *objs[4], *o_kind, *o_broken;
     Py_ssize_t count;
     int shortest;
-    if (!PyArg_ParseTuple(args, "O!OOOOnOi", &PyDict_Type, &weights, &objs[0], &objs[1],
-                          &objs[2], &objs[3], &count, &o_kind, &shortest))
+    if (!PyArg_ParseTuple(args, "O!OOOOnOiO", &PyDict_Type, &weights, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &count, &o_kind, &shortest, &o_broken))
         return NULL;
-    Py_buffer bufs[5];
+    Py_buffer bufs[6];
     int got = 0;
     PyObject *broken = NULL, *origins = NULL, *user = NULL, *result = NULL;
     for (; got < 4; got++)
         if (buf_of(objs[got], &bufs[got], 4, 0, "a column") < 0) goto done;
     if (buf_of(o_kind, &bufs[4], 1, 0, "kind") < 0) goto done;
     got++;
+    if (buf_of(o_broken, &bufs[5], 1, 1, "broken") < 0) goto done;
+    got++;
+    unsigned char *flags = bufs[5].buf;
+    Py_ssize_t nflags = bufs[5].len;
     for (int i = 0; i < 4; i++)
         if (count < 0 || bufs[i].len / 4 < count) {
             PyErr_SetString(PyExc_ValueError, "cut_stacks: columns shorter than count");
@@ -1103,7 +1109,8 @@ static PyObject *cut_stacks(PyObject *self, PyObject *args) {
               *c_before = bufs[3].buf;
     const unsigned char *kind = bufs[4].buf;
     Py_ssize_t nkind = bufs[4].len;
-    if (!(broken = PyDict_New()) || !(origins = PyDict_New()) || !(user = PyLong_FromLong(0)))
+    if (!(broken = PyLong_FromLong(0)) || !(origins = PyDict_New()) ||
+        !(user = PyLong_FromLong(0)))
         goto done;
     long deepest = 0;
     Py_ssize_t pos = 0, k = 0;
@@ -1124,7 +1131,14 @@ static PyObject *cut_stacks(PyObject *self, PyObject *args) {
         }
         int kd = kind[outer];
         if (!(kd == 1 || (kd == 2 && n <= shortest))) continue;
-        if (PyDict_SetItem(broken, sid, w) < 0) goto done;
+        if (s < 0 || s >= nflags) {
+            PyErr_SetString(PyExc_IndexError, "cut_stacks: a stack id past broken");
+            goto done;
+        }
+        flags[s] = 1;
+        PyObject *bsum = PyNumber_Add(broken, w);
+        if (!bsum) goto done;
+        Py_SETREF(broken, bsum);
         long origin = kd == 1 && n > 1 ? before : outer;
         PyObject *key = PyLong_FromLong(origin);
         if (!key) goto done;
@@ -2015,14 +2029,16 @@ fail:
 }
 
 PyDoc_STRVAR(ranked_totals_doc,
-"ranked_totals(weights, stacks, loc_functions, total, first, self=None) -> bytes\n\n"
+"ranked_totals(weights, stacks, loc_functions, total, first, self=None, only=None) -> bytes\n\n"
 "Each function's total weight in these stacks (once per stack it is in) into `total`\n"
 "(array 'q' by function id, zero), and the place in `weights` of the first stack it is\n"
 "in into `first` (array 'i' by function id); returns the ids of the functions met\n"
 "(int32), by total, largest first, then by first. Ties of total and first are those a\n"
 "caller orders by the set of that stack's functions (Context.top_functions): no set is\n"
 "made here. `self` (array 'q' by function id, zero): each stack's weight added to the\n"
-"owner of its sampled address, as function_sums' self.");
+"owner of its sampled address, as function_sums' self. `only` (bytes by stack id): the\n"
+"stacks of `weights` it marks, the others passed over but counted in the places of `first`\n"
+"(a subset of the weights without a dict of it).");
 
 typedef struct {
     int64_t total;
@@ -2037,11 +2053,11 @@ static int ranked_cmp(const void *a, const void *b) {
 }
 
 static PyObject *ranked_totals(PyObject *self, PyObject *args) {
-    PyObject *weights, *stacks, *lf, *o_total, *o_first, *o_self = Py_None;
-    if (!PyArg_ParseTuple(args, "O!O!O!OO|O", &PyDict_Type, &weights, &PyList_Type, &stacks,
-                          &PyList_Type, &lf, &o_total, &o_first, &o_self))
+    PyObject *weights, *stacks, *lf, *o_total, *o_first, *o_self = Py_None, *o_only = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO|OO", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lf, &o_total, &o_first, &o_self, &o_only))
         return NULL;
-    Py_buffer bt, bf, bs = {0};
+    Py_buffer bt, bf, bs = {0}, bo = {0};
     if (buf_of(o_total, &bt, 8, 1, "total") < 0) return NULL;
     if (buf_of(o_first, &bf, 4, 1, "first") < 0) {
         PyBuffer_Release(&bt);
@@ -2052,6 +2068,13 @@ static PyObject *ranked_totals(PyObject *self, PyObject *args) {
         PyBuffer_Release(&bf);
         return NULL;
     }
+    if (o_only != Py_None && buf_of(o_only, &bo, 1, 0, "only") < 0) {
+        PyBuffer_Release(&bt);
+        PyBuffer_Release(&bf);
+        if (o_self != Py_None) PyBuffer_Release(&bs);
+        return NULL;
+    }
+    const unsigned char *only = o_only != Py_None ? bo.buf : NULL;
     Py_ssize_t nf = bt.len / 8, n = 0;
     int64_t *tw = bt.buf, *sw = bs.buf;
     int32_t *first = bf.buf, *stamp = NULL, cur = 0;
@@ -2069,6 +2092,14 @@ static PyObject *ranked_totals(PyObject *self, PyObject *args) {
     Py_ssize_t pos = 0, place = 0;
     PyObject *sid, *w;
     while (PyDict_Next(weights, &pos, &sid, &w)) {
+        if (only) {
+            Py_ssize_t o = index_of(sid, bo.len, "a stack id");
+            if (o < 0) goto done;
+            if (!only[o]) {
+                place++;
+                continue;
+            }
+        }
         long long wv = PyLong_AsLongLong(w);
         if (wv == -1 && PyErr_Occurred()) goto done;
         PyObject *st = stack_of(stacks, sid);
@@ -2118,6 +2149,7 @@ done:
     PyBuffer_Release(&bt);
     PyBuffer_Release(&bf);
     if (sw) PyBuffer_Release(&bs);
+    if (only) PyBuffer_Release(&bo);
     return out;
 }
 

@@ -92,17 +92,19 @@ def _order(c: FunctionCost):
 
 
 def ranked_arrays(profile: Profile, weights: dict[int, int],
-                  table: StackFunctions | None = None) -> tuple[array, array, array, array]:
+                  table: StackFunctions | None = None,
+                  only: bytes | bytearray | None = None) -> tuple[array, array, array, array]:
     """(ids, self, total, first): the functions of these stacks ranked by total (largest
     first) and then by the place in `weights` of the first stack each is in, with their
     self and total weights and that place in arrays by function id, from one compiled
     pass that makes no set per stack (first_seen_sort puts ties in the order the sets
-    gave)."""
+    gave). `only` (a flag by stack id): of these stacks the flagged ones, places still
+    counted over all of `weights`."""
     table = table or StackFunctions(profile)
     n = len(profile.functions)
     self_a, total_a, first = array("q", [0]) * n, array("q", [0]) * n, array("i", [0]) * n
     ids = array("i", _weigh.ranked_totals(weights, profile.stacks, table.loc_functions,
-                                          total_a, first, self_a))
+                                          total_a, first, self_a, only))
     return ids, self_a, total_a, first
 
 

@@ -114,6 +114,7 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     if not per_lib:
         return None
     key, stacks = max(per_lib.items(), key=lambda kv: sum(kv[1].values()))
+    del per_lib  # (the other libraries' stacks: not held through the rest of the rule)
     dso, lib = key[0], libs[key]
     samples = sum(stacks.values())
     share = samples / busy_n

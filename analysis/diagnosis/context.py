@@ -241,11 +241,16 @@ class Context:
         return {"id": fid, "name": self.name(fid), "dso": self.dso(fid), "samples": samples,
                 "share": round(self.share(samples), 4)}
 
-    def top_functions(self, stacks: dict[int, int], pred, n: int = 5) -> list[dict]:
+    def top_functions(self, stacks: dict[int, int], pred, n: int = 5,
+                      only: bytearray | None = None) -> list[dict]:
         """Functions satisfying `pred(fid)` in these stacks, by samples (once per stack;
         `pred` once per function). (heapq.nlargest keeps the order of equal counts, as
-        Counter.most_common does.)"""
+        Counter.most_common does.) `only` (a flag by stack id): the flagged stacks of
+        these, a subset too large to be worth a dict of its own."""
         lf = self.stack_funcs.loc_functions
+        if only is not None:
+            return [self.function_row(f, c)
+                    for f, c in self._top_ranked(stacks, pred, n, None, only)]
         if len(stacks) < BIG_SUBSET:
             acc = _weigh.totals(stacks, self.profile.stacks, lf)
             rows = ((f, c) for f, c in acc.items() if pred(f))
@@ -258,14 +263,16 @@ class Context:
         return [self.function_row(f, c) for f, c in kept]
 
     def _top_ranked(self, stacks: dict[int, int], pred, n: int,
-                    ranked: tuple | None = None) -> list[tuple[int, int]]:
+                    ranked: tuple | None = None,
+                    only: bytearray | None = None) -> list[tuple[int, int]]:
         """heapq.nlargest(n) of the functions satisfying `pred` by total, in the order the
         stacks first have them (a stack's new functions in the order the set of its
         functions iterates in), without a set per stack: the functions come ranked by
         total and first stack from one compiled pass (`ranked`: ranked_arrays of these
         stacks, when known), and only functions tied in both are put in their set's
         order."""
-        ids, _, total, first = ranked or ranked_arrays(self.profile, stacks, self.stack_funcs)
+        ids, _, total, first = ranked or ranked_arrays(self.profile, stacks, self.stack_funcs,
+                                                       only)
         rows: list[int] = []
         cut = None
         for f in ids:  # (pred once per function, until the n-th total is passed)
