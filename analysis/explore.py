@@ -291,7 +291,7 @@ def timeline(profile: Profile, bucket_s: float = 0.1, rows_per_s: int = 50,
     t0 = first_time(profile)
     if t0 is None:
         return {"bucket_s": bucket_s, "series": [], "heatmap": None, "duration": 0.0}
-    times, tids, counts = profile.s_time, profile.s_tid, profile.s_count
+    times, tids, counts = profile.s_time, profile.s_tid, profile.counts()
     comm_of: dict[int, str] = {}
     per_tid: dict[int, int] = {}
     last = 0.0

@@ -14,6 +14,7 @@ import math
 import re
 from array import array
 from collections import Counter
+from itertools import repeat
 from dataclasses import MISSING, dataclass, field
 from dataclasses import fields as dataclass_fields
 
@@ -23,6 +24,28 @@ from .offcpu.switches import SwitchLog
 KERNEL, USER, JIT, VDSO, UNKNOWN = "kernel", "user", "jit", "vdso", "unknown"
 
 NO_ID = -1  # pid/tid/cpu not present in the input
+
+
+class _Ones:
+    """A read-only column of ones, as long as the rows (Profile.counts)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [1] * len(range(*i.indices(self.n)))
+        if not -self.n <= i < self.n:
+            raise IndexError("row out of range")
+        return 1
+
+    def __iter__(self):
+        return repeat(1, self.n)
 
 
 @dataclass
@@ -143,7 +166,7 @@ class Profile:
 
         # one entry per sample (or per aggregated row, for perf report text)
         self.s_stack = array("i")
-        self.s_count = array("q")  # samples this row stands for (1 for raw samples)
+        self._s_count: array | None = None  # see s_count: None while every row counts 1
         self.s_period = array("Q")  # event count (period, u64 in perf.data); 0 when unknown
         self.s_pid = array("i")
         self.s_tid = array("i")
@@ -151,6 +174,32 @@ class Profile:
         self.s_time = array("d")  # seconds; NaN when unknown
         self.s_event = array("i")
         self.s_comm = array("i")
+
+    # ---- the count column ------------------------------------------------------------
+    @property
+    def s_count(self) -> array:
+        """Samples each row stands for (array 'q'). Raw samples (perf.data, perf script)
+        all count 1, and then no column is kept until something asks for it: it was 8 of
+        the 48 bytes a sample, 32 MiB of a 4M-sample text. The engine's passes ask
+        unit_rows() first and do not touch it; a reader that does (an export, the
+        saved profile's writer) gets the ones made once and kept."""
+        if self._s_count is None:
+            self._s_count = array("q", [1]) * len(self.s_stack)
+        return self._s_count
+
+    @s_count.setter
+    def s_count(self, column: array | None) -> None:
+        """A column (as long as s_stack), or None: every row counts 1."""
+        self._s_count = column
+
+    def counts(self):
+        """s_count to read row by row, without making the column when every row counts
+        1 (then a sequence of ones as long as the rows)."""
+        return self._s_count if self._s_count is not None else _Ones(len(self.s_stack))
+
+    def has_count_column(self) -> bool:
+        """Whether s_count is held (False: every row counts 1 and none is kept)."""
+        return self._s_count is not None
 
     # ---- interning -------------------------------------------------------------------
     def mapping(self, path: str, kind: str | None = None, build_id: str = "") -> int:
@@ -247,8 +296,9 @@ class Profile:
     def add_sample(self, stack_id: int, *, count: int = 1, period: int = 0,
                    pid: int = NO_ID, tid: int = NO_ID, cpu: int = NO_ID,
                    time: float = math.nan, event_id: int = 0, comm_id: int = NO_ID) -> None:
+        if self._s_count is not None or count != 1:
+            self.s_count.append(count)  # (the ones so far made first, when this is the first)
         self.s_stack.append(stack_id)
-        self.s_count.append(count)
         self.s_period.append(period)
         self.s_pid.append(pid)
         self.s_tid.append(tid)
@@ -263,7 +313,7 @@ class Profile:
 
     def sample_count(self, event_id: int | None = None) -> int:
         if event_id is None:
-            return sum(self.s_count)
+            return sum(self._s_count) if self._s_count is not None else len(self.s_stack)
         return self.event_counts()[event_id] if event_id < len(self.events) else 0
 
     def memo(self, key, compute):
@@ -297,7 +347,7 @@ class Profile:
     def unit_rows(self) -> bool:
         """Every row is one sample (true for perf.data and perf script input)."""
         def compute() -> bool:
-            if not self.s_count:
+            if self._s_count is None or not self._s_count:
                 return True
             if compiled_column(self.s_count, "q"):
                 from .aggregate import _weigh  # (aggregate imports this module)

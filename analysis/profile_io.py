@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import BinaryIO
 
 from . import _rows, jsonio, tree_index
+from .aggregate import _weigh
 from .errors import AnalysisError
 from .gc_pause import paused_gc
 from .offcpu.switches import SwitchLog
@@ -94,7 +95,10 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         out.write(struct.pack("<Q", len(blob)))
         out.write(blob)
     for name in _COLUMNS:
-        _write_column(out, getattr(profile, name))
+        if name == "s_count" and not profile.has_count_column():
+            _write_ones(out, len(profile.s_stack))  # (the file's format is unchanged)
+        else:
+            _write_column(out, getattr(profile, name))
     if len(profile.switches):  # the context switches, when the capture has them
         out.write(_SWITCHES)
         for name in SwitchLog.COLUMNS:
@@ -114,6 +118,16 @@ def _write_column(out: BinaryIO, col: array) -> None:
     data = col.tobytes()
     out.write(struct.pack("<cQ", col.typecode.encode(), len(data)))
     out.write(data)
+
+
+def _write_ones(out: BinaryIO, n: int) -> None:
+    """A count column of n ones, written without making it."""
+    out.write(struct.pack("<cQ", b"q", 8 * n))
+    chunk = struct.pack("<q", 1) * min(n, 1 << 16)
+    while n:
+        k = min(n, 1 << 16)
+        out.write(chunk if k == 1 << 16 else chunk[:8 * k])
+        n -= k
 
 
 def _read_column(src: BinaryIO) -> array:
@@ -138,7 +152,10 @@ def load(src: BinaryIO) -> Profile:
         p = _tables(jsonio.loads(blob))
     del blob
     for name in _COLUMNS:
-        setattr(p, name, _read_column(src))
+        col = _read_column(src)
+        if name == "s_count" and col.typecode == "q" and _weigh.all_ones(col):
+            col = None  # every row counts 1: no column kept (Profile.s_count)
+        setattr(p, name, col)
     section = src.read(len(_SWITCHES))
     if section == _SWITCHES:
         for name in SwitchLog.COLUMNS:

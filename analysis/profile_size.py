@@ -23,8 +23,14 @@ _PER_FUNCTION = 180  # Function object, its mapping id, a str header (the index 
 _PER_MAPPING = 600
 
 
+def _held_columns(p: Profile) -> list:
+    """The sample columns the profile holds (no count column while every row counts 1:
+    asking for it would make one)."""
+    return [getattr(p, c) for c in _COLUMNS if c != "s_count" or p.has_count_column()]
+
+
 def approx_bytes(profile: Profile) -> int:
-    columns = sum(len(getattr(profile, c)) * getattr(profile, c).itemsize for c in _COLUMNS)
+    columns = sum(len(col) * col.itemsize for col in _held_columns(profile))
     frames = sum(len(s) for s in profile.stacks)
     names = sum(len(f.name) + len(f.system_name) for f in profile.functions)
     return (columns + frames * _SLOT + len(profile.stacks) * _PER_STACK
@@ -44,8 +50,9 @@ def derived_bytes(origin: Profile, derived: Profile) -> int:
     (copies of pointers: the objects are shared), the stacks, locations and functions it
     made, and the weights its first view memoises. Its tree index comes later: count it
     with held_bytes."""
-    columns = sum(len(col) * col.itemsize for c in _COLUMNS
-                  if (col := getattr(derived, c)) is not getattr(origin, c))
+    held = {id(col) for col in _held_columns(origin)}
+    columns = sum(len(col) * col.itemsize for col in _held_columns(derived)
+                  if id(col) not in held)
     old = origin.stacks
     made = sum(56 + _SLOT * len(s) for sid, s in enumerate(derived.stacks)
                if sid >= len(old) or s is not old[sid])

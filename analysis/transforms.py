@@ -213,6 +213,9 @@ def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = Non
     v.mappings, v.events, v.strings = list(p.mappings), list(p.events), list(p.strings)
     v.functions, v.locations, v.stacks = list(p.functions), list(p.locations), stacks
     for c in _COLUMNS:
+        if c == "s_count" and not p.has_count_column():
+            v.s_count = None  # (every row counts 1: a view's rows too)
+            continue
         col = getattr(p, c)
         setattr(v, c, col if rows is None else array(col.typecode, compress(col, rows)))
     # the last sample may be cut short (the input ended inside it), if it is still here

@@ -1941,6 +1941,21 @@ static PyObject *int_max(PyObject *self, PyObject *arg) {
     return PyLong_FromLongLong(m);
 }
 
+PyDoc_STRVAR(all_ones_doc,
+"all_ones(column) -> bool\n\n"
+"Every item of an int64 column (array 'q') is 1 (True when it is empty): a saved\n"
+"profile's count column that need not be kept (Profile.s_count).");
+
+static PyObject *all_ones(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (buf_of(arg, &b, 8, 0, "column") < 0) return NULL;
+    const int64_t *v = b.buf;
+    Py_ssize_t n = b.len / 8, i = 0;
+    while (i < n && v[i] == 1) i++;
+    PyBuffer_Release(&b);
+    return PyBool_FromLong(i == n);
+}
+
 PyDoc_STRVAR(time_span_doc,
 "time_span(times, events=None, event=0) -> (first, last) | None\n\n"
 "min and max of a float64 column (array 'd') not counting NaN (no timestamp), of the\n"
@@ -2604,6 +2619,7 @@ static PyMethodDef methods[] = {
     {"leaf_values", leaf_values, METH_VARARGS, leaf_values_doc},
     {"value_counts", value_counts, METH_VARARGS, value_counts_doc},
     {"int_max", int_max, METH_O, int_max_doc},
+    {"all_ones", all_ones, METH_O, all_ones_doc},
     {"time_span", time_span, METH_VARARGS, time_span_doc},
     {"function_columns", function_columns, METH_VARARGS, function_columns_doc},
     {"split_functions", split_functions, METH_VARARGS, split_functions_doc},

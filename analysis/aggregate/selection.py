@@ -48,7 +48,7 @@ def selected_rows(profile: Profile, sel: Selection):
 
 def stack_thread_weights(profile: Profile, event_id: int | None) -> Counter:
     """(stack id, tid) -> samples, of one event (None: every event), in first-seen order."""
-    s_stack, s_tid, s_count, s_event = (profile.s_stack, profile.s_tid, profile.s_count,
+    s_stack, s_tid, s_count, s_event = (profile.s_stack, profile.s_tid, profile.counts(),
                                         profile.s_event)
     if profile.unit_rows() and (event_id is None or
                                 profile.sample_count(event_id) == len(s_stack)):
@@ -86,7 +86,7 @@ def _stack_weights(profile: Profile, sel: Selection) -> dict[int, int]:
         return _weigh.stack_counts(profile.s_stack, profile.locations)
     out: dict[int, int] = {}
     s_stack = profile.s_stack
-    w = profile.s_period if sel.weight == "period" else profile.s_count
+    w = profile.s_period if sel.weight == "period" else profile.counts()
     for i in selected_rows(profile, sel):
         sid = s_stack[i]
         out[sid] = out.get(sid, 0) + w[i]

@@ -131,7 +131,7 @@ def lane(profile: Profile, tid: int, event_id: int | None, start: float | None =
     t = times[lo:hi]
     fns = location_functions(profile)
     paths: dict[int, list[int]] = {}
-    s_stack, s_count = profile.s_stack, profile.s_count
+    s_stack, s_count = profile.s_stack, profile.counts()
     stacks: list[list[int]] = []  # per sample, its function ids from the root
     for k in range(lo, hi):
         sid = s_stack[rows[k]]

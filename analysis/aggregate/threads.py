@@ -19,7 +19,7 @@ def count_rows(*columns) -> dict[tuple[int, ...], int]:
 def by_thread(profile: Profile, sel: Selection = Selection()) -> list[dict]:
     """One row per (pid, tid, comm), heaviest first."""
     acc: dict[tuple[int, int, int], int] = {}
-    count = profile.s_count
+    count = profile.counts()
     if is_whole(profile, sel) and profile.unit_rows():
         acc = count_rows(profile.s_pid, profile.s_tid, profile.s_comm)
     else:

@@ -10,7 +10,7 @@ from .selection import Selection, selected_rows
 def samples_over_time(profile: Profile, bucket_s: float = 0.1,
                       sel: Selection = Selection()) -> dict:
     """{"start": t0, "bucket_s": b, "series": {tid: [counts...]}} for timestamped samples."""
-    times, tids, count = profile.s_time, profile.s_tid, profile.s_count
+    times, tids, count = profile.s_time, profile.s_tid, profile.counts()
     rows = [i for i in selected_rows(profile, sel) if not math.isnan(times[i])]
     if not rows:
         return {"start": None, "bucket_s": bucket_s, "series": {}}

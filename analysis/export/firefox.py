@@ -119,7 +119,7 @@ def to_gecko(profile: Profile, q=None, *, name: str = "perfweb",
                             "export pprof or speedscope instead.")
     t0 = sel.t0 or 0.0
     threads: dict[tuple[int, int], _Thread] = {}
-    stack, pid, tid, count = p.s_stack, p.s_pid, p.s_tid, p.s_count
+    stack, pid, tid, count = p.s_stack, p.s_pid, p.s_tid, p.counts()
     for i in sel.rows:
         key = (pid[i], tid[i])
         th = threads.get(key)

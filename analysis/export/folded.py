@@ -73,11 +73,13 @@ def fold(profile: Profile, opts: FoldOptions = FoldOptions(),
     keep = None
     if not event_ids.issuperset(p.s_event[:rows]):
         keep = bytes(i in event_ids for i in range(len(p.events)))
-    if not compiled or any(c.typecode != t for c, t in zip(
-            (p.s_stack, p.s_count, p.s_period, p.s_event) + procs, "iqQiiii")):
+    count = p.s_count if p.has_count_column() else None  # (None: all ones, none made)
+    if not compiled or (count is not None and count.typecode != "q") or any(
+            c.typecode != t for c, t in zip((p.s_stack, p.s_period, p.s_event) + procs,
+                                            "iQiiii")):
         return _fold_python(p, namer, procs, keep, rows, opts.weight == PERIOD)
     return _fold.fold(p.s_stack, procs, p.s_period if opts.weight == PERIOD else None,
-                      p.s_count, p.s_event, keep, rows, p.stacks, namer)
+                      count, p.s_event, keep, rows, p.stacks, namer)
 
 
 def _process_columns(p: Profile, opts: FoldOptions) -> tuple:
@@ -97,9 +99,9 @@ def _fold_python(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, 
     keys = zip(islice(p.s_stack, rows), *(islice(c, rows) for c in procs))
     if by_period:  # the period, or the row's count when it has none
         weights: Iterable = (c if not w else w for w, c in
-                             zip(islice(p.s_period, rows), islice(p.s_count, rows)))
+                             zip(islice(p.s_period, rows), islice(p.counts(), rows)))
     else:
-        weights = islice(p.s_count, rows)
+        weights = islice(p.counts(), rows)
     if keep is not None:
         kept = [0 <= e < len(keep) and keep[e] == 1 for e in islice(p.s_event, rows)]
         keys, weights = compress(keys, kept), compress(weights, kept)

@@ -174,7 +174,7 @@ def to_pprof(profile: Profile, q=None, *, time_nanos: int | None = None,
     k_thread, k_tid, k_pid = s("thread"), s("tid"), s("pid")
     n_values = len(types)
     fixed = 0 if sel.has_periods else _fixed_period(sel)
-    counts = p.s_count
+    counts = p.counts()
     periods = p.s_period
     rows: dict[tuple[int, int, int, int], list[int]] = {}
     stack, pid, tid, comm = p.s_stack, p.s_pid, p.s_tid, p.s_comm

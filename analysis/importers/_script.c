@@ -882,7 +882,8 @@ static int take_block(Reader *R, const char *d, Py_ssize_t n, Py_ssize_t pos,
     int32_t sid = stack_of(R, R->chain, nf);
     if (sid < 0) return ERROR;
     int64_t one = 1;
-    if (col_put(&R->out[C_STACK], &sid, 4) || col_put(&R->out[C_COUNT], &one, 8) ||
+    if (col_put(&R->out[C_STACK], &sid, 4) ||
+        (R->cols[C_COUNT] != Py_None && col_put(&R->out[C_COUNT], &one, 8)) ||
         col_put(&R->out[C_PERIOD], &ev.period, 8) || col_put(&R->out[C_PID], &ev.pid, 4) ||
         col_put(&R->out[C_TID], &ev.tid, 4) || col_put(&R->out[C_CPU], &ev.cpu, 4) ||
         col_put(&R->out[C_TIME], &ev.time, 8) || col_put(&R->out[C_EVENT], &event, 4) ||
@@ -1073,6 +1074,11 @@ static int reader_init(Reader *R, PyObject *args, PyObject *kw) {
     }
     for (int i = 0; i < N_COLS; i++) {
         PyObject *c = PyTuple_GET_ITEM(cols, i);
+        if (i == C_COUNT && c == Py_None) {  /* every row counts 1: no column is kept */
+            Py_INCREF(c);
+            R->cols[i] = c;
+            continue;
+        }
         PyObject *size = PyObject_GetAttrString(c, "itemsize");
         long sz = size ? PyLong_AsLong(size) : -1;
         Py_XDECREF(size);

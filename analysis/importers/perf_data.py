@@ -821,7 +821,7 @@ class _Reader:
         self.chains, self.chain_ips = [], array("Q")
         self.chain_blob, self.chain_ends, self.chain_rest = b"", array("q"), {}
         c_pid = c_tid = c_chain = times = None
-        p.s_count = array("q", [1]) * n
+        p.s_count = None  # (every row is one sample: no column, see Profile.s_count)
         p.s_period = self._in_time_order("c_period", order)
         p.s_pid = self._in_time_order("c_pid", order)
         p.s_tid = self._in_time_order("c_tid", order)

@@ -258,7 +258,10 @@ def _compiled_loop(parser: "_Parser") -> "_script.Reader":
         stack_ix=p.stack_index(), function_ix=p.function_index(), by_parts=frames.by_parts,
         callers=frames.callers, Location=Location, Function=Function,
         mapping_info=mapping_info, event=p.event, string=p.string,
-        columns=(p.s_stack, p.s_count, p.s_period, p.s_pid, p.s_tid, p.s_cpu, p.s_time,
+        # (no count column while every row counts 1, as a perf script sample does: the
+        # Python reader's rows count 1 too)
+        columns=(p.s_stack, p.s_count if p.has_count_column() else None, p.s_period,
+                 p.s_pid, p.s_tid, p.s_cpu, p.s_time,
                  p.s_event, p.s_comm),
         max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT,
         location_fields=init_fields(Location, 7), function_fields=init_fields(Function, 5))
