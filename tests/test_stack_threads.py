@@ -87,3 +87,29 @@ def test_a_stack_whose_samples_are_not_its_weight_keeps_them():
     pairs = [((0, 5), 3), ((1, 6), 2), ((1, 7), 4), ((2, 5), 1)]
     got = StackThreads(pairs, {0: 3, 1: 6, 2: 9})
     assert list(got.items()) == [(0, {5: 3}), (1, {6: 2, 7: 4}), (2, {5: 1})]
+
+
+def test_thousands_of_threads_over_shared_stacks():
+    """More distinct threads than the compiled pass's first table holds (it grows), the
+    threads of each stack met in a shuffled order, some stacks on one thread: as the
+    dict per stack, threads in first-seen order with their samples."""
+    import random
+
+    from analysis.profile import Profile
+    rng = random.Random(7)
+    p = Profile()
+    p.event("cpu-clock")
+    m = p.mapping("/usr/bin/a")
+    stacks = [p.stack((p.add_location(m, 0x100 + 16 * i, (p.function(f"f{i}", m),)),))
+              for i in range(40)]
+    rows = [(stacks[rng.randrange(30)], 1000 + rng.randrange(3000)) for _ in range(20000)]
+    rows += [(stacks[30 + k % 10], 7) for k in range(50)]  # one thread only
+    rng.shuffle(rows)
+    for sid, tid in rows:
+        p.add_sample(sid, tid=tid, pid=1)
+    want = _dict_per_stack(p, 0)
+    got = Context.build(p, 0).thread_of
+    assert sum(len(d) > 1 for d in want.values()) == 30
+    assert len({t for d in want.values() for t in d}) > 2500
+    assert [(s, list(d.items())) for s, d in got.items()] == \
+        [(s, list(d.items())) for s, d in want.items()]

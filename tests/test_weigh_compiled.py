@@ -781,7 +781,7 @@ def _python_hot_span(profile, stacks, span):
 def test_hot_library_passes_equal_the_python_loops(name):
     """The hot-library rule's compiled passes: hot_span (the densest LOOP_BYTES of leaf
     addresses), group_stacks (stacks by their frame's group, groups in first-met order)
-    and split_by_frame, against the Python they replace."""
+    and frame_sums, against the Python they replace."""
     profile = load(str(FIX / name))
     weights = {s: w for s, w in stack_weights(profile).items() if profile.stacks[s]}
     for span in (1, 64, 256, 1 << 20):
@@ -802,12 +802,23 @@ def test_hot_library_passes_equal_the_python_loops(name):
         [(g, list(d.items())) for g, d in want.items()]
     flags = bytes(f.resolved for f in profile.functions)
     sub = {s: weights[s] for s in frames}
-    yes, no = _weigh.split_by_frame(sub, column, flags)
-    assert list(yes.items()) == [(s, w) for s, w in sub.items() if flags[frames[s]]]
-    assert list(no.items()) == [(s, w) for s, w in sub.items() if not flags[frames[s]]]
+    unflagged = bytearray(len(profile.stacks))
+    yes_w, no_w, no_n, by_frame = _weigh.frame_sums(sub, column, flags, unflagged)
+    yes = [(s, w) for s, w in sub.items() if flags[frames[s]]]
+    no = {s: w for s, w in sub.items() if not flags[frames[s]]}
+    want_by: dict[int, int] = {}
+    for s, w in yes:
+        want_by[frames[s]] = want_by.get(frames[s], 0) + w
+    assert (yes_w, no_w, no_n) == (sum(w for _, w in yes), sum(no.values()), len(no))
+    assert list(by_frame.items()) == list(want_by.items())
+    assert [s for s in range(len(unflagged)) if unflagged[s]] == sorted(no)
+    assert len(yes) + no_n == len(sub)
+    for span in (1, 256):  # the hot span of the unflagged ones, read through the flags
+        assert _weigh.hot_span(sub, profile.stacks, profile.locations, span, unflagged) == \
+            _python_hot_span(profile, no, span)
     if len(sub) < len(weights):  # a stack without a frame has no side to go to
         with pytest.raises(KeyError):
-            _weigh.split_by_frame(weights, column, flags)
+            _weigh.frame_sums(weights, column, flags, bytearray(len(profile.stacks)))
 
 
 def test_hot_span_of_made_up_leaves():

@@ -1263,9 +1263,11 @@ static PyObject *stack_threads(PyObject *self, PyObject *args) {
     int have_c = o_count != Py_None, have_e = o_event != Py_None, got = 0;
     PyObject *result = NULL;
     pair_slot *table = NULL;
-    int *p_k = NULL, *p_tid = NULL;
-    long long *p_n = NULL, *off = NULL;
-    Py_ssize_t n_pairs = 0, cap_pairs = 0;
+    int *p_tid = NULL;
+    long long *p_n = NULL, *off = NULL, *cursor = NULL;
+    uint32_t *row_of = NULL;
+    Py_ssize_t *seen = NULL;  /* by dense tid: its latest pair */
+    Py_ssize_t n_pairs = 0, cap_pairs = 0, cap_seen = 0;
     if (buf_of(o_stack, &bs, 4, 0, "s_stack") < 0) return NULL;
     got = 1;
     if (buf_of(o_tid, &bt, 4, 0, "s_tid") < 0) goto done;
@@ -1313,6 +1315,35 @@ static PyObject *stack_threads(PyObject *self, PyObject *args) {
         goto done;
     }
     if (many) {
+        /* the rows of the stacks of several threads, grouped by k (a counting sort: a
+         * row index each, where a table of every (stack, thread) pair held 57 MiB on
+         * 4M rows), then each stack's threads in the order of its rows, through a table
+         * of the distinct tids (a capture has thousands, not millions) */
+        Py_ssize_t total = 0;
+        for (Py_ssize_t i = 0; i < rows; i++) {
+            if (s_event && s_event[i] != event_id) continue;
+            int s = s_stack[i];
+            if (state[s] == 2) {
+                off[tid[s] + 1]++;
+                total++;
+            }
+        }
+        for (Py_ssize_t k = 0; k < many; k++) off[k + 1] += off[k];
+        if (total > UINT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "stack_threads: too many rows");
+            goto done;
+        }
+        if (!(row_of = PyMem_Malloc((total ? total : 1) * sizeof(uint32_t))) ||
+            !(cursor = PyMem_Malloc(many * sizeof(long long)))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(cursor, off, many * sizeof(long long));
+        for (Py_ssize_t i = 0; i < rows; i++) {
+            if (s_event && s_event[i] != event_id) continue;
+            int s = s_stack[i];
+            if (state[s] == 2) row_of[cursor[tid[s]]++] = (uint32_t)i;
+        }
         size_t mask = 1023;
         Py_ssize_t used = 0;
         if (!(table = PyMem_Malloc((mask + 1) * sizeof(pair_slot)))) {
@@ -1320,61 +1351,78 @@ static PyObject *stack_threads(PyObject *self, PyObject *args) {
             goto done;
         }
         for (size_t h = 0; h <= mask; h++) table[h].ix = -1;
-        for (Py_ssize_t i = 0; i < rows; i++) {
-            if (s_event && s_event[i] != event_id) continue;
-            int s = s_stack[i];
-            if (state[s] != 2) continue;
-            long long key = ((long long)s << 32) | (unsigned int)s_tid[i];
-            size_t h = pair_hash(key, mask);
-            while (table[h].ix >= 0 && table[h].key != key) h = (h + 1) & mask;
-            long long c = s_count ? s_count[i] : 1;
-            if (table[h].ix >= 0) {
-                p_n[table[h].ix] += c;
-                continue;
-            }
-            if (n_pairs == cap_pairs) {
-                Py_ssize_t cap = cap_pairs ? cap_pairs * 2 : 1024;
-                int *k2 = PyMem_Realloc(p_k, cap * sizeof(int));
-                if (k2) p_k = k2;
-                int *t2 = k2 ? PyMem_Realloc(p_tid, cap * sizeof(int)) : NULL;
-                if (t2) p_tid = t2;
-                long long *n2 = t2 ? PyMem_Realloc(p_n, cap * sizeof(long long)) : NULL;
-                if (!n2) {
-                    PyErr_NoMemory();
-                    goto done;
+        for (Py_ssize_t k = 0; k < many; k++) {
+            long long a = off[k], b = off[k + 1];
+            off[k] = n_pairs;  /* (from here on: the first pair of k) */
+            for (long long j = a; j < b; j++) {
+                uint32_t i = row_of[j];
+                long long key = (unsigned int)s_tid[i];
+                size_t h = pair_hash(key, mask);
+                while (table[h].ix >= 0 && table[h].key != key) h = (h + 1) & mask;
+                long long c = s_count ? s_count[i] : 1;
+                if (table[h].ix < 0) {  /* a tid new to the capture */
+                    table[h].key = key;
+                    table[h].ix = used;
+                    if (used == cap_seen) {
+                        Py_ssize_t cap = cap_seen ? cap_seen * 2 : 1024;
+                        Py_ssize_t *s2 = PyMem_Realloc(seen, cap * sizeof(Py_ssize_t));
+                        if (!s2) {
+                            PyErr_NoMemory();
+                            goto done;
+                        }
+                        seen = s2;
+                        cap_seen = cap;
+                    }
+                    seen[used] = -1;
+                    if (++used * 2 > (Py_ssize_t)mask) {  /* grow: rehash the tids */
+                        size_t nmask = mask * 2 + 1;
+                        pair_slot *nt = PyMem_Malloc((nmask + 1) * sizeof(pair_slot));
+                        if (!nt) {
+                            PyErr_NoMemory();
+                            goto done;
+                        }
+                        for (size_t g = 0; g <= nmask; g++) nt[g].ix = -1;
+                        for (size_t g = 0; g <= mask; g++) {
+                            if (table[g].ix < 0) continue;
+                            size_t q = pair_hash(table[g].key, nmask);
+                            while (nt[q].ix >= 0) q = (q + 1) & nmask;
+                            nt[q] = table[g];
+                        }
+                        PyMem_Free(table);
+                        table = nt;
+                        mask = nmask;
+                        h = pair_hash(key, mask);
+                        while (table[h].ix >= 0 && table[h].key != key) h = (h + 1) & mask;
+                    }
                 }
-                p_n = n2;
-                cap_pairs = cap;
-            }
-            table[h].key = key;
-            table[h].ix = n_pairs;
-            p_k[n_pairs] = tid[s];
-            p_tid[n_pairs] = s_tid[i];
-            p_n[n_pairs] = c;
-            n_pairs++;
-            if (++used * 2 > (Py_ssize_t)mask) {  /* grow: rehash the pairs */
-                size_t nmask = mask * 2 + 1;
-                pair_slot *t = PyMem_Malloc((nmask + 1) * sizeof(pair_slot));
-                if (!t) {
-                    PyErr_NoMemory();
-                    goto done;
+                Py_ssize_t d = table[h].ix;
+                /* seen[d]: the pair of this tid in stack k, when it is k's (a pair index
+                 * at or past off[k]) */
+                if (seen[d] >= off[k] && seen[d] < n_pairs) {
+                    p_n[seen[d]] += c;
+                    continue;
                 }
-                for (size_t g = 0; g <= nmask; g++) t[g].ix = -1;
-                for (size_t g = 0; g <= mask; g++) {
-                    if (table[g].ix < 0) continue;
-                    size_t q = pair_hash(table[g].key, nmask);
-                    while (t[q].ix >= 0) q = (q + 1) & nmask;
-                    t[q] = table[g];
+                if (n_pairs == cap_pairs) {
+                    Py_ssize_t cap = cap_pairs ? cap_pairs * 2 : 1024;
+                    int *t2 = PyMem_Realloc(p_tid, cap * sizeof(int));
+                    if (t2) p_tid = t2;
+                    long long *n2 = t2 ? PyMem_Realloc(p_n, cap * sizeof(long long)) : NULL;
+                    if (!n2) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    p_n = n2;
+                    cap_pairs = cap;
                 }
-                PyMem_Free(table);
-                table = t;
-                mask = nmask;
+                seen[d] = n_pairs;
+                p_tid[n_pairs] = s_tid[i];
+                p_n[n_pairs] = c;
+                n_pairs++;
             }
         }
-        PyMem_Free(table);
-        table = NULL;
-        for (Py_ssize_t j = 0; j < n_pairs; j++) off[p_k[j] + 1]++;
-        for (Py_ssize_t k = 0; k < many; k++) off[k + 1] += off[k];
+        off[many] = n_pairs;
+        PyMem_Free(row_of);
+        row_of = NULL;
     }
     PyObject *b_off = PyBytes_FromStringAndSize(NULL, (many + 1) * sizeof(long long));
     PyObject *b_tid = PyBytes_FromStringAndSize(NULL, n_pairs * sizeof(int));
@@ -1386,20 +1434,16 @@ static PyObject *stack_threads(PyObject *self, PyObject *args) {
         goto done;
     }
     memcpy(PyBytes_AS_STRING(b_off), off, (many + 1) * sizeof(long long));
-    {
-        int *ot = (int *)PyBytes_AS_STRING(b_tid);
-        long long *on = (long long *)PyBytes_AS_STRING(b_n);
-        /* off is the start of each k; fill in first-seen order, advancing a cursor */
-        for (Py_ssize_t j = 0; j < n_pairs; j++) {
-            long long at = off[p_k[j]]++;
-            ot[at] = p_tid[j];
-            on[at] = p_n[j];
-        }
+    if (n_pairs) {  /* (already grouped by k, each k's threads in first-seen order) */
+        memcpy(PyBytes_AS_STRING(b_tid), p_tid, n_pairs * sizeof(int));
+        memcpy(PyBytes_AS_STRING(b_n), p_n, n_pairs * sizeof(long long));
     }
     result = Py_BuildValue("nNNN", n, b_off, b_tid, b_n);
 done:
     PyMem_Free(table);
-    PyMem_Free(p_k);
+    PyMem_Free(row_of);
+    PyMem_Free(cursor);
+    PyMem_Free(seen);
     PyMem_Free(p_tid);
     PyMem_Free(p_n);
     PyMem_Free(off);
@@ -2238,41 +2282,65 @@ fail:
     return NULL;
 }
 
-PyDoc_STRVAR(split_by_frame_doc,
-"split_by_frame(stacks, frames, flags) -> (flagged, others)\n\n"
-"The stacks (stack id -> weight) whose frames[stack] (array 'i' by stack id: a function\n"
-"id, each of these stacks has one) has flags[function] (bytes by function id) set, and\n"
-"the others, each in stacks' order.");
+PyDoc_STRVAR(frame_sums_doc,
+"frame_sums(stacks, frames, flags, unflagged) -> (flagged_w, unflagged_w, unflagged_n, by_frame)\n\n"
+"Of the stacks (stack id -> weight), each with a frame (frames: array 'i' by stack id, a\n"
+"function id): those whose frame has flags[function] (bytes by function id) set, their\n"
+"weights summed and by_frame {function: weight} of them in the order first met; the\n"
+"others marked 1 in unflagged (a bytearray by stack id), their weights summed and\n"
+"counted. The hot-library rule's named and unnamed stacks, without a dict of either.");
 
-static PyObject *split_by_frame(PyObject *self, PyObject *args) {
-    PyObject *stacks, *fo, *flo;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &stacks, &fo, &flo))
+static PyObject *frame_sums(PyObject *self, PyObject *args) {
+    PyObject *stacks, *fo, *flo, *uo;
+    if (!PyArg_ParseTuple(args, "O!OOO", &PyDict_Type, &stacks, &fo, &flo, &uo))
         return NULL;
-    Py_buffer fl, fb;
+    Py_buffer fl, fb, ub;
     if (buf_of(fo, &fb, 4, 0, "frames") < 0) return NULL;
     if (buf_of(flo, &fl, 1, 0, "flags") < 0) {
         PyBuffer_Release(&fb);
         return NULL;
     }
+    if (buf_of(uo, &ub, 1, 1, "unflagged") < 0) {
+        PyBuffer_Release(&fb);
+        PyBuffer_Release(&fl);
+        return NULL;
+    }
     const char *flag = fl.buf;
     const int32_t *frames = fb.buf;
-    PyObject *yes = PyDict_New(), *no = PyDict_New(), *sid, *w;
-    Py_ssize_t pos = 0;
-    if (!yes || !no) goto fail;
+    unsigned char *unflagged = ub.buf;
+    PyObject *by = PyDict_New(), *yes = PyLong_FromLong(0), *no = PyLong_FromLong(0),
+             *sid, *w, *out = NULL;
+    Py_ssize_t pos = 0, n_no = 0;
+    if (!by || !yes || !no) goto done;
     while (PyDict_Next(stacks, &pos, &sid, &w)) {
         Py_ssize_t i = frame_at(frames, fb.len / 4, sid, fl.len);
         if (i == -2) PyErr_SetObject(PyExc_KeyError, sid);
-        if (i < 0 || PyDict_SetItem(flag[i] ? yes : no, sid, w) < 0) goto fail;
+        if (i < 0) goto done;
+        PyObject **sum = flag[i] ? &yes : &no;
+        PyObject *s2 = PyNumber_Add(*sum, w);
+        if (!s2) goto done;
+        Py_SETREF(*sum, s2);
+        if (flag[i]) {
+            PyObject *key = PyLong_FromSsize_t(i);
+            int r = key ? add_to(by, key, w) : -1;
+            Py_XDECREF(key);
+            if (r < 0) goto done;
+        } else {
+            Py_ssize_t s = index_of(sid, ub.len, "a stack id");
+            if (s < 0) goto done;
+            unflagged[s] = 1;
+            n_no++;
+        }
     }
-    PyBuffer_Release(&fl);
-    PyBuffer_Release(&fb);
-    return Py_BuildValue("NN", yes, no);
-fail:
+    out = Py_BuildValue("OOnO", yes, no, n_no, by);
+done:
+    Py_XDECREF(by);
     Py_XDECREF(yes);
     Py_XDECREF(no);
     PyBuffer_Release(&fl);
     PyBuffer_Release(&fb);
-    return NULL;
+    PyBuffer_Release(&ub);
+    return out;
 }
 
 PyDoc_STRVAR(hot_span_doc,
@@ -2280,7 +2348,8 @@ PyDoc_STRVAR(hot_span_doc,
 "code_rules._hot_span: the leaf locations' weights (stacks: stack id -> weight) summed by\n"
 "each leaf's file offset (its address when the offset is None), and the window of\n"
 "fewer than `span` bytes of those keys with the most weight: (its first key, its last,\n"
-"the weight), the lowest such window on a tie; (0, 0, 0) when there is none.");
+"the weight), the lowest such window on a tie; (0, 0, 0) when there is none. `only`\n"
+"(bytes by stack id): the stacks it marks.");
 
 typedef struct {
     uint64_t key;
@@ -2293,11 +2362,14 @@ static int kw_cmp(const void *a, const void *b) {
 }
 
 static PyObject *hot_span(PyObject *self, PyObject *args) {
-    PyObject *stacks, *stack_list, *locs;
+    PyObject *stacks, *stack_list, *locs, *o_only = Py_None;
     unsigned long long span;
-    if (!PyArg_ParseTuple(args, "O!O!O!K", &PyDict_Type, &stacks, &PyList_Type, &stack_list,
-                          &PyList_Type, &locs, &span))
+    if (!PyArg_ParseTuple(args, "O!O!O!K|O", &PyDict_Type, &stacks, &PyList_Type, &stack_list,
+                          &PyList_Type, &locs, &span, &o_only))
         return NULL;
+    Py_buffer bo = {0};
+    if (o_only != Py_None && buf_of(o_only, &bo, 1, 0, "only") < 0) return NULL;
+    const unsigned char *only = o_only != Py_None ? bo.buf : NULL;
     Py_ssize_t n = 0, pos = 0;
     KeyWeight *kw = PyMem_Malloc((PyDict_GET_SIZE(stacks) + 1) * sizeof(KeyWeight));
     PyObject *sid, *w, *s_off = PyUnicode_InternFromString("dso_offset"),
@@ -2307,6 +2379,11 @@ static PyObject *hot_span(PyObject *self, PyObject *args) {
         goto done;
     }
     while (PyDict_Next(stacks, &pos, &sid, &w)) {
+        if (only) {
+            Py_ssize_t o = index_of(sid, bo.len, "a stack id");
+            if (o < 0) goto done;
+            if (!only[o]) continue;
+        }
         PyObject *st = stack_of(stack_list, sid);
         if (!st) goto done;
         if (!PyTuple_GET_SIZE(st)) {
@@ -2350,6 +2427,7 @@ done:
     PyMem_Free(kw);
     Py_XDECREF(s_off);
     Py_XDECREF(s_addr);
+    if (only) PyBuffer_Release(&bo);
     return out;
 }
 
@@ -2614,7 +2692,7 @@ static PyMethodDef methods[] = {
     {"table_rows", table_rows, METH_VARARGS, table_rows_doc},
     {"hot_span", hot_span, METH_VARARGS, hot_span_doc},
     {"group_stacks", group_stacks, METH_VARARGS, group_stacks_doc},
-    {"split_by_frame", split_by_frame, METH_VARARGS, split_by_frame_doc},
+    {"frame_sums", frame_sums, METH_VARARGS, frame_sums_doc},
     {"ranked_totals", ranked_totals, METH_VARARGS, ranked_totals_doc},
     {"leaf_values", leaf_values, METH_VARARGS, leaf_values_doc},
     {"value_counts", value_counts, METH_VARARGS, value_counts_doc},

@@ -21,11 +21,13 @@ from .recognise import who_runs
 LOOP_BYTES = 256
 
 
-def _hot_span(ctx: Context, stacks: dict[int, int]) -> tuple[int, int, int]:
+def _hot_span(ctx: Context, stacks: dict[int, int],
+              only: bytearray | None = None) -> tuple[int, int, int]:
     """(start, end, samples) of the LOOP_BYTES of code with the most leaf samples, from
     the leaf addresses in the DSO (file offsets when known): summed per address and slid
-    over in one compiled pass."""
-    return _weigh.hot_span(stacks, ctx.profile.stacks, ctx.profile.locations, LOOP_BYTES)
+    over in one compiled pass; `only` (a flag by stack id): of these stacks the flagged."""
+    return _weigh.hot_span(stacks, ctx.profile.stacks, ctx.profile.locations, LOOP_BYTES,
+                           only)
 
 
 def _is_shared_object(dso: str) -> bool:
@@ -120,15 +122,17 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     share = samples / busy_n
     if share < t["min_share"]:
         return None
-    named, unnamed = _weigh.split_by_frame(stacks, library_frame, ctx.function_columns()[0])
-    by_fn: Counter = Counter()
-    for sid, w in named.items():
-        by_fn[library_frame[sid]] += w
+    # the stacks whose library frame is named (summed per frame, first met first) and the
+    # unnamed ones (a flag by stack id): no dict of either, each most of the library's
+    unnamed = bytearray(len(ctx.profile.stacks))
+    named_n, unnamed_n, n_unnamed, by_frame = _weigh.frame_sums(
+        stacks, library_frame, ctx.function_columns()[0], unnamed)
+    by_fn = Counter(by_frame)
     top_fn, top_fn_n = by_fn.most_common(1)[0] if by_fn else (None, 0)
-    start, end, span_n = _hot_span(ctx, unnamed) if unnamed else (0, 0, 0)
+    start, end, span_n = _hot_span(ctx, stacks, unnamed) if n_unnamed else (0, 0, 0)
     ident = library_identity(dso)
     inside = "" if software.library_of(dso) is lib else f" inside {ident}"
-    missing = ctx.samples(unnamed) > ctx.samples(named)
+    missing = unnamed_n > named_n
     op, op_n = _operation(ctx, lib, stacks)
     fix = lib.fix
     if op is not None and op_n >= samples / 2:
@@ -180,7 +184,7 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
         fix, cpus=ctx.cpus(samples),
         evidence={"library": lib.name, "dso": dso, "share": round(share, 4),
                   "operation": op[1] if op is not None else None,
-                  "hot_span": [start, end, span_n] if unnamed else None,
+                  "hot_span": [start, end, span_n] if n_unnamed else None,
                   "functions": [ctx.function_row(f, c) for f, c in by_fn.most_common(5)],
                   "callers": callers},
         focus=focus_of(callers))
