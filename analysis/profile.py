@@ -26,26 +26,39 @@ KERNEL, USER, JIT, VDSO, UNKNOWN = "kernel", "user", "jit", "vdso", "unknown"
 NO_ID = -1  # pid/tid/cpu not present in the input
 
 
-class _Ones:
-    """A read-only column of ones, as long as the rows (Profile.counts)."""
+class _Same:
+    """A read-only column of one value, as long as the rows (Profile.counts, periods)."""
 
-    __slots__ = ("n",)
+    __slots__ = ("n", "value")
 
-    def __init__(self, n: int) -> None:
-        self.n = n
+    def __init__(self, n: int, value: int) -> None:
+        self.n, self.value = n, value
 
     def __len__(self) -> int:
         return self.n
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [1] * len(range(*i.indices(self.n)))
+            return [self.value] * len(range(*i.indices(self.n)))
         if not -self.n <= i < self.n:
             raise IndexError("row out of range")
-        return 1
+        return self.value
 
     def __iter__(self):
-        return repeat(1, self.n)
+        return repeat(self.value, self.n)
+
+
+class _PeriodSink:
+    """What _script.Reader appends its rows' periods to (a column's frombytes): the
+    profile's, which keeps none while they are all one value."""
+
+    itemsize = 8
+
+    def __init__(self, profile: "Profile") -> None:
+        self.profile = profile
+
+    def frombytes(self, data: bytes) -> None:
+        self.profile.extend_periods(data)
 
 
 @dataclass
@@ -167,7 +180,9 @@ class Profile:
         # one entry per sample (or per aggregated row, for perf report text)
         self.s_stack = array("i")
         self._s_count: array | None = None  # see s_count: None while every row counts 1
-        self.s_period = array("Q")  # event count (period, u64 in perf.data); 0 when unknown
+        #: see s_period: None while every row's period is _period
+        self._s_period: array | None = None
+        self._period = 0
         self.s_pid = array("i")
         self.s_tid = array("i")
         self.s_cpu = array("i")
@@ -195,11 +210,67 @@ class Profile:
     def counts(self):
         """s_count to read row by row, without making the column when every row counts
         1 (then a sequence of ones as long as the rows)."""
-        return self._s_count if self._s_count is not None else _Ones(len(self.s_stack))
+        return self._s_count if self._s_count is not None else _Same(len(self.s_stack), 1)
 
     def has_count_column(self) -> bool:
         """Whether s_count is held (False: every row counts 1 and none is kept)."""
         return self._s_count is not None
+
+    # ---- the period column -----------------------------------------------------------
+    @property
+    def s_period(self) -> array:
+        """Each row's event count (array 'Q': the period, u64 in perf.data; 0 when
+        unknown). A clock event's samples all have one period (cpu-clock at 4000 Hz:
+        250,000 ns each), and then no column is kept until something asks for it (8 of
+        the 40 bytes a sample); periods() and period_value() read it without one."""
+        if self._s_period is None:
+            self._s_period = array("Q", [self._period]) * len(self.s_stack)
+        return self._s_period
+
+    @s_period.setter
+    def s_period(self, column: array) -> None:
+        """A column as long as s_stack; one of one value is kept as that value."""
+        self._s_period = column
+        if column and _all_equal(column, column[0]):
+            self._s_period, self._period = None, column[0]
+
+    def periods(self):
+        """s_period to read row by row, without making the column."""
+        return self._s_period if self._s_period is not None else \
+            _Same(len(self.s_stack), self._period)
+
+    def period_value(self) -> int | None:
+        """The period every row has, when no column is kept; None when one is."""
+        return self._period if self._s_period is None else None
+
+    def has_period_column(self) -> bool:
+        return self._s_period is not None
+
+    def set_period_value(self, value: int) -> None:
+        """Every row's period is `value`: no column kept (a view of such rows)."""
+        self._s_period, self._period = None, value
+
+    def period_appender(self):
+        """What a compiled reader appends its rows' periods to with frombytes (after
+        their s_stack): the column when one is kept, else extend_periods."""
+        return self._s_period if self._s_period is not None else _PeriodSink(self)
+
+    def extend_periods(self, data: bytes) -> None:
+        """The periods of the rows just added to s_stack (native u64 bytes), as
+        add_sample would add them one by one."""
+        if self._s_period is not None:
+            self._s_period.frombytes(data)
+            return
+        batch = array("Q")
+        batch.frombytes(data)
+        before = len(self.s_stack) - len(batch)
+        if not batch:
+            return
+        if not before:
+            self._period = batch[0]
+        if not _all_equal(batch, self._period):
+            self._s_period = array("Q", [self._period]) * before
+            self._s_period.extend(batch)
 
     # ---- interning -------------------------------------------------------------------
     def mapping(self, path: str, kind: str | None = None, build_id: str = "") -> int:
@@ -298,8 +369,13 @@ class Profile:
                    time: float = math.nan, event_id: int = 0, comm_id: int = NO_ID) -> None:
         if self._s_count is not None or count != 1:
             self.s_count.append(count)  # (the ones so far made first, when this is the first)
+        if self._s_period is not None:
+            self._s_period.append(period)
+        elif not self.s_stack:
+            self._period = period
+        elif period != self._period:
+            self.s_period.append(period)  # (the one period so far made first)
         self.s_stack.append(stack_id)
-        self.s_period.append(period)
         self.s_pid.append(pid)
         self.s_tid.append(tid)
         self.s_cpu.append(cpu)
@@ -426,6 +502,14 @@ KERNEL_ADDR = 0xffff800000000000
 RELATIVE_LIMIT = 0x10000000
 NO_SAMPLES_NOTE = ("the capture holds no samples: the process did not run on a CPU while "
                    "perf recorded (idle, 0% CPU)")
+
+
+def _all_equal(column: array, value: int) -> bool:
+    """Every item of a column of 8-byte ints is `value` (the C pass for 'q' and 'Q')."""
+    if compiled_column(column, "q") or compiled_column(column, "Q"):
+        from .aggregate import _weigh  # (aggregate imports this module)
+        return _weigh.all_equal(column, value)
+    return all(v == value for v in column)
 
 
 def compiled_column(column, typecode: str) -> bool:

@@ -94,9 +94,12 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         blob = b"".join(_doc_chunks(profile))
         out.write(struct.pack("<Q", len(blob)))
         out.write(blob)
-    for name in _COLUMNS:
+    for name in _COLUMNS:  # (a column the profile does not keep is written as its value
+        # again and again: the file's format is unchanged)
         if name == "s_count" and not profile.has_count_column():
-            _write_ones(out, len(profile.s_stack))  # (the file's format is unchanged)
+            _write_same(out, "q", 1, len(profile.s_stack))
+        elif name == "s_period" and not profile.has_period_column():
+            _write_same(out, "Q", profile.period_value(), len(profile.s_stack))
         else:
             _write_column(out, getattr(profile, name))
     if len(profile.switches):  # the context switches, when the capture has them
@@ -120,10 +123,10 @@ def _write_column(out: BinaryIO, col: array) -> None:
     out.write(data)
 
 
-def _write_ones(out: BinaryIO, n: int) -> None:
-    """A count column of n ones, written without making it."""
-    out.write(struct.pack("<cQ", b"q", 8 * n))
-    chunk = struct.pack("<q", 1) * min(n, 1 << 16)
+def _write_same(out: BinaryIO, code: str, value: int, n: int) -> None:
+    """A column of n items of one value, written without making it."""
+    out.write(struct.pack("<cQ", code.encode(), 8 * n))
+    chunk = struct.pack("<" + code, value) * min(n, 1 << 16)
     while n:
         k = min(n, 1 << 16)
         out.write(chunk if k == 1 << 16 else chunk[:8 * k])
@@ -153,9 +156,9 @@ def load(src: BinaryIO) -> Profile:
     del blob
     for name in _COLUMNS:
         col = _read_column(src)
-        if name == "s_count" and col.typecode == "q" and _weigh.all_ones(col):
+        if name == "s_count" and col.typecode == "q" and _weigh.all_equal(col, 1):
             col = None  # every row counts 1: no column kept (Profile.s_count)
-        setattr(p, name, col)
+        setattr(p, name, col)  # (s_period: one of one value is kept as it, not a column)
     section = src.read(len(_SWITCHES))
     if section == _SWITCHES:
         for name in SwitchLog.COLUMNS:

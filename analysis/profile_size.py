@@ -24,9 +24,11 @@ _PER_MAPPING = 600
 
 
 def _held_columns(p: Profile) -> list:
-    """The sample columns the profile holds (no count column while every row counts 1:
-    asking for it would make one)."""
-    return [getattr(p, c) for c in _COLUMNS if c != "s_count" or p.has_count_column()]
+    """The sample columns the profile holds (no count column while every row counts 1,
+    no period column while every row has one period: asking for them would make them)."""
+    return [getattr(p, c) for c in _COLUMNS
+            if (c != "s_count" or p.has_count_column()) and
+            (c != "s_period" or p.has_period_column())]
 
 
 def approx_bytes(profile: Profile) -> int:

@@ -216,6 +216,9 @@ def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = Non
         if c == "s_count" and not p.has_count_column():
             v.s_count = None  # (every row counts 1: a view's rows too)
             continue
+        if c == "s_period" and not p.has_period_column():
+            v.set_period_value(p.period_value())  # (one period: a view's rows have it)
+            continue
         col = getattr(p, c)
         setattr(v, c, col if rows is None else array(col.typecode, compress(col, rows)))
     # the last sample may be cut short (the input ended inside it), if it is still here

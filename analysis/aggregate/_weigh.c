@@ -1985,17 +1985,21 @@ static PyObject *int_max(PyObject *self, PyObject *arg) {
     return PyLong_FromLongLong(m);
 }
 
-PyDoc_STRVAR(all_ones_doc,
-"all_ones(column) -> bool\n\n"
-"Every item of an int64 column (array 'q') is 1 (True when it is empty): a saved\n"
-"profile's count column that need not be kept (Profile.s_count).");
+PyDoc_STRVAR(all_equal_doc,
+"all_equal(column, value) -> bool\n\n"
+"Every item of a column of 8-byte ints (array 'q' or 'Q') is `value` (True when it is\n"
+"empty): a count or period column the profile need not keep (Profile.s_count, s_period).");
 
-static PyObject *all_ones(PyObject *self, PyObject *arg) {
+static PyObject *all_equal(PyObject *self, PyObject *args) {
+    PyObject *o, *vo;
+    if (!PyArg_ParseTuple(args, "OO!", &o, &PyLong_Type, &vo)) return NULL;
+    uint64_t want = (uint64_t)PyLong_AsUnsignedLongLongMask(vo);
+    if (want == (uint64_t)-1 && PyErr_Occurred()) return NULL;
     Py_buffer b;
-    if (buf_of(arg, &b, 8, 0, "column") < 0) return NULL;
-    const int64_t *v = b.buf;
+    if (buf_of(o, &b, 8, 0, "column") < 0) return NULL;
+    const uint64_t *v = b.buf;
     Py_ssize_t n = b.len / 8, i = 0;
-    while (i < n && v[i] == 1) i++;
+    while (i < n && v[i] == want) i++;
     PyBuffer_Release(&b);
     return PyBool_FromLong(i == n);
 }
@@ -2697,7 +2701,7 @@ static PyMethodDef methods[] = {
     {"leaf_values", leaf_values, METH_VARARGS, leaf_values_doc},
     {"value_counts", value_counts, METH_VARARGS, value_counts_doc},
     {"int_max", int_max, METH_O, int_max_doc},
-    {"all_ones", all_ones, METH_O, all_ones_doc},
+    {"all_equal", all_equal, METH_VARARGS, all_equal_doc},
     {"time_span", time_span, METH_VARARGS, time_span_doc},
     {"function_columns", function_columns, METH_VARARGS, function_columns_doc},
     {"split_functions", split_functions, METH_VARARGS, split_functions_doc},

@@ -86,7 +86,7 @@ def _stack_weights(profile: Profile, sel: Selection) -> dict[int, int]:
         return _weigh.stack_counts(profile.s_stack, profile.locations)
     out: dict[int, int] = {}
     s_stack = profile.s_stack
-    w = profile.s_period if sel.weight == "period" else profile.counts()
+    w = profile.periods() if sel.weight == "period" else profile.counts()
     for i in selected_rows(profile, sel):
         sid = s_stack[i]
         out[sid] = out.get(sid, 0) + w[i]

@@ -101,7 +101,7 @@ def _ends(profile: Profile, event_id: int | None, times: list, rows: list,
     clock = event_id is not None and 0 <= event_id < len(profile.events) and \
         is_clock_event(profile.events[event_id].name)
     fixed = sample_seconds(profile, event_id) or 0.0
-    period = profile.s_period
+    period = profile.periods()
     out = []
     for k in range(lo, hi):
         d = period[rows[k]] / 1e9 if clock and period[rows[k]] else fixed

@@ -298,7 +298,8 @@ PyDoc_STRVAR(fold_doc,
 "fold(stack, procs, period, count, event, keep, rows, stacks, namer) -> {folded: weight}\n\n"
 "The rows below `rows` whose event is kept (`keep`: bytes, 1 per kept event id; None:\n"
 "all), summed per (stack, process key) and folded. `procs`: the columns the process key\n"
-"is made of (0 to 3 int32 columns); `period`: None to weigh by `count` alone; `count`:\n"
+"is made of (0 to 3 int32 columns); `period`: None to weigh by `count` alone, an int when\n"
+"every row has that period (Profile.period_value); `count`:\n"
 "None when every row counts 1 (Profile.has_count_column). `namer`:\n"
 "folded._Namer (proc_name, text_id and the tables text_id fills).");
 
@@ -368,13 +369,19 @@ static PyObject *fold(PyObject *self, PyObject *args) {
     if (col_open(&cstack, stack_o, 4, rows, "stack") < 0 ||
         (count_o != Py_None && col_open(&ccount, count_o, 8, rows, "count") < 0) ||
         col_open(&cevent, event_o, 4, rows, "event") < 0 ||
-        (period_o != Py_None && col_open(&cperiod, period_o, 8, rows, "period") < 0))
+        (period_o != Py_None && !PyLong_Check(period_o) &&
+         col_open(&cperiod, period_o, 8, rows, "period") < 0))
         goto done;
     for (Py_ssize_t i = 0; i < np; i++)
         if (col_open(&cproc[i], PyTuple_GET_ITEM(procs, i), 4, rows, "process") < 0) goto done;
     const int32_t *stack = cstack.v.buf, *event = cevent.v.buf;
     const int64_t *count = count_o != Py_None ? ccount.v.buf : NULL;
-    const uint64_t *period = period_o != Py_None ? cperiod.v.buf : NULL;
+    const uint64_t *period = cperiod.got ? cperiod.v.buf : NULL;
+    uint64_t same = 0;  /* the one period of every row, when no column is given */
+    if (PyLong_Check(period_o)) {
+        same = PyLong_AsUnsignedLongLong(period_o);
+        if (same == (uint64_t)-1 && PyErr_Occurred()) goto done;
+    }
     const unsigned char *mask = keep != Py_None ? (const unsigned char *)PyBytes_AS_STRING(keep) : NULL;
     Py_ssize_t nmask = keep != Py_None ? PyBytes_GET_SIZE(keep) : 0;
     size_t width = 1 + (size_t)np;
@@ -396,7 +403,7 @@ static PyObject *fold(PyObject *self, PyObject *args) {
             memcpy(pkeys + npairs * width, key, width * 4);
             sums[npairs++] = 0;
         }
-        uint64_t p = period ? period[r] : 0;
+        uint64_t p = period ? period[r] : same;
         sums[ix] += p ? (i128)p : count ? (i128)count[r] : 1;
     }
     out = PyDict_New();

@@ -73,12 +73,15 @@ def fold(profile: Profile, opts: FoldOptions = FoldOptions(),
     keep = None
     if not event_ids.issuperset(p.s_event[:rows]):
         keep = bytes(i in event_ids for i in range(len(p.events)))
-    count = p.s_count if p.has_count_column() else None  # (None: all ones, none made)
-    if not compiled or (count is not None and count.typecode != "q") or any(
-            c.typecode != t for c, t in zip((p.s_stack, p.s_period, p.s_event) + procs,
-                                            "iQiiii")):
+    # (columns the profile does not keep are not made: None for counts of one, the one
+    # period as an int)
+    count = p.s_count if p.has_count_column() else None
+    period = p.s_period if p.has_period_column() else p.period_value()
+    if not compiled or (count is not None and count.typecode != "q") or \
+            (not isinstance(period, int) and period.typecode != "Q") or \
+            any(c.typecode != t for c, t in zip((p.s_stack, p.s_event) + procs, "iiiii")):
         return _fold_python(p, namer, procs, keep, rows, opts.weight == PERIOD)
-    return _fold.fold(p.s_stack, procs, p.s_period if opts.weight == PERIOD else None,
+    return _fold.fold(p.s_stack, procs, period if opts.weight == PERIOD else None,
                       count, p.s_event, keep, rows, p.stacks, namer)
 
 
@@ -99,7 +102,7 @@ def _fold_python(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, 
     keys = zip(islice(p.s_stack, rows), *(islice(c, rows) for c in procs))
     if by_period:  # the period, or the row's count when it has none
         weights: Iterable = (c if not w else w for w, c in
-                             zip(islice(p.s_period, rows), islice(p.counts(), rows)))
+                             zip(islice(p.periods(), rows), islice(p.counts(), rows)))
     else:
         weights = islice(p.counts(), rows)
     if keep is not None:

@@ -11,7 +11,7 @@ from ..profile import NO_ID, Profile
 def write_perf_script(p: Profile, out: TextIO) -> None:
     funcs, locs, maps = p.functions, p.locations, p.mappings
     lines_of: dict[int, list[str]] = {}
-    counts = p.counts()
+    counts, periods = p.counts(), p.periods()
     for i in range(len(p)):
         sid = p.s_stack[i]
         frames = lines_of.get(sid)
@@ -31,7 +31,7 @@ def write_perf_script(p: Profile, out: TextIO) -> None:
         ident = f"{tid}" if pid == NO_ID else f"{pid}/{tid}"
         t = p.s_time[i]
         when = "" if math.isnan(t) else f" {t:.6f}:"
-        period = p.s_period[i] or counts[i]
+        period = periods[i] or counts[i]
         event = p.events[p.s_event[i]].name if p.events else ""
         out.write(f"{comm} {ident}{when} {period} {event}:\n")
         for line in frames:

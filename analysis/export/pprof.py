@@ -175,7 +175,7 @@ def to_pprof(profile: Profile, q=None, *, time_nanos: int | None = None,
     n_values = len(types)
     fixed = 0 if sel.has_periods else _fixed_period(sel)
     counts = p.counts()
-    periods = p.s_period
+    periods = p.periods()
     rows: dict[tuple[int, int, int, int], list[int]] = {}
     stack, pid, tid, comm = p.s_stack, p.s_pid, p.s_tid, p.s_comm
     for i in sel.rows:

@@ -46,7 +46,7 @@ def select(profile: Profile, q=None) -> Selected:
         lo = max(0.0, q.start or 0.0)
         hi = whole if q.end is None else min(q.end, whole)
         duration = max(0.0, hi - lo)
-    periods = p.s_period
+    periods = p.periods()
     return Selected(p, rows, q.view, event, name,
                     has_periods=any(periods[i] for i in rows), t0=t0,
                     offset_s=max(0.0, q.start or 0.0) if span else 0.0,

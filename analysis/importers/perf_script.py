@@ -259,8 +259,9 @@ def _compiled_loop(parser: "_Parser") -> "_script.Reader":
         callers=frames.callers, Location=Location, Function=Function,
         mapping_info=mapping_info, event=p.event, string=p.string,
         # (no count column while every row counts 1, as a perf script sample does: the
-        # Python reader's rows count 1 too)
-        columns=(p.s_stack, p.s_count if p.has_count_column() else None, p.s_period,
+        # Python reader's rows count 1 too; no period column while the periods are one)
+        columns=(p.s_stack, p.s_count if p.has_count_column() else None,
+                 p.period_appender(),
                  p.s_pid, p.s_tid, p.s_cpu, p.s_time,
                  p.s_event, p.s_comm),
         max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT,

@@ -55,10 +55,11 @@ def view(profile: Profile, name: str, event_id: int | None = None) -> Profile:
         if event_id is None:
             event_id = _cpu_event(profile)
         us = _sample_us(profile, event_id)
+        periods = profile.periods()
         for row in range(len(profile)):
             if profile.s_event[row] != event_id:
                 continue
-            per = max(1, round(profile.s_period[row] / 1e3 if us is None else us))
+            per = max(1, round(periods[row] / 1e3 if us is None else us))
             v.add_sample(profile.s_stack[row], count=per, period=per,
                          pid=profile.s_pid[row], tid=profile.s_tid[row],
                          cpu=profile.s_cpu[row], time=profile.s_time[row], event_id=ev,
