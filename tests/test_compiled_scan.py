@@ -137,9 +137,11 @@ def test_the_captures_hold_what_the_test_is_about():
 # ---- records written by hand ------------------------------------------------------------
 
 def _spec(**kw) -> bytes:
-    """A sample spec in _scan.c's S_* order: ip, tid, time, callchain (no sched_switch)."""
-    v = [kw.get("ev", 0), 24, 0, 8, 12, 16, -1, -1, 1] + [-1] * 7
-    return struct.pack("<16q", *v)
+    """A sample spec in _scan.c's S_* order: ip, tid, time, callchain (no sched_switch),
+    no period in the record (the attr's own: `fixed_period`)."""
+    v = [kw.get("ev", 0), 24, 0, 8, 12, 16, -1, -1, 1] + [-1] * 7 + \
+        [kw.get("fixed_period", 0)]
+    return struct.pack("<17q", *v)
 
 
 def _records(e: str) -> bytes:
@@ -163,8 +165,8 @@ def _scan_all(buf: bytes, big: bool):
     column."""
     chain_ix: dict = {}
     chains: list = []
-    pos, cols = _scan.scan(buf, 0, len(buf), big, -1, {0: _spec()}, 0, {}, chain_ix, chains,
-                           0, 0)
+    pos, cols = _scan.scan(buf, 0, len(buf), big, -1, {0: _spec(fixed_period=200)}, 0, {},
+                           chain_ix, chains, 0, 0)
     assert list(chain_ix.items()) == [(key, i) for i, key in enumerate(chains)]
     ips = array("Q", cols[-1])
     assert len(ips) == len(chains)
@@ -184,6 +186,7 @@ def test_big_endian_records_read_as_little_endian_ones():
     assert list(array("Q", cl[0])) == [100, 200]  # time
     assert list(array("i", cl[2])) == [8, 9]  # tid
     assert list(array("i", cl[6])) == [0, 1]  # chain ids
+    assert list(array("Q", cl[4])) == [200, 200]  # no period recorded: the attr's
     assert sl[0][:2] == sb[0][:2] == (2, 0x1000)  # (mode, ip) of the first chain
     assert sl[1] == sb[1] == (2, 0x3000, None)  # no chain: keyed by its ip
     # the chain bytes are the file's (the Python reader unpacks them by its endian)

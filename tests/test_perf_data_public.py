@@ -174,3 +174,18 @@ def test_not_perf_data():
 def test_gzip_wrapped_perf_data():
     p = load(PUBLIC / "KDAB__hotspot/tests/integrationtests/file_content/perf.data.true.v2.gz")
     assert len(p) == 1
+
+
+def test_a_sample_without_a_period_has_its_events_own():
+    """`perf record -c 5000000`: the samples record no period and perf reads each as the
+    attr's sample_period; perfparser's expected output (KDAB's, from perf's own reading)
+    prints `cycles: 5000000` for each of the 106 (they were 0 here, and the folded
+    stacks then weighed them by count where perf script's text weighs them by period)."""
+    import re
+    d = PUBLIC / KD / "fork_static_gcc"
+    expected = [int(n) for n in re.findall(r"^\tcycles: (\d+)$",
+                                           (d / "perf.data.zstd.expected.txt").read_text(),
+                                           re.M)]
+    p = load(d / "perf.data.zstd")
+    assert len(expected) == len(p) == 106
+    assert list(p.periods()) == expected and set(expected) == {5_000_000}

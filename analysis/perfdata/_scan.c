@@ -29,10 +29,11 @@ enum { K_OUT = 0, K_IN = 1, ST_BLOCKED = 0, ST_RUNNABLE = 1, ST_SLEEPING = 2, ST
 
 /* sample spec: event, prefix size, offsets of ip pid tid time cpu period, chained, then
  * sched_switch's prev_pid, prev_state, next_pid (offset, size) in the raw data and the
- * raw bytes needed to read them (all -1 when the event is not sched_switch) */
+ * raw bytes needed to read them (all -1 when the event is not sched_switch), then the
+ * period of a sample that records none (the attr's sample_period, as perf reads it) */
 enum { S_EV, S_PSIZE, S_IP, S_PID, S_TID, S_TIME, S_CPU, S_PERIOD, S_CHAINED,
        S_PREV_PID, S_PREV_PID_SIZE, S_PREV_STATE, S_PREV_STATE_SIZE, S_NEXT_PID,
-       S_NEXT_PID_SIZE, S_RAW_NEED, S_N };
+       S_NEXT_PID_SIZE, S_RAW_NEED, S_FIXED_PERIOD, S_N };
 /* switch spec: trailer size, offsets of pid tid time cpu within the trailer */
 enum { W_SIZE, W_PID, W_TID, W_TIME, W_CPU, W_N };
 
@@ -174,7 +175,7 @@ static int sample(State *S, const int64_t *v, int mode, Py_ssize_t s, Py_ssize_t
     int32_t tid = v[S_TID] >= 0 ? (int32_t)rd32(B, s + v[S_TID]) : -1;
     uint64_t time = v[S_TIME] >= 0 ? rd64(B, s + v[S_TIME]) : 0;
     int32_t cpu = v[S_CPU] >= 0 ? (int32_t)rd32(B, s + v[S_CPU]) : -1;
-    uint64_t period = v[S_PERIOD] >= 0 ? rd64(B, s + v[S_PERIOD]) : 0;
+    uint64_t period = v[S_PERIOD] >= 0 ? rd64(B, s + v[S_PERIOD]) : (uint64_t)v[S_FIXED_PERIOD];
     Py_ssize_t pos = s + psize;
     uint64_t nr = 0;
     Py_ssize_t cstart = pos;

@@ -38,14 +38,18 @@ class SampleReader:
                 fields += name.split()
         self.prefix = struct.Struct(fmt)
         index = {name: i for i, name in enumerate(fields)}
-        # absent fields read the sentinels appended to each unpacked tuple: 0 or -1
-        zero, minus_one = -2, -1
+        # absent fields read the sentinels appended to each unpacked tuple: 0 or -1, and
+        # for the period the attr's own: perf gives a sample without PERIOD in its type
+        # the attr's sample_period (`perf record -c N`, or an event given its period as
+        # page-faults/period=200/ is), 0 in frequency mode (evsel__parse_sample)
+        zero, minus_one, own_period = -2, -1, -3
+        self.fixed_period = 0 if attr.freq else attr.sample_period_or_freq
         self.i_ip = index.get("ip", zero)
         self.i_pid = index.get("pid", minus_one)
         self.i_tid = index.get("tid", minus_one)
         self.i_time = index.get("time", zero)
         self.i_cpu = index.get("cpu", minus_one)
-        self.i_period = index.get("period", zero)
+        self.i_period = index.get("period", own_period)
         self.st = st
         rf = attr.read_format
         if st & READ:
@@ -93,12 +97,15 @@ class SampleReader:
         else:
             (pp, ps, np_), need = switch_fields
             vals += [*pp, *ps, *np_, need]
+        # (a u64 as the loop's int64 reads it back)
+        fixed = self.fixed_period
+        vals.append(fixed - (1 << 64) if fixed >= 1 << 63 else fixed)
         return struct.pack(f"<{len(vals)}q", *vals)
 
     def read(self, buf, start: int, end: int) -> tuple:
         """(ip, pid, tid, time, cpu, period, chain, branch_from, user_ip)"""
         e = self.endian
-        vals = self.prefix.unpack_from(buf, start) + (0, -1)
+        vals = self.prefix.unpack_from(buf, start) + (self.fixed_period, 0, -1)
         pos = start + self.prefix.size
         st = self.st
         if st & READ:
