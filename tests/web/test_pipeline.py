@@ -261,3 +261,26 @@ def test_long_non_ascii_upload_names_are_analysed(member):
     done = Capture.objects.get(pk=capture.pk)
     assert done.status == "done", done.error
     assert done.latest_result().report["samples"] == 154
+
+
+def test_the_comparison_with_the_previous_build_reads_its_report_only(member, monkeypatch):
+    """The worker compares with the previous build's capture of the label from the two
+    reports: the previous saved profile is not loaded (0.07-0.15 s of every upload of
+    bench-upload's capture, and a profile in the worker's cache). The verdict is the
+    one the compare API computes from both profiles."""
+    from analysis import profile_io
+    from perfweb.captures.models import AnalysisResult
+
+    from .conftest import spinpool
+    old = spinpool(member, "1.1.0", "busy")
+
+    def refuse(*a, **kw):
+        raise AssertionError("the previous build's saved profile was loaded")
+    monkeypatch.setattr(profile_io, "load", refuse)
+    new = spinpool(member, "1.0.0", "busy")
+    result = AnalysisResult.objects.get(capture=new)
+    assert result.report["compared_with"]["capture"] == old.pk
+    assert result.report["compared_with"]["verdict"] == "regression"
+    assert result.comparison["before"]["id"] == old.pk
+    assert result.comparison["samples_before"] == 154
+    assert result.comparison["samples_after"] == 973
