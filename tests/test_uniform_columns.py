@@ -73,11 +73,16 @@ def test_the_saved_profile_is_the_same_file_and_loads_without_the_column():
     assert again.has_count_column() and list(again.s_count) == list(counted.s_count)
 
 
-def test_a_count_other_than_one_makes_the_column_with_the_ones_before_it():
+def _one_stack() -> tuple[Profile, int]:
+    """A profile of one cpu-clock stack, and that stack, to add samples to."""
     p = Profile()
     p.event("cpu-clock")
     m = p.mapping("/usr/bin/a")
-    sid = p.stack((p.add_location(m, 0x10, (p.function("f", m),)),))
+    return p, p.stack((p.add_location(m, 0x10, (p.function("f", m),)),))
+
+
+def test_a_count_other_than_one_makes_the_column_with_the_ones_before_it():
+    p, sid = _one_stack()
     for _ in range(3):
         p.add_sample(sid)
     assert not p.has_count_column() and p.sample_count() == 3
@@ -96,6 +101,7 @@ def test_views_and_the_size_estimate_make_no_column():
     leaf = p.locations[p.stacks[p.s_stack[0]][0]].functions[0]
     v = apply(p, parse(f"mf-{leaf}"))  # (merged into its callers: every sample stays)
     assert v is not p and not v.has_count_column() and not p.has_count_column()
+    assert not v.has_period_column() and v.period_value() == p.period_value() > 0
     assert v.sample_count() == len(v.s_stack) == len(p.s_stack)
 
 
@@ -112,10 +118,7 @@ def test_periods_that_differ_keep_their_column():
 
 
 def test_a_period_other_than_the_first_makes_the_column():
-    p = Profile()
-    p.event("cpu-clock")
-    m = p.mapping("/usr/bin/a")
-    sid = p.stack((p.add_location(m, 0x10, (p.function("f", m),)),))
+    p, sid = _one_stack()
     for _ in range(3):
         p.add_sample(sid, period=250000)
     assert not p.has_period_column() and p.period_value() == 250000
