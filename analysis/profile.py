@@ -14,9 +14,9 @@ import math
 import re
 from array import array
 from collections import Counter
-from itertools import repeat
 from dataclasses import MISSING, dataclass, field
 from dataclasses import fields as dataclass_fields
+from itertools import repeat
 
 from .offcpu.switches import SwitchLog
 

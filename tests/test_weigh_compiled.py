@@ -961,3 +961,17 @@ def test_top_ranked_ties_take_each_function_s_place_in_its_own_first_stack():
     assert got == _python_top(ctx, stacks, lambda f: True, 6)
     assert [f for f, _ in got] == list(set([12, 3, 1, 9])) + \
         [f for f in set([9, 5, 17]) if f != 9]
+
+
+def test_empty_flag_and_column_arguments_are_let_go():
+    """An empty `only`, `into` or `self` (a capture of no stacks or functions) is read
+    and released like any other: the bytearray or array can grow after the call (a
+    buffer still exported would refuse to)."""
+    only, into, self_ = bytearray(), array("i"), array("q")
+    assert _weigh.ranked_totals({}, [], [], array("q"), array("i"), self_, only) == b""
+    assert _weigh.hot_span({}, [], [], 256, only) == (0, 0, 0)
+    assert _weigh.first_marked([], [], [], bytearray(), 1, into) is into
+    only.append(1)
+    into.append(1)
+    self_.append(1)
+    assert (len(only), len(into), len(self_)) == (1, 1, 1)

@@ -679,9 +679,11 @@ static PyObject *first_marked(PyObject *self, PyObject *args) {
     const unsigned char *marked = b.buf;
     int32_t *col = NULL;
     Py_ssize_t ncol = 0;
+    int use_col = 0;  /* (an empty array's buffer may be NULL: not the test) */
     PyObject *out = NULL, *it = NULL, *sid = NULL;
     if (into != Py_None) {
         if (buf_of(into, &c, 4, 1, "into") < 0) goto fail;
+        use_col = 1;
         col = c.buf;
         ncol = c.len / 4;
         Py_INCREF(into);
@@ -693,7 +695,7 @@ static PyObject *first_marked(PyObject *self, PyObject *args) {
     while ((sid = PyIter_Next(it))) {
         PyObject *st = stack_of(stacks, sid), *found;
         if (!st || first_mark(st, lf, marked, b.len, keep, &found) < 0) goto fail;
-        if (found && col) {
+        if (found && use_col) {
             Py_ssize_t i = index_of(sid, ncol, "a stack id");
             long f = PyLong_AsLong(found);
             if (i < 0 || (f == -1 && PyErr_Occurred())) goto fail;
@@ -706,14 +708,14 @@ static PyObject *first_marked(PyObject *self, PyObject *args) {
     if (PyErr_Occurred()) goto fail;
     Py_DECREF(it);
     PyBuffer_Release(&b);
-    if (col) PyBuffer_Release(&c);
+    if (use_col) PyBuffer_Release(&c);
     return out;
 fail:
     Py_XDECREF(sid);
     Py_XDECREF(it);
     Py_XDECREF(out);
     PyBuffer_Release(&b);
-    if (col) PyBuffer_Release(&c);
+    if (use_col) PyBuffer_Release(&c);
     return NULL;
 }
 
@@ -2137,7 +2139,8 @@ static PyObject *ranked_totals(PyObject *self, PyObject *args) {
         if (o_self != Py_None) PyBuffer_Release(&bs);
         return NULL;
     }
-    const unsigned char *only = o_only != Py_None ? bo.buf : NULL;
+    const int have_only = o_only != Py_None;  /* (an empty buffer may be NULL) */
+    const unsigned char *only = have_only ? bo.buf : NULL;
     Py_ssize_t nf = bt.len / 8, n = 0;
     int64_t *tw = bt.buf, *sw = bs.buf;
     int32_t *first = bf.buf, *stamp = NULL, cur = 0;
@@ -2155,7 +2158,7 @@ static PyObject *ranked_totals(PyObject *self, PyObject *args) {
     Py_ssize_t pos = 0, place = 0;
     PyObject *sid, *w;
     while (PyDict_Next(weights, &pos, &sid, &w)) {
-        if (only) {
+        if (have_only) {
             Py_ssize_t o = index_of(sid, bo.len, "a stack id");
             if (o < 0) goto done;
             if (!only[o]) {
@@ -2211,8 +2214,8 @@ done:
     PyMem_Free(rows);
     PyBuffer_Release(&bt);
     PyBuffer_Release(&bf);
-    if (sw) PyBuffer_Release(&bs);
-    if (only) PyBuffer_Release(&bo);
+    if (o_self != Py_None) PyBuffer_Release(&bs);
+    if (have_only) PyBuffer_Release(&bo);
     return out;
 }
 
@@ -2373,7 +2376,8 @@ static PyObject *hot_span(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer bo = {0};
     if (o_only != Py_None && buf_of(o_only, &bo, 1, 0, "only") < 0) return NULL;
-    const unsigned char *only = o_only != Py_None ? bo.buf : NULL;
+    const int have_only = o_only != Py_None;  /* (an empty buffer may be NULL) */
+    const unsigned char *only = have_only ? bo.buf : NULL;
     Py_ssize_t n = 0, pos = 0;
     KeyWeight *kw = PyMem_Malloc((PyDict_GET_SIZE(stacks) + 1) * sizeof(KeyWeight));
     PyObject *sid, *w, *s_off = PyUnicode_InternFromString("dso_offset"),
@@ -2383,7 +2387,7 @@ static PyObject *hot_span(PyObject *self, PyObject *args) {
         goto done;
     }
     while (PyDict_Next(stacks, &pos, &sid, &w)) {
-        if (only) {
+        if (have_only) {
             Py_ssize_t o = index_of(sid, bo.len, "a stack id");
             if (o < 0) goto done;
             if (!only[o]) continue;
@@ -2431,7 +2435,7 @@ done:
     PyMem_Free(kw);
     Py_XDECREF(s_off);
     Py_XDECREF(s_addr);
-    if (only) PyBuffer_Release(&bo);
+    if (have_only) PyBuffer_Release(&bo);
     return out;
 }
 
