@@ -121,3 +121,32 @@ def test_a_plain_file_and_an_uploaded_name_with_a_colon(client, member, settings
     body, _, read = _get(client, key, alone)
     assert body == plain.read_bytes()
     assert read < len(body) + 256 * 1024
+
+
+def test_a_build_s_files_are_indexed_in_two_queries(member, django_assert_num_queries):
+    """buildids.index_all (the worker's, once per new build) records what index() does
+    file by file, in one insert and one update whatever the number of files; files
+    already indexed are passed over."""
+    service = Service.objects.create(team=Team.objects.get(name="inference"), name="svc")
+    one, many = (Build.objects.create(service=service, version=v) for v in ("1", "2"))
+
+    def stored(build):
+        out = []
+        for name in BUNDLES:
+            with open(SPINPOOL / name, "rb") as f:
+                out.append(store_symbol(File(f, name=name), member, build=build))
+        return out
+    singly = stored(one)
+    counts = [buildids.index(sf) for sf in singly]
+    together = stored(many)
+    with django_assert_num_queries(2):
+        assert buildids.index_all([(sf, None) for sf in together]) == sum(counts) > 2
+
+    def entries(files):
+        return sorted((f.original_name, e.build_id, e.kind, e.member) for f in files
+                      for e in BuildIdEntry.objects.filter(symbol_file=f))
+    assert entries(singly) == entries(together)
+    for sf in together:
+        sf.refresh_from_db()
+    with django_assert_num_queries(0):
+        assert buildids.index_all([(sf, None) for sf in together]) == 0

@@ -117,8 +117,7 @@ def _run(mine: Claim, capture: Capture) -> None:
                  SymbolFile.objects.filter(capture=capture)).exclude(kind=SymbolFile.SOURCE)
         ordered = list(files.order_by("created_at"))
         paths = [local_copy(sf.file, work, sf.original_name, sf.sha256) for sf in ordered]
-        for sf, path in zip(ordered, paths):
-            buildids.index(sf, path)  # for debuginfod; once per file
+        buildids.index_all(list(zip(ordered, paths)))  # for debuginfod; once per file
         servers = debuginfod_client.client()  # DEBUGINFOD_URLS: for what nobody uploaded
         if paths or servers is not None:  # the digests recorded on upload key the cache
             with paused_gc():

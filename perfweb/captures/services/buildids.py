@@ -49,8 +49,25 @@ def _member(origin: str, top: str) -> str:
 
 def index(sf: SymbolFile, path: str | None = None) -> int:
     """Record the build-ids of `sf` (idempotent); `path`: a local copy the caller has."""
-    if sf.indexed:
-        return 0
+    return index_all([(sf, path)])
+
+
+def index_all(files: list[tuple[SymbolFile, str | None]]) -> int:
+    """Record the build-ids of each (symbol file, local copy or None) not indexed yet, in
+    one insert and one update: the worker indexes every symbol file of a new build, and
+    two queries a file were 20 ms of each upload of 21 files."""
+    entries, done = [], []
+    for sf, path in files:
+        if not sf.indexed:
+            entries += _entries(sf, path)
+            done.append(sf.pk)
+    if done:
+        BuildIdEntry.objects.bulk_create(entries)
+        SymbolFile.objects.filter(pk__in=done).update(indexed=True)
+    return len(entries)
+
+
+def _entries(sf: SymbolFile, path: str | None) -> list[BuildIdEntry]:
     entries = []
     with tempfile.TemporaryDirectory(prefix="perfweb-buildids-") as work:
         local = path or local_copy(sf.file, work, f"symbol-{sf.pk}", sf.sha256)
@@ -66,9 +83,7 @@ def index(sf: SymbolFile, path: str | None = None) -> int:
             if not info.debug_only and info.segments:
                 entries.append(BuildIdEntry(symbol_file=sf, build_id=build_id,
                                             kind="executable", member=member))
-    BuildIdEntry.objects.bulk_create(entries)
-    SymbolFile.objects.filter(pk=sf.pk).update(indexed=True)
-    return len(entries)
+    return entries
 
 
 def open_member(entry: BuildIdEntry):
