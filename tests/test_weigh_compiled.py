@@ -975,3 +975,27 @@ def test_empty_flag_and_column_arguments_are_let_go():
     into.append(1)
     self_.append(1)
     assert (len(only), len(into), len(self_)) == (1, 1, 1)
+
+
+def test_whose_in_one_pass_equals_the_walk_per_stack():
+    """rules._whose_all (marks per function, _weigh.decided_above) gives each stack the
+    verdict rules._whose's walk gives it, for every category with hits, on the real-world
+    captures' perf script texts (named by perf: libraries and the application told apart);
+    all three verdicts occur."""
+    import glob
+
+    from analysis.diagnosis import Context, knowledge
+    from analysis.diagnosis.rules import _whose, _whose_all
+    files = sorted(glob.glob(str(FIX / "realworld*" / "*" / "*.script.txt.gz")))
+    assert len(files) >= 20
+    seen: dict[str, int] = {}
+    for path in files:
+        ctx = Context.build(load(path))
+        for cat in knowledge.CATEGORIES:
+            hits = dict(ctx.having(cat))
+            if hits:
+                got = _whose_all(ctx, hits, cat)
+                assert got == {s: _whose(ctx, s, cat) for s in hits}, (path, cat)
+                for v in got.values():
+                    seen[v] = seen.get(v, 0) + 1
+    assert set(seen) == {"app", "library", "unknown"}

@@ -719,6 +719,61 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(decided_above_doc,
+"decided_above(sids, stacks, loc_functions, marks) -> bytes\n\n"
+"Per stack id of `sids`, in its order, what the frames above (towards the root) its\n"
+"first function marked 1 decide (marks: a bytearray by function id): 0 when no\n"
+"function is marked 1 or the first one above it not marked 1 or 2 is marked 4, 1 when\n"
+"that one is marked 3, 2 when there is none (the chain ends). rules._whose's walk: 1\n"
+"the category's frames, 2 frames that pass through, 3 a library's, 4 the application's.");
+
+static PyObject *decided_above(PyObject *self, PyObject *args) {
+    PyObject *sids, *stacks, *lf, *o_marks;
+    if (!PyArg_ParseTuple(args, "OO!O!O", &sids, &PyList_Type, &stacks, &PyList_Type, &lf,
+                          &o_marks))
+        return NULL;
+    Py_buffer b;
+    if (buf_of(o_marks, &b, 1, 0, "marks") < 0) return NULL;
+    const unsigned char *marks = b.buf;
+    PyObject *it = NULL, *sid = NULL, *out = NULL;
+    Column col = {0};
+    if (!(it = PyObject_GetIter(sids))) goto done;
+    while ((sid = PyIter_Next(it))) {
+        PyObject *st = stack_of(stacks, sid);
+        if (!st) goto done;
+        unsigned char verdict = 0, started = 0, decided = 0;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(st) && !decided; k++) {
+            PyObject *fs = loc_funcs(lf, PyTuple_GET_ITEM(st, k));
+            if (!fs) goto done;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fs); j++) {
+                Py_ssize_t f = index_of(PyTuple_GET_ITEM(fs, j), b.len, "a function id");
+                if (f < 0) goto done;
+                unsigned char m = marks[f];
+                if (!started) {
+                    started = m == 1;
+                    continue;
+                }
+                if (m == 3 || m == 4) {
+                    verdict = m == 3 ? 1 : 0;
+                    decided = 1;
+                    break;
+                }
+            }
+        }
+        if (started && !decided) verdict = 2;
+        if (col_put(&col, &verdict, 1) < 0) goto done;
+        Py_CLEAR(sid);
+    }
+    if (PyErr_Occurred()) goto done;
+    out = PyBytes_FromStringAndSize(col.data ? col.data : "", (Py_ssize_t)col.len);
+done:
+    Py_XDECREF(sid);
+    Py_XDECREF(it);
+    PyMem_Free(col.data);
+    PyBuffer_Release(&b);
+    return out;
+}
+
 PyDoc_STRVAR(callers_above_doc,
 "callers_above(weights, stacks, loc_functions, marks) -> {function id: weight}\n\n"
 "Context.callers_above's walk: in each weighted stack (sid -> weight), the first function\n"
@@ -2721,6 +2776,7 @@ static PyMethodDef methods[] = {
     {"only_on", only_on, METH_VARARGS, only_on_doc},
     {"stack_masks", stack_masks, METH_VARARGS, stack_masks_doc},
     {"first_marked", first_marked, METH_VARARGS, first_marked_doc},
+    {"decided_above", decided_above, METH_VARARGS, decided_above_doc},
     {"callers_above", callers_above, METH_VARARGS, callers_above_doc},
     {"sum_threads", sum_threads, METH_VARARGS, sum_threads_doc},
     {"user_frames", user_frames, METH_VARARGS, user_frames_doc},

@@ -3,6 +3,7 @@ function returning a Finding or None. RULES is the one explicit list the engine 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
 
 from ..aggregate import _weigh
 from ..identity import library_identity
@@ -307,10 +308,33 @@ def _whose(ctx: Context, sid: int, category: str) -> str:
     return "unknown"
 
 
+_WHOSE = ("app", "library", "unknown")  # (_weigh.decided_above's answers)
+
+
+def _whose_all(ctx: Context, hits: dict[int, int], category: str) -> dict[int, str]:
+    """_whose of each of these stacks, each function asked once and the stacks walked in
+    one compiled pass (the Python walk was 50 ms of a report with symbols)."""
+    p = ctx.profile
+    lf = ctx.stack_funcs.loc_functions
+    used = bytearray(len(p.functions))
+    _weigh.used_functions(hits, p.stacks, lf, used)
+    marks = bytearray(len(p.functions))  # as _weigh.decided_above reads them
+    for f in compress(range(len(used)), used):
+        if category in ctx.cats[f]:
+            marks[f] = 1
+        elif ctx.passes_through(f) or not p.functions[f].resolved:
+            marks[f] = 2
+        else:
+            lib = ctx.library(f)
+            marks[f] = 3 if lib is not None and lib.fix and not lib.interpreter else 4
+    decided = _weigh.decided_above(hits, p.stacks, lf, marks)
+    return {sid: _WHOSE[d] for sid, d in zip(hits, decided)}
+
+
 def _for_the_application(ctx: Context, hits: dict[int, int], category: str) -> dict:
     """The hits that are the application's doing: a library's own calls are dropped, and
     callerless ones are kept in the proportion the visible callers show."""
-    whose = {sid: _whose(ctx, sid, category) for sid in hits}
+    whose = _whose_all(ctx, hits, category)
     seen = Counter()
     for sid, w in hits.items():
         seen[whose[sid]] += w
