@@ -20,13 +20,31 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def paused_gc():
+def paused_gc(freeze: bool = False):
     """No cyclic collection inside; the collector's previous state after (nested use
-    leaves it to the outermost)."""
+    leaves it to the outermost). `freeze`: what exists at the end, the objects made
+    inside among them, is moved out of the collector's generations (gc.freeze), inside
+    a `frozen_until_done` whose end puts it back."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was:
             gc.enable()
+
+
+@contextmanager
+def frozen_until_done():
+    """The objects paused_gc(freeze=True) froze inside go back to the collector at the
+    end (gc.unfreeze: into its oldest generation). Between a worker's engine steps the
+    collector runs (its database calls and heartbeat need it), and its first pass after
+    each step traversed every object the step had made: 20-40 ms of each upload of the
+    diverse capture, for a profile with no reference cycles. Frozen objects are still
+    freed by their reference counts; only cyclic garbage made inside waits for the end."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -145,3 +145,27 @@ def test_tables_are_made_in_c_as_the_python_loops_made_them():
     assert _rows.stacks([[0, 3], []], ints) == [(0, 3), ()]
     for bad in ([[10]], [[-1]], [["0"]], [(0,)]):
         assert _rows.stacks(bad, ints) is None
+
+
+def test_a_frozen_step_keeps_its_objects_out_of_the_collector_until_the_end():
+    """paused_gc(freeze=True) inside frozen_until_done (the worker's engine steps): the
+    profile made inside is out of the collector's generations afterwards, so the passes
+    the collector runs between steps do not traverse it, and back in them at the end;
+    the collector is enabled between steps and after."""
+    import gc
+
+    from analysis.gc_pause import frozen_until_done, paused_gc
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with frozen_until_done():
+        with paused_gc(freeze=True):
+            p = load(str(FIXTURES / "perfdata" / "system-wide.perf.data"))
+        assert gc.isenabled()
+        frozen = gc.get_freeze_count()
+        assert frozen > len(p.locations) > 20
+        def tracked(o) -> bool:  # (in one of the collector's generations)
+            return any(x is o for x in gc.get_objects())
+        assert not tracked(p.locations) and not tracked(p.locations[0])
+        gc.collect()  # (a full pass: nothing of the profile is in it)
+        assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    assert any(x is p.locations for x in gc.get_objects(2))  # back in the oldest

@@ -278,6 +278,8 @@ def test_the_comparison_with_the_previous_build_reads_its_report_only(member, mo
         raise AssertionError("the previous build's saved profile was loaded")
     monkeypatch.setattr(profile_io, "load", refuse)
     new = spinpool(member, "1.0.0", "busy")
+    import gc  # (the attempt froze its engine steps' objects, and let them go at its end)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
     result = AnalysisResult.objects.get(capture=new)
     assert result.report["compared_with"]["capture"] == old.pk
     assert result.report["compared_with"]["verdict"] == "regression"

@@ -20,7 +20,7 @@ from django.db import transaction
 from analysis import ANALYSIS_VERSION, compare, profile_io
 from analysis.errors import AnalysisError
 from analysis.export.folded import FoldOptions, fold, folded_lines
-from analysis.gc_pause import paused_gc
+from analysis.gc_pause import frozen_until_done, paused_gc
 from analysis.importers import load
 from analysis.malloc_tuning import bound_heap
 from analysis.report import build_report
@@ -103,10 +103,11 @@ def _stage(mine: Claim, status: str, progress: int) -> None:
 
 def _run(mine: Claim, capture: Capture) -> None:
     bound_heap()  # the import's outgrown blocks go back to the system (malloc_tuning)
-    with work_dirs.work_dir() as work:
+    # each engine step's objects frozen at its end, the collector's again when this ends
+    with frozen_until_done(), work_dirs.work_dir() as work:
         _stage(mine, Status.PARSING, 10)
         try:
-            with paused_gc():
+            with paused_gc(freeze=True):
                 profile = load(local_copy(capture.file, work, capture.original_name))
         except AnalysisError as e:
             raise Unreadable(str(e)) from e
@@ -120,15 +121,15 @@ def _run(mine: Claim, capture: Capture) -> None:
         buildids.index_all(list(zip(ordered, paths)))  # for debuginfod; once per file
         servers = debuginfod_client.client()  # DEBUGINFOD_URLS: for what nobody uploaded
         if paths or servers is not None:  # the digests recorded on upload key the cache
-            with paused_gc():
+            with paused_gc(freeze=True):
                 symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)},
                           debuginfod=servers)
 
         _stage(mine, Status.ANALYZING, 70)
-        with paused_gc():  # (the engine's own work only: never around a database call)
+        with paused_gc(freeze=True):  # (the engine's own work only: never around a database call)
             report = build_report(profile, label=capture.label, rate=rate_of(capture))
         comparison = _compare_with_previous(capture, report)
-        with paused_gc():
+        with paused_gc(freeze=True):
             folded, saved = write_outputs(profile, tempfile.mkdtemp(dir=work))
         mine.check()
         _store_result(mine, capture, report, comparison, folded, saved)
@@ -196,7 +197,7 @@ def _compare_with_previous(capture: Capture, report: dict) -> dict | None:
     rates = rate_of(prev), rate_of(capture)
     # from the two reports alone: the previous build's saved profile is not loaded (it
     # was 0.07-0.15 s of every upload, and a profile in the worker's cache)
-    with paused_gc():
+    with paused_gc(freeze=True):
         cmp = compare.compare_reports(prev_result.report, report, rates[0], rates[1])
     report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
                                "cpus_before": cmp["cpus_before"],
