@@ -125,8 +125,12 @@ class Symbolizer:
         if p.user_stacks is not None:  # DWARF-mode stacks: callers first, then names
             unwind(p, lambda mid: self.plan(p, mid, fetch=True), _digest)
         kernel_named: dict[int, list] = defaultdict(list)  # mapping -> (loc, old, name)
+        # whether each function is named, read once (the functions this pass makes name
+        # only locations it has passed: a location not reached yet has the old ones)
+        named = _weigh.function_columns(p.functions)[0]
         for loc in p.locations:
-            if any(p.functions[f].resolved for f in loc.functions):
+            fs = loc.functions
+            if (named[fs[0]] if len(fs) == 1 else any(named[f] for f in fs)):
                 continue  # the input already named it
             self._place(p, loc)
             mapping = p.mappings[loc.mapping_id]
