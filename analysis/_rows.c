@@ -19,6 +19,21 @@ static inline PyObject *shared(PyObject *ints, PyObject *o) {
     return PyList_GET_ITEM(ints, n);
 }
 
+/* The arguments of locations() and functions(): (rows, cls, fields, ints), and cls's
+ * field names, defaults and slots for dc_make of `nfields` fields; -1 with an exception */
+typedef struct {
+    PyObject *rows, *cls, *ints, *names, *defaults;
+    Py_ssize_t slots[DC_MAX_FIELDS];
+} RowArgs;
+
+static int row_args(PyObject *args, int nfields, RowArgs *a) {
+    PyObject *spec;
+    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &a->rows, &a->cls, &spec,
+                          &PyList_Type, &a->ints))
+        return -1;
+    return dc_fields(a->cls, spec, nfields, &a->names, &a->defaults, a->slots);
+}
+
 PyDoc_STRVAR(stacks_doc,
 "stacks(rows, ints) -> list | None\n\n"
 "[tuple(ints[i] for i in row) for row in rows]: each stack a tuple of the shared int\n"
@@ -65,13 +80,11 @@ PyDoc_STRVAR(locations_doc,
 "row is not of that shape.");
 
 static PyObject *locations(PyObject *self, PyObject *args) {
-    PyObject *rows, *cls, *spec, *ints;
-    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &rows, &cls, &spec, &PyList_Type,
-                          &ints))
-        return NULL;
-    PyObject *names, *defaults;
-    Py_ssize_t slots[DC_MAX_FIELDS];
-    if (dc_fields(cls, spec, 8, &names, &defaults, slots) < 0) return NULL;
+    RowArgs A;
+    if (row_args(args, 8, &A) < 0) return NULL;
+    PyObject *rows = A.rows, *cls = A.cls, *ints = A.ints, *names = A.names,
+             *defaults = A.defaults;
+    Py_ssize_t *slots = A.slots;
     Py_ssize_t n = PyList_GET_SIZE(rows);
     PyObject *out = PyList_New(0), *empty = PyTuple_New(0);
     if (!out || !empty) goto fail;
@@ -137,13 +150,11 @@ PyDoc_STRVAR(functions_doc,
 "profile.init_fields(Function, 5) or None. None when a row is not of that shape.");
 
 static PyObject *functions(PyObject *self, PyObject *args) {
-    PyObject *rows, *cls, *spec, *ints;
-    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &rows, &cls, &spec, &PyList_Type,
-                          &ints))
-        return NULL;
-    PyObject *names, *defaults;
-    Py_ssize_t slots[DC_MAX_FIELDS];
-    if (dc_fields(cls, spec, 5, &names, &defaults, slots) < 0) return NULL;
+    RowArgs A;
+    if (row_args(args, 5, &A) < 0) return NULL;
+    PyObject *rows = A.rows, *cls = A.cls, *ints = A.ints, *names = A.names,
+             *defaults = A.defaults;
+    Py_ssize_t *slots = A.slots;
     Py_ssize_t n = PyList_GET_SIZE(rows);
     if (n > PyList_GET_SIZE(ints)) Py_RETURN_NONE;
     PyObject *out = PyList_New(0);

@@ -71,9 +71,9 @@ def _cpu_seconds(profile: Profile, event_id: int | None) -> float | None:
     same = profile.period_value()  # (no column: every row's period is this one)
     if profile.only_event(event_id):
         total = same * len(profile) if same is not None else sum(profile.s_period)
-    elif same is not None:
-        total = same * profile.sample_count(event_id) if profile.unit_rows() else \
-            same * sum(1 for e in profile.s_event if e == event_id)
+    elif same is not None:  # (the event's rows; its samples when each row is one)
+        total = same * (profile.sample_count(event_id) if profile.unit_rows() else
+                        profile.s_event.count(event_id))
     else:
         total = sum(p for p, e in zip(profile.s_period, profile.s_event) if e == event_id)
     return total / 1e9 if total else None

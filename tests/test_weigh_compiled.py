@@ -977,15 +977,30 @@ def test_empty_flag_and_column_arguments_are_let_go():
     assert (len(only), len(into), len(self_)) == (1, 1, 1)
 
 
+def _python_whose(ctx, sid: int, category: str) -> str:
+    """rules._whose_all's verdict for one stack as the Python walk gave it."""
+    fids = ctx.funcs[sid]
+    start = next((i for i, f in enumerate(fids) if category in ctx.cats[f]), None)
+    if start is None:
+        return "app"
+    for f in fids[start + 1:]:
+        if category in ctx.cats[f] or ctx.passes_through(f) or \
+                not ctx.profile.functions[f].resolved:
+            continue
+        lib = ctx.library(f)
+        return "library" if lib is not None and lib.fix and not lib.interpreter else "app"
+    return "unknown"
+
+
 def test_whose_in_one_pass_equals_the_walk_per_stack():
     """rules._whose_all (marks per function, _weigh.decided_above) gives each stack the
-    verdict rules._whose's walk gives it, for every category with hits, on the real-world
+    verdict the Python walk per stack gives it, for every category with hits, on the real-world
     captures' perf script texts (named by perf: libraries and the application told apart);
     all three verdicts occur."""
     import glob
 
     from analysis.diagnosis import Context, knowledge
-    from analysis.diagnosis.rules import _whose, _whose_all
+    from analysis.diagnosis.rules import _whose_all
     files = sorted(glob.glob(str(FIX / "realworld*" / "*" / "*.script.txt.gz")))
     assert len(files) >= 20
     seen: dict[str, int] = {}
@@ -995,7 +1010,7 @@ def test_whose_in_one_pass_equals_the_walk_per_stack():
             hits = dict(ctx.having(cat))
             if hits:
                 got = _whose_all(ctx, hits, cat)
-                assert got == {s: _whose(ctx, s, cat) for s in hits}, (path, cat)
+                assert got == {s: _python_whose(ctx, s, cat) for s in hits}, (path, cat)
                 for v in got.values():
                     seen[v] = seen.get(v, 0) + 1
     assert set(seen) == {"app", "library", "unknown"}
