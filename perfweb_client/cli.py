@@ -10,6 +10,7 @@ previous build is one it names (a regression).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import http.client
 import json
 import os
@@ -65,10 +66,17 @@ class Client:
     def delete(self, path: str) -> tuple[int, object]:
         return self._request("DELETE", path)
 
-    def _request(self, method: str, path: str) -> tuple[int, object]:
+    def post_json(self, path: str, data) -> tuple[int, object]:
+        return self._request("POST", path, json.dumps(data).encode())
+
+    def _request(self, method: str, path: str, body: bytes | None = None
+                 ) -> tuple[int, object]:
         conn = self._conn()
+        headers = self._headers()
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         try:
-            conn.request(method, self._path(path), headers=self._headers())
+            conn.request(method, self._path(path), body=body, headers=headers)
             return self._answer(conn)
         except OSError as e:
             raise ClientError(f"cannot reach {self.parts.netloc}: {e}") from None
@@ -114,7 +122,8 @@ class Progress:
             self.stream.flush()
         elif int(frac * 4) > self.last_step:  # 25, 50, 75, 100%
             self.last_step = int(frac * 4)
-            self.stream.write(f"uploaded {100 * frac:.0f}% ({_mib(self.done)} MiB)\n")
+            # the step reached, not the fraction rounded (99.8% is no "100%")
+            self.stream.write(f"uploaded {25 * self.last_step}% ({_mib(self.done)} MiB)\n")
 
     def finish(self) -> None:
         if self.enabled and self.tty:
@@ -152,13 +161,15 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
     if args.rate is not None:
         fields["rate"] = repr(args.rate)
         fields["rate_unit"] = args.rate_unit
-    body = MultipartBody(fields, [FilePart("capture", args.file)] +
-                         [FilePart("symbols", s) for s in args.symbols] +
-                         [FilePart("sources", s) for s in args.sources])
     client = Client(args.url, args.token)
-    progress = Progress(len(body), err, enabled=not args.quiet)
-    status, data = client.upload(body, progress)
-    progress.finish()
+    digests = {} if args.resend_symbols else {s: _sha256(s) for s in args.symbols}
+    held = _held(client, digests, args.team)
+    if held and not args.quiet:
+        kept = sum(os.path.getsize(s) for s in args.symbols if digests[s] in held)
+        err.write(f"{sum(digests[s] in held for s in args.symbols)} of {len(args.symbols)} "
+                  f"symbol files are held by the team already: not sent ({_mib(kept)} "
+                  f"MiB)\n")
+    status, data = send(client, fields, args, digests, held, err)
     if status not in (200, 201):
         err.write(f"perfweb: upload refused ({status}): {_error_text(data)}\n")
         return EXIT_REFUSED
@@ -168,6 +179,54 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
     if not args.wait and not args.fail_on:
         return 0
     return wait(client, capture["id"], args.wait_timeout, out, err, args.fail_on)
+
+
+def send(client: Client, fields: dict, args, digests: dict, held: set, err):
+    """The upload, naming each symbol file of `held` (digests the team holds) as
+    DIGEST:NAME instead of sending it; when the server answers that some are gone
+    (deleted since it was asked: 409 with `missing`), once more with those sent."""
+    status, data = _send(client, fields, args, digests, held, err)
+    if status == 409 and isinstance(data, dict) and data.get("missing"):
+        status, data = _send(client, fields, args, digests, held - set(data["missing"]),
+                             err)
+    return status, data
+
+
+def _send(client: Client, fields: dict, args, digests: dict, held: set, err):
+    named = [("symbols_held", f"{digests[s]}:{os.path.basename(s)}")
+             for s in args.symbols if digests.get(s) in held]
+    body = MultipartBody(list(fields.items()) + named,
+                         [FilePart("capture", args.file)] +
+                         [FilePart("symbols", s) for s in args.symbols
+                          if digests.get(s) not in held] +
+                         [FilePart("sources", s) for s in args.sources])
+    progress = Progress(len(body), err, enabled=not args.quiet)
+    try:
+        return client.upload(body, progress)
+    finally:
+        progress.finish()
+
+
+def _held(client: Client, digests: dict, team: str | None) -> set:
+    """The digests the server says the team holds; none when it cannot say (a server
+    older than the question answers 404), and then every file is sent."""
+    if not digests:
+        return set()
+    ask = {"sha256": sorted(set(digests.values()))}
+    if team:
+        ask["team"] = team
+    status, data = client.post_json("/api/v1/symbols/held/", ask)
+    if status != 200 or not isinstance(data, dict):
+        return set()
+    return set(data.get("held") or []) & set(digests.values())
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
 
 
 def wait(client: Client, capture_id: int, timeout: float, out, err,
@@ -270,6 +329,9 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--sources", action="append", default=[], metavar="PATH",
                    help="a .tar.gz or .zip of the build's source tree: hot lines are "
                         "shown in it")
+    u.add_argument("--resend-symbols", action="store_true",
+                   help="send every symbol file, also those the team holds already (by "
+                        "default a file the server has, by its SHA-256, is only named)")
     u.add_argument("--capture-only-symbols", dest="symbols_for_build",
                    action="store_false", help="attach the symbols to this capture only, "
                                               "not to every capture of the build")

@@ -21,9 +21,11 @@ class FilePart:
 
 
 class MultipartBody:
-    def __init__(self, fields: dict[str, str], files: list[FilePart]):
+    def __init__(self, fields: dict[str, str] | list[tuple[str, str]],
+                 files: list[FilePart]):
+        """`fields`: a dict, or (name, value) pairs where a name repeats."""
         self.boundary = "perfweb-" + secrets.token_hex(16)
-        self.fields = fields
+        self.fields = list(fields.items()) if isinstance(fields, dict) else list(fields)
         self.files = files
 
     @property
@@ -43,12 +45,12 @@ class MultipartBody:
         return f"--{self.boundary}--\r\n".encode()
 
     def __len__(self) -> int:
-        n = sum(len(self._field_head(k)) + len(v.encode()) + 2 for k, v in self.fields.items())
+        n = sum(len(self._field_head(k)) + len(v.encode()) + 2 for k, v in self.fields)
         n += sum(len(self._file_head(p)) + os.path.getsize(p.path) + 2 for p in self.files)
         return n + len(self._tail())
 
     def _parts(self) -> Iterator[bytes]:
-        for k, v in self.fields.items():
+        for k, v in self.fields:
             yield self._field_head(k) + v.encode() + b"\r\n"
         for p in self.files:
             yield self._file_head(p)

@@ -194,6 +194,10 @@ class SymbolFile(models.Model):
         constraints = [models.CheckConstraint(
             condition=models.Q(build__isnull=False) | models.Q(capture__isnull=False),
             name="symbols_belong_somewhere")]
+        # a team's files by digest (held_symbols), and the rows naming a stored file
+        # (deletion removes a shared file with its last row)
+        indexes = [models.Index(fields=["sha256"], name="symbolfile_sha256"),
+                   models.Index(fields=["file"], name="symbolfile_file")]
 
 
 class AnalysisResult(models.Model):

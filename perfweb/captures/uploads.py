@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from . import pipeline
+from . import held_symbols, pipeline
 from .models import Build, Capture, Service, SymbolFile
 from .own_teams import team_for_first_upload
 
@@ -34,7 +34,7 @@ def check_quota(user, files) -> None:
     from django.db.models import Sum
     quota = settings.PERFWEB_USER_QUOTA_BYTES
     used = (Capture.objects.filter(uploaded_by=user).aggregate(n=Sum("size"))["n"] or 0) + \
-        (SymbolFile.objects.filter(uploaded_by=user).aggregate(n=Sum("size"))["n"] or 0)
+        stored_bytes(SymbolFile.objects.filter(uploaded_by=user))
     incoming = sum(f.size for f in files if f is not None)
     if used + incoming > quota:
         raise QuotaExceeded(
@@ -55,15 +55,20 @@ def team_quota(team) -> int:
 
 def team_usage(team) -> int:
     """The bytes of the team's captures and symbol files (of its builds and captures)."""
-    from django.db.models import Sum
+    from django.db.models import Q, Sum
     if team is None:
         return 0
     return (Capture.objects.filter(build__service__team=team)
             .aggregate(n=Sum("size"))["n"] or 0) + \
-        (SymbolFile.objects.filter(build__service__team=team)
-         .aggregate(n=Sum("size"))["n"] or 0) + \
-        (SymbolFile.objects.filter(capture__build__service__team=team)
-         .aggregate(n=Sum("size"))["n"] or 0)
+        stored_bytes(SymbolFile.objects.filter(Q(build__service__team=team) |
+                                               Q(capture__build__service__team=team)))
+
+
+def stored_bytes(symbol_files) -> int:
+    """The bytes of the stored files these rows name, each file once: builds that name a
+    file the team holds (held_symbols) share it, and it is on disk once."""
+    return sum(size for _, size in symbol_files.order_by().values_list("file", "size")
+               .distinct())
 
 
 def check_team_quota(team, files) -> None:
@@ -124,6 +129,9 @@ def store_upload(user, team, d) -> tuple[Capture, bool]:
     except OSError as e:
         _remove(stored)
         raise _storage_error(e) from e
+    except Exception:  # e.g. held_symbols.NotHeld: nothing of the upload is kept
+        _remove(stored)
+        raise
     return capture, True
 
 
@@ -139,6 +147,9 @@ def _store_capture(user, build, digest: str, d, stored: list) -> Capture:
     for f in d.get("symbols") or []:
         store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
                      capture=None if d.get("symbols_for_build") else capture, stored=stored)
+    held_symbols.attach(d.get("symbols_held") or [], user, build.service.team,
+                        build=build if d.get("symbols_for_build") else None,
+                        capture=None if d.get("symbols_for_build") else capture)
     for f in d.get("sources") or []:  # the source tree is the build's
         store_symbol(f, user, build=build, stored=stored, kind=SymbolFile.SOURCE)
     pipeline.enqueue(capture)

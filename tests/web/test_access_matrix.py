@@ -138,6 +138,10 @@ def _routes(w):
         "api-service-history": ("get", f"/api/v1/services/{svc.pk}/history/", None, 200,
                                 404),
         "api-capture-list": ("get", "/api/v1/captures/", None, 200, 200),
+        # a member is told the team holds the build's symbol file; an outsider is told
+        # it holds nothing (200 either way: the answer is about the asker's own team)
+        "api-held-symbols": ("post", "/api/v1/symbols/held/",
+                             {"sha256": [w["symbol"].sha256]}, 200, 200),
         "api-capture-detail": ("get", f"/api/v1/captures/{a.pk}/", None, 200, 404),
         "api-capture-result": ("get", f"/api/v1/captures/{a.pk}/result/", None, 200, 404),
         "api-capture-findings": ("get", f"/api/v1/captures/{a.pk}/findings/", None, 200, 404),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
+from .. import held_symbols
 from ..models import Build, Capture, Service
 from ..uploads import UploadTooLarge, check_size
 
@@ -92,6 +93,11 @@ class CaptureUploadSerializer(serializers.Serializer):
                                               "hot lines are shown in them")
     symbols_for_build = serializers.BooleanField(
         default=True, help_text="use the symbol files for every capture of the build")
+    symbols_held = serializers.ListField(
+        child=serializers.CharField(max_length=400), required=False, default=list,
+        help_text="symbol files the team already holds, named DIGEST:NAME (the file's "
+                  "SHA-256 and name) instead of sent: POST /api/v1/symbols/held/ says "
+                  "which of your digests it holds; 409 with `missing` if one is gone")
     service = serializers.CharField(max_length=100)
     version = serializers.CharField(max_length=100)
     team = serializers.CharField(max_length=100, required=False, allow_blank=True)
@@ -113,4 +119,24 @@ class CaptureUploadSerializer(serializers.Serializer):
 
     def validate_sources(self, files):
         return [_sized(f) for f in files]
+
+    def validate_symbols_held(self, entries):
+        return _held_entries(entries)
+
+
+def _held_entries(entries):
+    if len(entries) > held_symbols.MAX_DIGESTS:
+        raise serializers.ValidationError(f"at most {held_symbols.MAX_DIGESTS} files")
+    try:
+        return [held_symbols.parse_entry(e) for e in entries]
+    except ValueError as e:
+        raise serializers.ValidationError(str(e)) from None
+
+
+class HeldSymbolsSerializer(serializers.Serializer):
+    sha256 = serializers.ListField(
+        child=serializers.RegexField(held_symbols.DIGEST.pattern, max_length=64),
+        max_length=held_symbols.MAX_DIGESTS,
+        help_text="the SHA-256 digests of the symbol files you would send")
+    team = serializers.CharField(max_length=100, required=False, allow_blank=True)
 

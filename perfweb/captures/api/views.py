@@ -12,8 +12,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import (APIException, NotFound, PermissionDenied,
                                        ValidationError)
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from .. import access
+from .. import access, held_symbols
 from ..ids import ID_PATTERN, parse_id
 from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
@@ -26,7 +27,7 @@ from ..upload_limits import STORAGE_FULL, storage_full
 from ..own_teams import team_for_first_upload, teams_for_upload
 from ..uploads import QuotaExceeded, StorageFull, store_upload
 from .serializers import (BuildSerializer, CaptureSerializer, CaptureUploadSerializer,
-                          ServiceSerializer)
+                          HeldSymbolsSerializer, ServiceSerializer)
 
 
 class NotReady(APIException):
@@ -211,6 +212,9 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise ValidationError({"detail": str(e)}) from None
         except StorageFull as e:
             return Response({"detail": e.strerror}, status=507)
+        except held_symbols.NotHeld as e:  # deleted since the client asked: send them
+            return Response({"detail": str(e), "missing": e.missing},
+                            status=status.HTTP_409_CONFLICT)
         data = CaptureSerializer(capture, context={"request": request}).data
         data["duplicate"] = not created
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
@@ -343,3 +347,17 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise PermissionDenied("you can delete only your own comments")
         comment.delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class HeldSymbolsView(APIView):
+    """Which of these symbol files (by SHA-256) your team holds already: name them in
+    the upload as `symbols_held` (DIGEST:NAME) instead of sending them again. Only your
+    team's own files count; a digest another team holds is not held."""
+
+    @extend_schema(request=HeldSymbolsSerializer, responses=inline_serializer(
+        "HeldSymbols", {"held": serializers.ListField(child=serializers.CharField())}))
+    def post(self, request):
+        s = HeldSymbolsSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        team = _team_for(request.user, s.validated_data.get("team", ""))
+        return Response({"held": held_symbols.held(team, s.validated_data["sha256"])})

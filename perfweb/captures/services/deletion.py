@@ -42,9 +42,10 @@ class Deletion:
 
 
 def _files(symbols, captures) -> list:
-    out = []
+    out, shared = [], _shared(symbols)
     for sf in symbols:
-        out.append((sf.file.storage, sf.file.name))
+        if sf.file.name not in shared:
+            out.append((sf.file.storage, sf.file.name))
     for r in AnalysisResult.objects.filter(capture__in=captures):
         for f in (r.folded, r.profile):
             if f:
@@ -53,6 +54,21 @@ def _files(symbols, captures) -> list:
         if c.file:
             out.append((c.file.storage, c.file.name))
     return out
+
+
+def _shared(symbols) -> set:
+    """The stored names among `symbols` that other rows name too (a build that reused a
+    file the team held, perfweb.captures.held_symbols): those files stay. In a deletion
+    the rows being deleted are locked first, so an upload reusing one of their files
+    either waits and finds them gone, or committed first and its row is seen here."""
+    if not symbols:
+        return set()
+    ids = [sf.pk for sf in symbols]
+    if transaction.get_connection().in_atomic_block:
+        list(SymbolFile.objects.select_for_update().filter(pk__in=ids).values_list("pk"))
+    names = {sf.file.name for sf in symbols}
+    return set(SymbolFile.objects.filter(file__in=names).exclude(pk__in=ids)
+               .values_list("file", flat=True))
 
 
 def plan_capture(capture: Capture) -> Deletion:
