@@ -17,7 +17,8 @@ from perfweb.captures.uploads import team_usage
 from perfweb_client import cli
 
 from truth import truth_report
-from .conftest import ROOT, SPINPOOL, wait_for
+from .conftest import ROOT, SPINPOOL
+from .test_api import _auth, _wait_done
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,10 +29,6 @@ def _digest(name: str) -> str:
     return hashlib.sha256((SPINPOOL / name).read_bytes()).hexdigest()
 
 
-def _auth(key):
-    return {"HTTP_AUTHORIZATION": f"Token {key}"}
-
-
 def _cli(live_server, key, capture: str, build: str, symbols, *more):
     env = dict(os.environ, PERFWEB_TOKEN=key)
     return subprocess.run(
@@ -39,15 +36,6 @@ def _cli(live_server, key, capture: str, build: str, symbols, *more):
          "--service", "llm-api", "--build", build, "--label", "idle", "--url",
          live_server.url, *[a for s in symbols for a in ("--symbols", str(SPINPOOL / s))],
          *more], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-
-
-def _done(client, key, pk):
-    def finished():
-        body = client.get(f"/api/v1/captures/{pk}/", **_auth(key)).json()
-        return body if body["finished"] else None
-    body = wait_for(finished)
-    assert body["status"] == "done", body["error"]
-    return client.get(f"/api/v1/captures/{pk}/result/", **_auth(key)).json()
 
 
 def _held(client, key, digests):
@@ -98,7 +86,8 @@ def test_held_files_are_named_not_sent_and_analysed_alike(client, live_server, m
 
     # the analysis read the held files: perf report's numbers for the idle capture,
     # kernel functions (kernel-symbols.zip, held) and libc's (symbols-1.0.0.zip, held)
-    result = _done(client, key, pk)
+    _wait_done(client, key, pk)
+    result = client.get(f"/api/v1/captures/{pk}/result/", **_auth(key)).json()
     samples, truth = truth_report(SPINPOOL / "1.0.0-idle.truth-report.txt")
     assert result["samples"] == samples == 975
     share = {f["name"]: round(100 * f["self"] / samples, 2) for f in result["functions"]}
