@@ -34,7 +34,7 @@ def check_quota(user, files) -> None:
     from django.db.models import Sum
     quota = settings.PERFWEB_USER_QUOTA_BYTES
     used = (Capture.objects.filter(uploaded_by=user).aggregate(n=Sum("size"))["n"] or 0) + \
-        stored_bytes(SymbolFile.objects.filter(uploaded_by=user))
+        stored_bytes(sent_by(user))
     incoming = sum(f.size for f in files if f is not None)
     if used + incoming > quota:
         raise QuotaExceeded(
@@ -62,6 +62,14 @@ def team_usage(team) -> int:
             .aggregate(n=Sum("size"))["n"] or 0) + \
         stored_bytes(SymbolFile.objects.filter(Q(build__service__team=team) |
                                                Q(capture__build__service__team=team)))
+
+
+def sent_by(user):
+    """The user's symbol file rows whose file they sent: not those naming a file the team
+    held (held_symbols), which count for whoever sent it first."""
+    from django.db.models import Exists, OuterRef
+    earlier = SymbolFile.objects.filter(file=OuterRef("file"), pk__lt=OuterRef("pk"))
+    return SymbolFile.objects.filter(uploaded_by=user).exclude(Exists(earlier))
 
 
 def stored_bytes(symbol_files) -> int:

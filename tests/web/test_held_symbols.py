@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from perfweb.captures.api_tokens import create_token
-from perfweb.captures.models import Build, Capture, SymbolFile, Team
-from perfweb.captures.uploads import team_usage
+from perfweb.captures.models import Build, Capture, Membership, SymbolFile, Team
+from perfweb.captures.uploads import sent_by, stored_bytes, team_usage
 from perfweb_client import cli
 
 from truth import truth_report
@@ -46,7 +46,8 @@ def _held(client, key, digests):
 
 
 def test_held_files_are_named_not_sent_and_analysed_alike(client, live_server, member,
-                                                           outsider, worker_factory):
+                                                           outsider, worker_factory,
+                                                           django_user_model):
     worker_factory()
     key = create_token(member, "ci")
     digests = [_digest(n) for n in BUILD_FILES]
@@ -102,6 +103,17 @@ def test_held_files_are_named_not_sent_and_analysed_alike(client, live_server, m
     team = Team.objects.get(name="inference")
     distinct = {sf.file.name: sf.size for sf in SymbolFile.objects.all()}
     assert len(distinct) == 4 and SymbolFile.objects.count() == 7
+    assert team_usage(team) == sum(c.size for c in Capture.objects.all()) + \
+        sum(distinct.values())
+    # and the user's quota counts the files they sent, not those they named
+    assert stored_bytes(sent_by(member)) == sum(distinct.values())
+    bob = django_user_model.objects.create_user("bob", password="pw-bob-123")
+    Membership.objects.create(team=team, user=bob)
+    r = _upload(client, create_token(bob, "ci"), "1.0.3", [], held=BUILD_FILES)
+    assert r.status_code == 201, r.content
+    assert SymbolFile.objects.filter(uploaded_by=bob).count() == 2
+    assert stored_bytes(sent_by(bob)) == 0 and stored_bytes(sent_by(member)) == \
+        sum(distinct.values())
     assert team_usage(team) == sum(c.size for c in Capture.objects.all()) + \
         sum(distinct.values())
 
