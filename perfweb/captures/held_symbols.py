@@ -53,20 +53,26 @@ def parse_entry(text: str) -> tuple[str, str]:
     return digest, name
 
 
-def _rows(team, digests):
-    return SymbolFile.objects.filter(
+def _sources(team, digests, lock: bool = False) -> dict:
+    """digest -> the team's newest symbol file row of it whose file is stored; with
+    `lock`, the rows read are locked (SELECT ... FOR UPDATE) until the transaction ends."""
+    if team is None:
+        return {}
+    rows = SymbolFile.objects.filter(
         Q(build__service__team=team) | Q(capture__build__service__team=team),
         kind=SymbolFile.SYMBOLS, sha256__in=list(digests))
+    if lock:
+        rows = rows.select_for_update(of=("self",))
+    found = {}
+    for sf in rows.order_by("-created_at"):
+        if sf.sha256 not in found and _present(sf):
+            found[sf.sha256] = sf
+    return found
 
 
 def held(team, digests) -> list[str]:
     """Those of `digests` the team holds a stored symbol file of, in the order asked."""
-    if team is None:
-        return []
-    found = {}
-    for sf in _rows(team, set(digests)).order_by("-created_at"):
-        if sf.sha256 not in found and _present(sf):
-            found[sf.sha256] = sf
+    found = _sources(team, set(digests))
     return [d for d in dict.fromkeys(digests) if d in found]
 
 
@@ -85,13 +91,8 @@ def attach(entries, user, team, build=None, capture=None) -> list[SymbolFile]:
     if not entries:
         return []
     digests = {d for d, _ in entries}
-    source = {}
-    if team is not None:
-        # locked: a deletion of these rows waits for this upload, and sees its new rows
-        rows = _rows(team, digests).select_for_update(of=("self",))
-        for sf in rows.order_by("-created_at"):
-            if sf.sha256 not in source and _present(sf):
-                source[sf.sha256] = sf
+    # locked: a deletion of these rows waits for this upload, and sees its new rows
+    source = _sources(team, digests, lock=True)
     missing = sorted(d for d in digests if d not in source)
     if missing:
         raise NotHeld(missing)

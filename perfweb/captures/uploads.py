@@ -152,12 +152,10 @@ def _store_capture(user, build, digest: str, d, stored: list) -> Capture:
                       uploaded_by=user)
     _store_file(capture.file, upload, stored)
     capture.save()
+    owner = {"build": build} if d.get("symbols_for_build") else {"capture": capture}
     for f in d.get("symbols") or []:
-        store_symbol(f, user, build=build if d.get("symbols_for_build") else None,
-                     capture=None if d.get("symbols_for_build") else capture, stored=stored)
-    held_symbols.attach(d.get("symbols_held") or [], user, build.service.team,
-                        build=build if d.get("symbols_for_build") else None,
-                        capture=None if d.get("symbols_for_build") else capture)
+        store_symbol(f, user, stored=stored, **owner)
+    held_symbols.attach(d.get("symbols_held") or [], user, build.service.team, **owner)
     for f in d.get("sources") or []:  # the source tree is the build's
         store_symbol(f, user, build=build, stored=stored, kind=SymbolFile.SOURCE)
     pipeline.enqueue(capture)

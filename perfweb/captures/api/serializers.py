@@ -121,16 +121,12 @@ class CaptureUploadSerializer(serializers.Serializer):
         return [_sized(f) for f in files]
 
     def validate_symbols_held(self, entries):
-        return _held_entries(entries)
-
-
-def _held_entries(entries):
-    if len(entries) > held_symbols.MAX_DIGESTS:
-        raise serializers.ValidationError(f"at most {held_symbols.MAX_DIGESTS} files")
-    try:
-        return [held_symbols.parse_entry(e) for e in entries]
-    except ValueError as e:
-        raise serializers.ValidationError(str(e)) from None
+        if len(entries) > held_symbols.MAX_DIGESTS:
+            raise serializers.ValidationError(f"at most {held_symbols.MAX_DIGESTS} files")
+        try:
+            return [held_symbols.parse_entry(e) for e in entries]
+        except ValueError as e:
+            raise serializers.ValidationError(str(e)) from None
 
 
 class HeldSymbolsSerializer(serializers.Serializer):
@@ -139,4 +135,3 @@ class HeldSymbolsSerializer(serializers.Serializer):
         max_length=held_symbols.MAX_DIGESTS,
         help_text="the SHA-256 digests of the symbol files you would send")
     team = serializers.CharField(max_length=100, required=False, allow_blank=True)
-
