@@ -21,4 +21,4 @@ RUN SECRET_KEY=collectstatic PERFWEB_VAR_DIR=/tmp/build python manage.py collect
     --noinput -v0 && rm -rf /tmp/build
 USER perfweb
 EXPOSE 8000
-CMD ["gunicorn", "perfweb.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
+CMD ["gunicorn", "-c", "python:perfweb.gunicorn_conf", "perfweb.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]

@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: bytecode run demo-password test fuzz bench bench-perf-data bench-symbols bench-browser bench-upload bench-load bench-offcpu bench-dwarf bench-size screenshots clean
+.PHONY: bytecode run demo-password test fuzz fuzz-native bench bench-perf-data bench-symbols bench-browser bench-upload bench-load bench-offcpu bench-dwarf bench-size screenshots clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
 # analysis/aggregate/_weigh.c, analysis/importers/_script.c, analysis/export/_fold.c,
@@ -54,6 +54,13 @@ FUZZ_EXAMPLES ?= 100000
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz \
 	  --hypothesis-show-statistics -k "not crash"
+
+# the compiled extensions built with AddressSanitizer and UndefinedBehaviorSanitizer into
+# build/fuzz-native (never over the checkout's .so files) and fuzzed in 2 processes under
+# nice: FUZZ_NATIVE_INPUTS in all (make test runs a short one: tests/fuzz/test_native.py)
+FUZZ_NATIVE_INPUTS ?= 1000000
+fuzz-native: $(STAMP)
+	$(PY) -m tests.fuzz.native.run --inputs $(FUZZ_NATIVE_INPUTS)
 
 bench: bytecode
 	$(PY) benchmarks/bench_script_import.py $(BENCH_ARGS)

@@ -135,6 +135,10 @@ class Metadata:
     cmdline: str | None = None
     #: samples the producer says it recorded (`# Samples: N` in perf report text)
     declared_samples: dict[str, int] = field(default_factory=dict)
+    #: the events' summed periods the producer states (`# Event count (approx.): N` in
+    #: perf report text): for a clock event, nanoseconds of CPU time, all samples'
+    #: (those under perf's --percent-limit too)
+    declared_event_counts: dict[str, int] = field(default_factory=dict)
     lost_samples: int | None = None
     #: capture duration the producer states (perf.data time range); otherwise derived
     #: from sample timestamps

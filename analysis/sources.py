@@ -3,18 +3,14 @@
 Debug info names files as the compiler saw them (`/build/app/src/pool/worker.cpp`); an
 archive of the source tree holds `app/src/pool/worker.cpp` or `src/pool/worker.cpp`. The
 member is the one whose path is the longest tail of the debug path (at least the file
-name). Archives are hostile: members are only read, never extracted; links and devices
-are skipped; the number of members looked at and the bytes read of the one member are
-bounded, so a bomb costs at most those bounds.
+name). The archive itself is read once, within a budget, by analysis.source_archive;
+this module only matches names and cuts text.
 """
 from __future__ import annotations
 
-import tarfile
-import zipfile
 from dataclasses import dataclass
 
-#: members looked at per archive, bytes read of a source file, lines around hot lines
-MAX_MEMBERS = 200_000
+#: bytes kept of a source file, lines around hot lines
 MAX_SOURCE_BYTES = 4 << 20
 CONTEXT = 6
 MAX_ROWS = 600
@@ -28,6 +24,13 @@ class SourceRow:
 
 def _parts(path: str) -> list[str]:
     return [p for p in path.replace("\\", "/").split("/") if p and p != "."]
+
+
+def member_basename(path: str) -> str | None:
+    """The last component of a path (either separator): what a member and a debug path
+    must share to match at all."""
+    parts = _parts(path)
+    return parts[-1] if parts else None
 
 
 def best_member(names: list[str], wanted: str) -> str | None:
@@ -46,36 +49,6 @@ def best_member(names: list[str], wanted: str) -> str | None:
         if n > best_n or (n == best_n and best is not None and len(name) < len(best)):
             best, best_n = name, n
     return best
-
-
-def read_member(archive: str, wanted: str) -> tuple[str, bytes] | None:
-    """(member name, its first MAX_SOURCE_BYTES) of the source file `wanted` names, or
-    None when the archive is unreadable or has no such file."""
-    try:
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as z:
-                infos = [i for i in z.infolist()[:MAX_MEMBERS] if not i.is_dir()]
-                name = best_member([i.filename for i in infos], wanted)
-                if name is None:
-                    return None
-                with z.open(name) as f:
-                    return name, f.read(MAX_SOURCE_BYTES)
-        with tarfile.open(archive, "r:*") as t:
-            members = []
-            for i, m in enumerate(t):
-                if i >= MAX_MEMBERS:
-                    break
-                if m.isfile():
-                    members.append(m)
-            name = best_member([m.name for m in members], wanted)
-            if name is None:
-                return None
-            member = next(m for m in members if m.name == name)
-            f = t.extractfile(member)
-            return (name, f.read(MAX_SOURCE_BYTES)) if f is not None else None
-    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError,
-            RuntimeError):  # RuntimeError: encrypted zip members
-        return None
 
 
 def rows_around(text: bytes, lines: list[int]) -> list[SourceRow]:

@@ -29,7 +29,8 @@ import threading
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from itertools import compress
+from itertools import chain as chain_iter, compress, filterfalse, groupby
+from operator import and_, not_
 
 from .errors import AnalysisError
 from .profile import Function, Location, Profile
@@ -41,6 +42,13 @@ MERGE, DROP, COLLAPSE_LIB, COLLAPSE_REC = "mf", "df", "cr", "rec"
 VERBS = {MERGE: "merge", DROP: "drop", COLLAPSE_LIB: "collapse", COLLAPSE_REC: "collapse recursion"}
 #: transforms one view stacks at most: each one is a pass over the stacks
 MAX_TRANSFORMS = 12
+#: frames (every stack's, and the profile's locations) the passes of one chain may read
+#: together: fewer transforms at once on a larger capture, so a chain that no request
+#: made before (another web process, or one evicted) costs a worker a few seconds at
+#: most whatever the capture (a 158k-sample system-wide capture, 1.27 million: twelve
+#: hot merges, drops, recursion or library collapses 2.1-2.6 s on this project's 2-CPU
+#: machine with its load average at 7)
+WORK_BUDGET = 16_000_000
 #: transformed profiles kept per profile (a few stacks of transforms tried in turn)
 KEEP = 4
 #: the bytes those may hold together: the profile's own estimated size, and at least
@@ -115,32 +123,77 @@ def apply(profile: Profile, transforms: tuple[Transform, ...]) -> Profile:
     return chain(profile, transforms).profile
 
 
+def normalized(transforms: tuple[Transform, ...]) -> tuple[Transform, ...]:
+    """The same transforms in the order results are kept under: merges, drops and
+    recursion collapses next to others of their kind in any order mean the same (a
+    merged function's frames are gone whichever goes first; a dropped sample had any of
+    the functions), so such runs are sorted, each transform once in its run. A
+    collapsed library makes a function whose id later transforms name: it stays put."""
+    out: list[Transform] = []
+    run: list[Transform] = []
+    for t in transforms + (None,):
+        if run and (t is None or t.kind != run[0].kind or t.kind == COLLAPSE_LIB):
+            out.extend(sorted(set(run), key=lambda r: r.function))
+            run = []
+        if t is not None:
+            run.append(t)
+    return tuple(out)
+
+
+def frames(profile: Profile) -> int:
+    """What one transform's pass reads: the frames of every stack, and the locations."""
+    return profile.memo(("frames",), lambda: sum(map(len, profile.stacks)) +
+                        len(profile.locations))
+
+
+def most_transforms(profile: Profile) -> int:
+    """The transforms one chain may hold on `profile` (WORK_BUDGET)."""
+    return max(1, min(MAX_TRANSFORMS, WORK_BUDGET // max(1, frames(profile))))
+
+
 def chain(profile: Profile, transforms: tuple[Transform, ...]) -> Applied:
-    """`profile` after `transforms`, and what its chips say (describe)."""
+    """`profile` after `transforms`, and what its chips say (describe); AnalysisError
+    for more transforms than the profile's size allows (most_transforms), whether the
+    result is kept or not, so the answer does not depend on which process serves it."""
     if not transforms:
         return Applied(profile, ())
+    most = most_transforms(profile)
+    if len(transforms) > most:
+        raise AnalysisError(
+            f"At most {most} transforms at once on this capture: its stacks hold "
+            f"{frames(profile):,} frames, and each transform is a pass over them.")
+    key = normalized(transforms)
     kept: _Kept = profile.memo(("transforms",), lambda: _Kept(
         max(approx_bytes(profile), KEEP_BYTES_MIN)))
     start = Applied(profile, ())
     with _LOCK:
-        for n in range(len(transforms), 0, -1):  # the longest prefix kept
-            hit = kept.get(transforms[:n])
+        for n in range(len(key), 0, -1):  # the longest prefix kept
+            hit = kept.get(key[:n])
             if hit is not None:
-                kept.move_to_end(transforms[:n])
+                kept.move_to_end(key[:n])
                 start = hit
                 break
-    if len(start.names) == len(transforms):
-        return start
+    if len(start.names) == len(key):
+        return _as_asked(start, key, transforms)
     p, names = start.profile, list(start.names)
-    for t in transforms[len(names):]:
+    for t in key[len(names):]:
         names.append(_name(p, t))
         p = _one(p, t)  # (the step before is dropped here, unless it is a kept one)
     out = Applied(p, tuple(names), derived_bytes(profile, p))
     with _LOCK:
-        kept[transforms] = out
-        kept.move_to_end(transforms)
+        kept[key] = out
+        kept.move_to_end(key)
         kept.fit()
-    return out
+    return _as_asked(out, key, transforms)
+
+
+def _as_asked(applied: Applied, key: tuple[Transform, ...],
+              transforms: tuple[Transform, ...]) -> Applied:
+    """`applied` (made for `key`) with its names in the order `transforms` gives them."""
+    if key == transforms:
+        return applied
+    name = dict(zip(key, applied.names))
+    return Applied(applied.profile, tuple(name[t] for t in transforms), applied.size)
 
 
 def kept_bytes(profile: Profile) -> int:
@@ -194,10 +247,18 @@ def _one(p: Profile, t: Transform) -> Profile:
     if t.kind == MERGE:
         def keep(funcs: list[int], k: int) -> bool:
             return funcs[k] != f
+
+        def fast(stack: tuple[int, ...], alone: set[int]) -> tuple[int, ...]:
+            return tuple(filterfalse(alone.__contains__, stack))
     else:  # COLLAPSE_REC: a frame of f whose callee (the frame before, leaf first) is f
         def keep(funcs: list[int], k: int) -> bool:
             return not (k and funcs[k] == f and funcs[k - 1] == f)
-    return _filter_frames(p, f, keep)
+
+        def fast(stack: tuple[int, ...], alone: set[int]) -> tuple[int, ...]:
+            of_f = list(map(alone.__contains__, stack))
+            return tuple(compress(stack, chain_iter((True,), map(not_, map(
+                and_, of_f[1:], of_f)))))
+    return _filter_frames(p, f, keep, fast)
 
 
 def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = None) -> Profile:
@@ -244,18 +305,25 @@ def _drop(p: Profile, fid: int) -> Profile:
     return _derived(p, p.stacks, rows)
 
 
-def _filter_frames(p: Profile, fid: int, keep) -> Profile:
+def _filter_frames(p: Profile, fid: int, keep, fast=None) -> Profile:
     """Stacks without the frames `keep(funcs, k)` refuses, `funcs` being the stack's
     functions leaf first (inline frames expanded) and k a frame's index in it. Only the
     stacks through `fid` are looked at; a location losing some of its inline functions
-    becomes a new location with the others (and their lines)."""
+    becomes a new location with the others (and their lines). A stack whose locations
+    of `fid` hold it alone (no other function inlined there: most stacks) is filtered by
+    `fast(stack, those locations)` in C loops instead (when given): the same frames go."""
     hit = _with(p, fid)
     stacks = list(p.stacks)
     v = _derived(p, stacks)
     locs = p.locations
+    alone = {lid for lid in hit if len(locs[lid].functions) == 1}
+    mixed = hit - alone
     made: dict[tuple[int, tuple[int, ...]], int] = {}
     for sid, stack in enumerate(p.stacks):
         if hit.isdisjoint(stack):
+            continue
+        if fast is not None and mixed.isdisjoint(stack):
+            stacks[sid] = fast(stack, alone)
             continue
         funcs = [g for loc in stack for g in locs[loc].functions]
         out: list[int] = []
@@ -297,14 +365,15 @@ def _collapse_lib(p: Profile, mapping_id: int) -> Profile:
     lid = len(v.locations)
     v.locations.append(Location(lid, mapping_id, 0, (fid,)))
     inside = bytes(loc.mapping_id == mapping_id for loc in p.locations)
+    hit = {loc.id for loc in p.locations if inside[loc.id]}
     for sid, stack in enumerate(p.stacks):
-        if not any(map(inside.__getitem__, stack)):
+        if hit.isdisjoint(stack):
             continue
         out: list[int] = []
-        for loc in stack:
-            if not inside[loc]:
-                out.append(loc)
-            elif not out or out[-1] != lid:
+        for is_in, run in groupby(stack, inside.__getitem__):  # (a run at a time)
+            if is_in:
                 out.append(lid)
+            else:
+                out.extend(run)
         stacks[sid] = tuple(out)
     return v

@@ -1,16 +1,29 @@
 """The Celery app. Tasks live in the apps (perfweb/captures/tasks.py) and stay thin."""
+import logging
 import os
 import resource
 
-from celery import Celery
-from celery.signals import (beat_embedded_init, worker_init, worker_process_init,
-                            worker_ready)
+from celery import Celery, bootsteps
+from celery.signals import (after_setup_logger, after_setup_task_logger,
+                            beat_embedded_init, worker_init, worker_process_init)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfweb.settings")
 
 app = Celery("perfweb")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+log = logging.getLogger(__name__)
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def scrub_tokens(logger=None, **kwargs) -> None:
+    """Celery replaces the handlers Django's LOGGING set (it takes over the root
+    logger): its own scrub tokens too (perfweb/token_scrub.py), with the pool's."""
+    from celery.utils.log import get_multiprocessing_logger
+
+    from perfweb.token_scrub import scrub_handlers
+    scrub_handlers(logger, get_multiprocessing_logger())
 
 
 @worker_init.connect
@@ -68,9 +81,21 @@ def remove_orphaned_work_dirs(**kwargs) -> None:
     work_dirs.remove_orphans()
 
 
-@worker_ready.connect
-def sweep_at_start(**kwargs) -> None:
-    """A worker (re)started after a crash takes back what the dead one held without
-    waiting for the first beat."""
-    from perfweb.captures.tasks import sweep_captures
-    sweep_captures.delay()
+class SweepOnConnect(bootsteps.StartStopStep):
+    """Each time a worker's consumer (re)connects to the broker (at start, and after
+    every outage), it sends the sweep, ahead of new work: a worker restarted after a
+    crash takes back what the dead one held, and messages lost with a Redis restart are
+    sent again as soon as a worker is back on the broker, without waiting for the beat
+    (which sends the sweep every PERFWEB_SWEEP_EVERY_S only if it reconnected too)."""
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def start(self, c):
+        from perfweb.captures.tasks import sweep_captures
+        from perfweb.priorities import FIRST
+        try:
+            sweep_captures.apply_async(priority=FIRST, retry=False)
+        except Exception:  # noqa: BLE001 - the broker went again: the beat's sweep will
+            log.warning("could not send the sweep on connecting", exc_info=True)
+
+
+app.steps["consumer"].add(SweepOnConnect)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import environ
 
+from perfweb import priorities
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 if (BASE_DIR / ".env").exists():
@@ -160,6 +162,9 @@ else:
 
 PERFWEB_MAX_UPLOAD_BYTES = env.int("PERFWEB_MAX_UPLOAD_BYTES", default=2 << 30)  # per file
 PERFWEB_MAX_SYMBOL_FILES = env.int("PERFWEB_MAX_SYMBOL_FILES", default=32)  # per upload
+#: files one request may carry (the capture, symbol files and source archives together):
+#: Django stops reading a request at the next one and upload_limits.bad_request says so
+DATA_UPLOAD_MAX_NUMBER_FILES = env.int("PERFWEB_MAX_UPLOAD_FILES", default=100)
 #: what one user's captures and symbol files may take in storage, in total
 PERFWEB_USER_QUOTA_BYTES = env.int("PERFWEB_USER_QUOTA_BYTES", default=50 << 30)
 #: what one team's captures and symbol files may take, unless the team has its own quota
@@ -177,11 +182,16 @@ PERFWEB_HEARTBEAT_S = env.float("PERFWEB_HEARTBEAT_S", default=10)
 #: ... and the sweep takes back a capture whose heartbeat is older than this (its worker
 #: died or hangs); with the sweep every PERFWEB_SWEEP_EVERY_S, within a minute
 PERFWEB_HEARTBEAT_STALE_S = env.float("PERFWEB_HEARTBEAT_STALE_S", default=30)
-#: a queued capture no worker picked up for this long is enqueued again (lost message)
+#: a queued capture no worker picked up for this long is enqueued again (its message may
+#: be lost; a message lost with a Redis restart is known sooner: pipeline.sweep)
 PERFWEB_QUEUED_GRACE_S = env.int("PERFWEB_QUEUED_GRACE_S", default=5 * 60)
 PERFWEB_MAX_ATTEMPTS = env.int("PERFWEB_MAX_ATTEMPTS", default=3)
 #: analyzed profiles a web process keeps in memory for the explorer, by estimated size
 PERFWEB_PROFILE_CACHE_BYTES = env.int("PERFWEB_PROFILE_CACHE_BYTES", default=128 << 20)
+#: exports a web host keeps made in PERFWEB_CACHE_DIR/exports, and how long one stays
+#: there unused (services/export_cache.py)
+PERFWEB_EXPORT_CACHE_BYTES = env.int("PERFWEB_EXPORT_CACHE_BYTES", default=2 << 30)
+PERFWEB_EXPORT_CACHE_IDLE_S = env.int("PERFWEB_EXPORT_CACHE_IDLE_S", default=24 * 3600)
 #: test-only: seconds each pipeline stage waits, so a test can kill a worker mid-task
 PERFWEB_STAGE_DELAY_S = env.float("PERFWEB_STAGE_DELAY_S", default=0.0)
 #: service webhooks (perfweb/captures/services/webhooks.py): attempts per notification,
@@ -202,6 +212,9 @@ PERFWEB_SITE_URL = env("PERFWEB_SITE_URL", default="")
 # Celery: Redis when REDIS_URL is set, otherwise a broker in files under ./var, which
 # needs no server and works across processes on one machine
 REDIS_URL = env("REDIS_URL", default="")
+#: every key perfweb writes in Redis starts with this (the test suite names it per run, so
+#: two suites can share one Redis server)
+PERFWEB_REDIS_PREFIX = env("PERFWEB_REDIS_PREFIX", default="")
 #: one capture's analysis may take this long; past it, that capture fails with a message
 PERFWEB_ANALYSIS_TIME_LIMIT_S = env.int("PERFWEB_ANALYSIS_TIME_LIMIT_S", default=20 * 60)
 #: ... and Celery kills a task still running this long after (code that never yields)
@@ -217,16 +230,22 @@ if REDIS_URL:
         "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
         "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
     }
+    if PERFWEB_REDIS_PREFIX:
+        CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = PERFWEB_REDIS_PREFIX
 else:
     _broker = VAR_DIR / "broker"
     for sub in ("out", "processed", "control"):
         (_broker / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "perfweb.broker:FilesystemTransport"  # with priorities
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker / "out"), "data_folder_out": str(_broker / "out"),
         "processed_folder": str(_broker / "processed"), "store_processed": False,
         "control_folder": str(_broker / "control")}  # not ./control in the checkout
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="perfweb")
+#: every message has a priority; the sweep and what it sends again go first
+#: (perfweb/priorities.py: kombu's Redis transport takes the lowest number first)
+CELERY_TASK_DEFAULT_PRIORITY = priorities.NEW
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -240,12 +259,52 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-captures": {"task": "perfweb.captures.tasks.sweep_captures",
-                             "schedule": env.float("PERFWEB_SWEEP_EVERY_S", default=15)},
+                             "schedule": env.float("PERFWEB_SWEEP_EVERY_S", default=15),
+                             "options": {"priority": priorities.FIRST}},
     "sweep-webhooks": {"task": "perfweb.captures.tasks.sweep_webhooks", "schedule": 60.0},
     # the teams' retention (services/retention.py; `manage.py purge_expired` for cron)
     "purge-expired-captures": {"task": "perfweb.captures.tasks.purge_expired_captures",
                                "schedule": env.float("PERFWEB_PURGE_EVERY_S", default=3600)},
 }
+
+# Rate limits of what anyone with a share link can make the server compute: the explorer's
+# data (transforms and the stack chart among them) through a share link or the team's
+# URLs, and exports (pages and API). Each scope counts, per window, the requests and the
+# seconds web workers spent on them; a request past either gets 429 with Retry-After
+# (perfweb/captures/rate_limits.py). Counted in the "limits" cache: Redis when REDIS_URL
+# is set (shared by every gunicorn worker and host; while Redis is down nothing is
+# limited and a line is logged), else this process's memory (`make run`: one server).
+PERFWEB_RATE_WINDOW_S = env.int("PERFWEB_RATE_WINDOW_S", default=60)
+#: scope -> (requests, seconds of work) per window: all visitors of one share link,
+#: one client address on share links (an IPv6 /64), one signed-in user on the team's
+#: URLs (a lighter limit: members are known); 0 turns that count off
+PERFWEB_RATE_LIMITS = {
+    "link": (env.int("PERFWEB_RATE_LINK_REQUESTS", default=600),
+             env.float("PERFWEB_RATE_LINK_WORK_S", default=60)),
+    "address": (env.int("PERFWEB_RATE_ADDRESS_REQUESTS", default=240),
+                env.float("PERFWEB_RATE_ADDRESS_WORK_S", default=30)),
+    "member": (env.int("PERFWEB_RATE_MEMBER_REQUESTS", default=1200),
+               env.float("PERFWEB_RATE_MEMBER_WORK_S", default=120)),
+}
+#: requests computing explorer data or exports at once on one host (the others get 429
+#: and the page asks again): fewer than the host's gunicorn workers, so a burst leaves
+#: the others free for every other page; 0: no limit
+PERFWEB_COMPUTE_SLOTS = env.int("PERFWEB_COMPUTE_SLOTS", default=2)
+PERFWEB_COMPUTE_SLOTS_DIR = env("PERFWEB_COMPUTE_SLOTS_DIR",
+                                default=str(VAR_DIR / "compute-slots"))
+#: the proxies whose X-Forwarded-For is believed (addresses or networks, e.g.
+#: 10.0.0.0/8); none by default: the client is REMOTE_ADDR
+PERFWEB_TRUSTED_PROXIES = env.list("PERFWEB_TRUSTED_PROXIES", default=[])
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if REDIS_URL:
+    CACHES["limits"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+        "KEY_PREFIX": PERFWEB_REDIS_PREFIX,
+        # a Redis that does not answer costs a request half a second, not a hang
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}
+else:
+    CACHES["limits"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                        "LOCATION": "perfweb-limits"}
 
 # the REST API: personal tokens (Authorization: Token pw_...) or the browser session
 REST_FRAMEWORK = {
@@ -253,7 +312,9 @@ REST_FRAMEWORK = {
         "perfweb.captures.api.auth.PersonalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # a token only within its scope (read, upload, admin: captures/api/scopes.py)
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated",
+                                   "perfweb.captures.api.scopes.TokenScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser",
                                "rest_framework.parsers.MultiPartParser",
@@ -293,9 +354,37 @@ if HTTPS:
 if env.bool("PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# every handler scrubs API tokens and share-link secrets from what it writes
+# (perfweb/token_scrub.py): Django logs the path of every 4xx and 5xx, and a debuginfod
+# path holds a token. Django's own loggers are named here so that their default handlers
+# (which would not scrub) are replaced; gunicorn's are in perfweb/gunicorn_conf.py,
+# Celery's in perfweb/celery.py.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {
+        "scrub_tokens": {"()": "perfweb.token_scrub.ScrubTokens"},
+        "require_debug_false": {"()": "django.utils.log.RequireDebugFalse"},
+    },
+    "formatters": {
+        "django.server": {"()": "django.utils.log.ServerFormatter",
+                          "format": "[{server_time}] {message}", "style": "{"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["scrub_tokens"]},
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server",
+                          "filters": ["scrub_tokens"]},
+        # (sends nothing unless ADMINS is set)
+        "mail_admins": {"class": "django.utils.log.AdminEmailHandler",
+                        "filters": ["scrub_tokens", "require_debug_false"]},
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        "django": {"handlers": ["mail_admins"], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": ["django.server"], "level": "INFO",
+                          "propagate": False},
+    },
 }
+# error reports (AdminEmailHandler's e-mails, the DEBUG 500 page) without tokens
+DEFAULT_EXCEPTION_REPORTER = "perfweb.error_reports.TokenScrubbingExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "perfweb.error_reports.TokenScrubbingReporterFilter"

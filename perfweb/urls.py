@@ -9,3 +9,6 @@ urlpatterns = [
     path("api/", include("perfweb.captures.api.urls")),
     path("", include("perfweb.captures.urls")),
 ]
+
+# too many files or fields in one request: a sentence (JSON for the API), not Django's page
+handler400 = "perfweb.captures.upload_limits.bad_request"

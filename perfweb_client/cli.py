@@ -21,6 +21,10 @@ import urllib.parse
 from .multipart import FilePart, MultipartBody
 
 EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_GATE = 1, 2, 3, 4
+#: files one upload may carry: the server's default (PERFWEB_MAX_UPLOAD_FILES), checked
+#: before sending, as the server stops reading the request there only after the bytes
+#: of every file before it; a server set lower answers with its own limit
+MAX_FILES = 100
 
 #: --fail-on's choices: the verdicts (analysis/compare/verdict.py) each one fails on
 FAIL_ON = {"regression": {"regression"}}
@@ -169,6 +173,13 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
         err.write(f"{sum(digests[s] in held for s in args.symbols)} of {len(args.symbols)} "
                   f"symbol files are held by the team already: not sent ({_mib(kept)} "
                   f"MiB)\n")
+    files = 1 + len(args.sources) + sum(digests.get(s) not in held for s in args.symbols)
+    if files > MAX_FILES:
+        err.write(f"perfweb: upload refused: an upload holds at most {MAX_FILES} files (the "
+                  f"capture, symbol files and source archives together); this one has "
+                  f"{files}. Put the symbol files in a .zip or .tar.gz archive (its "
+                  f"members are read).\n")
+        return EXIT_REFUSED
     status, data = send(client, fields, args, digests, held, err)
     if status not in (200, 201):
         err.write(f"perfweb: upload refused ({status}): {_error_text(data)}\n")
@@ -325,7 +336,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the unit of --rate (default req/s), e.g. rows/s, MB/s")
     u.add_argument("--symbols", action="append", default=[], metavar="PATH",
                    help="a symbol file or archive (perf archive output, debug files, "
-                        "kallsyms, maps); repeat for several")
+                        f"kallsyms, maps); repeat for several (at most {MAX_FILES} files "
+                        "in one upload, the capture included: archive more)")
     u.add_argument("--sources", action="append", default=[], metavar="PATH",
                    help="a .tar.gz or .zip of the build's source tree: hot lines are "
                         "shown in it")

@@ -9,6 +9,18 @@ SPINPOOL = CORPUS / "cases" / "spinpool"
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
+def pytest_configure(config):
+    """The process that starts the run (not each xdist worker) drops what runs killed
+    before they could clean up left behind: their test databases and Redis keys, named
+    after the run (perfweb/settings_test.py) whose pid is no longer alive."""
+    import os
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    from perfweb import settings_test
+    from tests.stale_runs import drop_stale_runs
+    drop_stale_runs(settings_test.RUN)
+
+
 def pytest_collection_modifyitems(config, items):
     if not CORPUS.is_dir():
         raise pytest.UsageError(f"capture corpus not found at {CORPUS}")

@@ -2,7 +2,11 @@
 table names real files, and the comparison follows the throughput the load generator
 printed: with rates the fix is an improvement and the reverse a regression, without them
 the fix is never a regression."""
+from functools import lru_cache
+
 from analysis.compare import Rate, compare_reports
+from analysis.importers import load
+from analysis.report import build_report
 
 
 def assert_pairs_on_disk(here, pairs: dict, expected: dict) -> None:
@@ -12,8 +16,40 @@ def assert_pairs_on_disk(here, pairs: dict, expected: dict) -> None:
             assert (here / kind / pair[side]).is_file(), (kind, side)
 
 
-def assert_follows_throughput(pair: dict, bad: dict, fixed: dict) -> None:
+def reports(here, pairs: dict):
+    """report(kind, side): the side's capture of a folder's pair analysed as under load,
+    once per test process."""
+    @lru_cache(maxsize=None)
+    def report(kind: str, side: str) -> dict:
+        return build_report(load(here / kind / pairs[kind][side]), label="load")
+    return report
+
+
+def problems(report: dict) -> list[dict]:
+    """The findings that say something is wrong: medium or high."""
+    return [f for f in report["findings"] if f["severity"] in ("medium", "high")]
+
+
+def assert_names_the_cause(report: dict, expected: tuple) -> None:
+    """A problem finding of the rule, the severity and the title expected, whose summary
+    or fix holds each of the words (the cause and what to change)."""
+    rule, severity, title, words = expected
+    found = [f for f in problems(report) if f["rule"] == rule and title in f["title"]]
+    assert found, [(f["rule"], f["title"]) for f in problems(report)]
+    f = found[0]
+    assert f["severity"] == severity
+    text = f["summary"] + " " + f["fix"]
+    for w in words:
+        assert w in text, (w, text)
+
+
+def assert_rates_decide(pair: dict, bad: dict, fixed: dict) -> None:
+    """With the throughputs, the fix is an improvement and the reverse a regression."""
     rb, rf = Rate(pair["rate_bad"], pair["unit"]), Rate(pair["rate_fixed"], pair["unit"])
     assert compare_reports(bad, fixed, rb, rf)["verdict"] == "improvement"
     assert compare_reports(fixed, bad, rf, rb)["verdict"] == "regression"
+
+
+def assert_follows_throughput(pair: dict, bad: dict, fixed: dict) -> None:
+    assert_rates_decide(pair, bad, fixed)
     assert compare_reports(bad, fixed)["verdict"] in ("improvement", "inconclusive")

@@ -184,12 +184,15 @@ def test_record_damage_is_refused_naming_the_byte(tmp_path, what, edits, message
 
 def test_a_sample_that_does_not_fit_its_layout_refuses_the_capture(tmp_path):
     """Its call chain claims 1,000 frames in a 120-byte record: before, it was skipped
-    with a note and the other 974 analyzed as if nothing were missing."""
+    with a note and the other 974 analyzed as if nothing were missing. The message
+    names the field and its byte in the record."""
     path = _variant(tmp_path, edits=[(SAMPLE_500 + CHAIN_NR, "<Q", 1000)])
     assert _refused(path) == (
         "perf.data is damaged: 1 record does not decode with the layout of its event, the "
-        "first a SAMPLE record at byte 51400 (offset 0xc7a0 of the data section); no "
-        "finding is drawn from a capture whose records are unreadable")
+        "first a SAMPLE record at byte 51400 (offset 0xc7a0 of the data section): the call "
+        "chain's nr (byte 40 of the record) says 1,000 addresses, which run past the end of "
+        "the 120-byte record; no finding is drawn from a capture whose records are "
+        "unreadable")
 
 
 def test_cut_within_the_tolerance_keeps_the_samples_marked_damaged(tmp_path, whole):

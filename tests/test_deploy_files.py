@@ -25,7 +25,7 @@ def test_compose_has_its_services_and_the_bucket_holds_the_files():
     assert set(services) == {"web", "worker", "redis", "postgres", "minio"}
     web = services["web"]["command"]
     assert web.index("manage.py ensure_bucket") < web.index("manage.py migrate") < \
-        web.index("gunicorn perfweb.wsgi")
+        web.index("gunicorn -c python:perfweb.gunicorn_conf perfweb.wsgi")
     assert services["worker"]["command"].startswith("celery -A perfweb worker --beat")
     assert services["worker"]["restart"] == services["web"]["restart"] == "unless-stopped"
     minio = services["minio"]
@@ -67,6 +67,16 @@ def test_the_compose_environment_makes_the_bucket_the_default_storage(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["BucketStorage", "perfweb", "http://minio:9000", "path",
                                   "False", str(16 << 20)]
+
+
+def test_the_image_and_compose_start_gunicorn_alike():
+    """With perfweb/gunicorn_conf.py, whose logger scrubs tokens from gunicorn's logs
+    (tests/web/test_token_logs.py runs the compose command's options)."""
+    import json
+    cmd = json.loads(re.search(r"^CMD (.*)$", (ROOT / "Dockerfile").read_text(), re.M)[1])
+    web = _compose()["services"]["web"]["command"]
+    assert " ".join(cmd) == web[web.index("gunicorn "):].rstrip('"')
+    assert cmd[:4] == ["gunicorn", "-c", "python:perfweb.gunicorn_conf", "perfweb.wsgi"]
 
 
 def test_dockerfile_copies_what_exists_and_installs_from_pyproject():

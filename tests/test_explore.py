@@ -118,7 +118,7 @@ def test_searches_that_cannot_run_say_why(idle, pattern, says):
 def test_a_slow_search_stops_at_its_budget(tmp_path):
     """RE2 is linear, but a pattern whose DFA explodes runs at ~1 us a character: on a
     capture of many long names (6 MB of them here, seconds of matching) the search is
-    stopped at its budget instead of holding the worker."""
+    stopped at its budget of CPU time instead of holding the worker."""
     rng = random.Random(1)
     AB = str.maketrans("01", "ab")
     capture = tmp_path / "long-names.folded"
@@ -126,10 +126,64 @@ def test_a_slow_search_stops_at_its_budget(tmp_path):
         "main;" + f"{rng.getrandbits(2000):02000b}".translate(AB) + f"_{i} 1\n"
         for i in range(3000)))
     p = load(capture)
-    t0 = time.perf_counter()
-    with pytest.raises(SearchError, match="took longer than"):
+    t0 = time.thread_time()  # (the budget's clock: the machine may be loaded)
+    with pytest.raises(SearchError, match="needed more than 0.5 s of matching"):
         explore.flame(p, explore.Query(search="a[ab]{20}#x"))
-    assert time.perf_counter() - t0 < BUDGET_S + 0.3
+    assert time.thread_time() - t0 < BUDGET_S + 0.3
+
+
+@pytest.fixture
+def starved():
+    """Run a function in a thread that gets about 1% of one CPU, as a web worker on a
+    loaded host: the thread (Linux sets niceness and CPUs per thread) at nice 19 on one
+    CPU beside two busy processes at nice 0 on it; what it returned (or raised) and the
+    seconds it took by the clock."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    cpu = min(os.sched_getaffinity(0))
+    busy = []
+
+    def run(fn):
+        out = {}
+
+        def body():
+            os.sched_setaffinity(0, {cpu})
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            t0 = time.monotonic()
+            try:
+                out["value"] = fn()
+            except Exception as e:  # noqa: BLE001 - handed to the test
+                out["error"] = e
+            out["wall"] = time.monotonic() - t0
+        busy.extend(subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"],
+            preexec_fn=lambda: os.sched_setaffinity(0, {cpu})) for _ in range(2))
+        time.sleep(0.2)  # (both spinning)
+        thread = threading.Thread(target=body)
+        thread.start()
+        thread.join(timeout=240)
+        assert not thread.is_alive()
+        return out
+    yield run
+    for proc in busy:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("text", ["handler_2424", r"handler_24[2]4$"])
+def test_a_search_answers_on_a_loaded_host(tmp_path, starved, text):
+    """On a host where the search's thread gets a sliver of a CPU, a plain-text search
+    and an ordinary regular expression still answer: the budget is the CPU time spent
+    matching (under 10 ms here), not the clock, which passed 0.5 s and answered 400."""
+    capture = tmp_path / "many-functions.folded"
+    capture.write_text("".join(f"main;serve;handler_{i} 1\n" for i in range(3000)))
+    p = load(capture)
+    out = starved(lambda: explore.flame(p, explore.Query(search=text))["search"])
+    assert "error" not in out, out["error"]
+    assert out["value"]["samples"] == 1
+    assert out["wall"] > BUDGET_S  # (starved indeed: by the clock the budget passed)
 
 
 def test_one_long_name_cannot_hold_a_search_past_its_budget(tmp_path):
@@ -142,9 +196,9 @@ def test_one_long_name_cannot_hold_a_search_past_its_budget(tmp_path):
     capture = tmp_path / "one-long-name.folded"
     capture.write_text(f"main;{name}c_tail 5\nmain;other 3\n")
     p = load(capture)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     got = explore.flame(p, explore.Query(search="[ab]*a[ab]{200}c"))["search"]
-    assert time.perf_counter() - t0 < BUDGET_S + 0.3
+    assert time.thread_time() - t0 < BUDGET_S + 0.3
     assert got["samples"] == 0  # the match lies past the prefix a regex reads
     assert len(name) > MAX_NAME_SCAN
     assert explore.flame(p, explore.Query(search="c_tail"))["search"]["samples"] == 5

@@ -125,12 +125,40 @@ def test_elf_with_absurd_section_table(tmp_path):
 
 
 def test_elf_symbol_table_claiming_exabytes_is_bounded(tmp_path):
+    """A .symtab whose sh_size says 2^60 bytes is damaged: no part of what it claims is
+    known to be it, so it is not read (the .dynsym names what it can), in bounded memory,
+    and read_info says which field of which byte is wrong."""
     path = _patched_elf(tmp_path, [(SYMTAB_SIZE, "<Q", 1 << 60)])
     out, peak = _peak(lambda: elf.function_symbols(str(path)))
-    assert peak < 8 * MiB  # reads what the file holds, never what the header claims
-    if not isinstance(out, elf.ElfUnreadable):
-        index, table = out
-        assert table == ".symtab" and len(index) > 0
+    assert peak < 8 * MiB  # never what the header claims
+    index, table = out
+    assert table == ".dynsym" and len(index) > 0
+    info = elf.read_info(str(path))
+    assert not info.has_symtab and info.has_dynsym
+    assert info.damage == [f"section 29 (.symtab) says it holds {1 << 60:,} bytes at byte "
+                           f"13,000 (sh_size at byte {SYMTAB_SIZE:,}, sh_offset at byte "
+                           f"{SYMTAB_SIZE - 8:,}), past the end of the 16,352-byte file: "
+                           f"it is not read"]
+
+
+def test_elf_string_table_without_a_nul_is_bounded(tmp_path):
+    """libc's .symtab (10,012 symbols) over a .strtab of 132,499 bytes none of which is
+    a NUL: each name ran to the end of the table, 221 MB of names and a 617 MB peak from
+    a 381 KB file. Names are cut at MAX_NAME and may add up to a few times their table;
+    past that the file is refused, naming the table."""
+    data = bytearray((FIXTURES / "dwarf" / "system-libs" / "libc.so.6.symtab.debug")
+                     .read_bytes())
+    strtab_off, strtab_size = 0x03B640, 0x020593  # section 64 (.strtab)
+    data[strtab_off:strtab_off + strtab_size] = b"A" * strtab_size
+    path = tmp_path / "libc.debug"
+    path.write_bytes(bytes(data))
+    out, peak = _peak(lambda: elf.function_symbols(str(path)))
+    assert peak < 64 * MiB
+    assert isinstance(out, elf.ElfUnreadable), out
+    assert str(out) == ("libc.debug: the names of the symbols of section 63 (.symtab) add "
+                        "up to more than 4 times the 132,499 bytes of its string table "
+                        "(section 64): their st_name fields point into the same long names "
+                        "again and again")
 
 
 def _perf_data(edits=(), append=b""):
@@ -190,6 +218,92 @@ def test_perf_data_record_claiming_65535_bytes_past_the_end():
     with pytest.raises(ParseError, match=f"the record at byte {pos} .* is 65535 bytes long "
                                          f"and runs past the end of the data"):
         load(io.BytesIO(bytes(bad)))
+
+
+def _sample_field(data: bytes, nth: int, field_at) -> tuple[int, int]:
+    """(file byte of the nth SAMPLE record, of a field in it: `field_at(reader)` bytes
+    into its body)."""
+    from analysis.perfdata.header import read_header
+    from analysis.perfdata.sample import SampleReader
+    h = read_header(data, len(data))
+    reader = SampleReader(h.attrs[0], "<", "x86_64")
+    pos, seen = h.data_offset, 0
+    while True:
+        rtype, _misc, size = struct.unpack_from("<IHH", data, pos)
+        if rtype == 9:
+            seen += 1
+            if seen == nth:
+                return pos, pos + 8 + field_at(reader)
+        pos += size
+
+
+def _both_ways(data: bytes) -> list[str]:
+    """The error of the compiled record loop and of the Python reader alone."""
+    from analysis.importers import perf_data
+    out = []
+    for compiled in (True, False):
+        with perf_data._mapped(io.BytesIO(data)) as buf:
+            r = perf_data._Reader(buf, len(buf))
+            if not compiled:
+                r._scan = lambda b, pos, end: pos
+            with pytest.raises(ParseError) as e:
+                r.read()
+            out.append(str(e.value))
+    return out
+
+
+PERF_FORMAT_LOST = SPINPOOL.parent.parent / "public" / "KDAB__hotspot" / "tests" / \
+    "integrationtests" / "perf.data.PerfFormatLost"
+
+
+@pytest.mark.parametrize("path, field, what", [
+    # the call chain's nr, after the fixed fields: the compiled loop leaves it to Python
+    (SPINPOOL / "1.1.0-busy.perf.data", lambda r: r.prefix.size,
+     "the call chain's nr (byte {rel} of the record) says {n:,} addresses"),
+    # a read group's nr (PERF_FORMAT_GROUP): was an OverflowError, "failed unexpectedly"
+    (PERF_FORMAT_LOST, lambda r: r.prefix.size,
+     "the read group's nr (byte {rel} of the record) says {n:,} values of 24 bytes"),
+], ids=["call-chain", "read-group"])
+def test_a_sample_count_past_its_record_names_the_field_compiled_or_not(path, field, what):
+    data = bytearray(path.read_bytes())
+    record, at = _sample_field(bytes(data), 3, field)
+    n = 1 << 62
+    struct.pack_into("<Q", data, at, n)
+    compiled, python = _both_ways(bytes(data))
+    assert compiled == python
+    assert f"the first a SAMPLE record at byte {record} " in compiled
+    assert what.format(rel=at - record, n=n) + ", which run past the end of the" in compiled
+
+
+def _with_record_first(path, record: bytes) -> bytes:
+    """The perf.data at `path` with `record` the first of its data section (the header's
+    data size and the feature sections' offsets, which follow the data, moved by it)."""
+    data = bytearray(path.read_bytes())
+    off, size = struct.unpack_from("<QQ", data, 40)
+    bits = sum(bin(w).count("1") for w in struct.unpack_from("<4Q", data, 72))
+    table = off + size
+    for k in range(bits):
+        f_off, f_size = struct.unpack_from("<QQ", data, table + 16 * k)
+        struct.pack_into("<QQ", data, table + 16 * k, f_off + len(record), f_size)
+    struct.pack_into("<Q", data, 48, size + len(record))
+    return bytes(data[:off] + record + data[off:])
+
+
+def test_perf_data_zstd_bomb_is_refused_in_bounded_memory():
+    """A COMPRESSED record of 32,786 bytes holding 1 GiB of one repeated byte (zstd
+    writes 128 KiB of it in 4 bytes): it was decompressed in one call, a 1 GiB bytes
+    object and a copy of it; now the stream is fed in 1 KiB pieces and refused past 1,000
+    times what was read (real captures: under 100)."""
+    import zstandard
+    z = zstandard.ZstdCompressor(level=1).compressobj()
+    frame = b"".join(z.compress(b"\xbb" * MiB) for _ in range(1024)) + z.flush()
+    record = struct.pack("<IHH", 81, 0, 8 + len(frame)) + frame  # PERF_RECORD_COMPRESSED
+    bomb = _with_record_first(FIXTURES / "perfdata" / "compressed.perf.data", record)
+    out, peak = _peak(lambda: load(io.BytesIO(bomb)))
+    assert isinstance(out, ParseError), out
+    assert str(out).startswith("perf.data is refused: its compressed records expand more "
+                               "than 1000 times (")
+    assert peak < 160 * MiB
 
 
 def test_garbage_behind_a_valid_magic_is_a_typed_error():

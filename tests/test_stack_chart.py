@@ -271,3 +271,21 @@ def test_the_rows_are_the_definitions_boxes(seed):
         want = _reference(times, stops, paths, px)
         assert got == [(a, e, d, f, q) for a, e, d, f, q in want], px
     assert ln0.sampled_s == pytest.approx(sum(b - a for a, b in zip(times, stops)))
+
+
+def test_a_chart_reads_a_bounded_number_of_samples(busy, monkeypatch):
+    """A lane reads the first samples of its range, up to the budget, and is cut there
+    (its boxes end where the next sample starts); a chart's lanes share the budget, so
+    those after it is spent are empty and cut: every thread of a capture at the finest
+    resolution read every sample (158,000 samples of 340 threads took 5 s)."""
+    times, _ = stack_chart.thread_rows(busy, 0)[18193]
+    whole = stack_chart.lane(busy, 18193, 0, px=0)
+    cut = stack_chart.lane(busy, 18193, 0, px=0, max_samples=100)
+    assert (whole.read, whole.truncated) == (len(times), False) and len(times) > 100
+    assert (cut.read, cut.samples, cut.truncated) == (100, 100, True)
+    assert max(b.end for b in cut.boxes) <= times[100] < max(b.end for b in whole.boxes)
+    monkeypatch.setattr(stack_chart, "MAX_SAMPLES", 150)
+    chart = explore.stacks(busy, explore.Query(px=0, tids=frozenset({18192, 18193})))
+    first, second = chart["lanes"]
+    assert chart["truncated"] and first["samples"] == 150 and second["samples"] == 0
+    assert second["boxes"]["s"] == []

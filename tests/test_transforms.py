@@ -325,3 +325,75 @@ def test_perfs_answers_are_perfs():
     out = subprocess.run(["sh", str(FIXTURES / "perf_reports.sh")], capture_output=True,
                          text=True, timeout=300, check=True).stdout
     assert out == PERF_REPORTS.read_text()
+
+
+@pytest.fixture(scope="module")
+def busy_inline():
+    """The busy capture with its inline frames (28 of its locations hold several
+    functions): where a merge or a recursion collapse must split a location."""
+    p = load(SPINPOOL / "1.0.0-busy.perf.data")
+    symbolize(p, [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "kernel-symbols.zip",
+                  SPINPOOL / "1.0.0-busy.perf.data.tar.bz2"])
+    assert sum(len(loc.functions) > 1 for loc in p.locations) == 28
+    return p
+
+
+def _function_stacks(p):
+    return [tuple(f for loc in stack for f in p.locations[loc].functions)
+            for stack in p.stacks]
+
+
+def test_the_c_loops_take_the_frames_the_exact_walk_takes(busy_inline, vertx):
+    """Merges and recursion collapses filter most stacks in C loops (the locations of
+    the function hold it alone); every function of two captures, inline frames and
+    recursion among them, gives the stacks the frame-by-frame walk gives."""
+    exact = transforms._filter_frames
+    for p in (busy_inline, vertx):
+        used = {f for stack in _function_stacks(p) for f in stack}
+        for fid in sorted(used):
+            for kind in ("mf", "rec"):
+                t = transforms.Transform(kind, fid)
+                fast = transforms._one(p, t)
+                try:
+                    transforms._filter_frames = lambda q, f, keep, fast=None: exact(q, f, keep)
+                    walked = transforms._one(p, t)
+                finally:
+                    transforms._filter_frames = exact
+                assert _function_stacks(fast) == _function_stacks(walked), (kind, fid)
+
+
+def test_merges_in_any_order_are_one_kept_result(busy):
+    """A chain is kept under its normalized form: merges (drops, recursion collapses)
+    next to each other in another order are the same result, not computed again; the
+    chips still say them in the order asked."""
+    T = transforms.Transform
+    a, b = T("mf", _fid(busy, "do_syscall_64")), T("mf", _fid(busy, "futex_wait"))
+    d1, d2 = T("df", _fid(busy, "__x64_sys_futex")), T("df", _fid(busy, "__GI___lll_lock_wait"))
+    first = transforms.chain(busy, (a, b, d1, d2))
+    again = transforms.chain(busy, (b, a, d2, d1, d2))
+    assert again.profile is first.profile
+    assert again.names == ("futex_wait", "do_syscall_64", "__GI___lll_lock_wait",
+                           "__x64_sys_futex", "__GI___lll_lock_wait")
+
+    def by_id(*ts):
+        return tuple(sorted(ts, key=lambda t: t.function))
+    assert transforms.normalized((b, a, d2, d1, d2)) == by_id(a, b) + by_id(d1, d2)
+    # a collapse makes a function later transforms may name: it is never moved
+    c = T("cr", _fid(busy, "do_syscall_64"))
+    assert transforms.normalized((b, c, a)) == (b, c, a)
+
+
+def test_a_chain_is_bounded_by_the_captures_size(busy, monkeypatch):
+    """Each transform is a pass over every stack's frames: a capture whose frames are a
+    third of the budget takes three at once, and a fourth is refused with a sentence,
+    kept or not."""
+    T = transforms.Transform
+    monkeypatch.setattr(transforms, "WORK_BUDGET", 3 * transforms.frames(busy))
+    assert transforms.most_transforms(busy) == 3
+    three = tuple(T(k, _fid(busy, "do_syscall_64")) for k in ("mf", "df", "rec"))
+    assert transforms.chain(busy, three).names == ("do_syscall_64",) * 3
+    with pytest.raises(AnalysisError, match=r"^At most 3 transforms at once on this "
+                       r"capture: its stacks hold [\d,]+ frames"):
+        explore.flame(busy, explore.Query(transforms=three + (T("cr", 0),)))
+    monkeypatch.setattr(transforms, "WORK_BUDGET", 1)
+    assert transforms.most_transforms(busy) == 1  # one is always allowed

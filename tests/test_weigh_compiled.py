@@ -78,7 +78,7 @@ def _check(profile: Profile, weights: dict[int, int]) -> None:
     assert {f: self_a[f] for f in order if self_a[f]} == want[0]
     assert sum(self_a) == sum(want[0].values())
     got = _weigh.mapping_sums(weights, profile.stacks,
-                              [loc.mapping_id for loc in profile.locations])
+                              [loc.mapping_id for loc in profile.locations], len(profile.mappings))
     want = _python_mapping_sums(profile, weights)
     assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
 
@@ -110,10 +110,25 @@ def test_sums_on_made_up_stacks():
               p.stack((locs[1], locs[59], locs[8]))]  # old and new
     weights = {s: w for s, w in zip(stacks, (5, 3, 2, 7, 1, 4, 6))}
     _check(p, weights)
+    n = len(p.mappings)
     with pytest.raises(IndexError):  # a mapping id is an index
-        _weigh.mapping_sums(weights, p.stacks, [-1] * len(p.locations))
+        _weigh.mapping_sums(weights, p.stacks, [-1] * len(p.locations), n)
     with pytest.raises(IndexError):
-        _weigh.mapping_sums({len(p.stacks): 1}, p.stacks, [0] * len(p.locations))
+        _weigh.mapping_sums({len(p.stacks): 1}, p.stacks, [0] * len(p.locations), n)
+
+
+def test_a_mapping_id_past_the_mappings_allocates_nothing():
+    """A damaged saved profile's mapping id of 2^31 (or 2^40) is an IndexError: the
+    compiled loop's arrays per mapping grew to the id, 20 GiB, and the fuzz run's
+    sanitized process was killed by the kernel."""
+    p = Profile()
+    m = p.mapping("/usr/bin/a")
+    loc = p.add_location(m, 0x1000, (p.function("f", m),))
+    weights = {p.stack((loc,)): 1}
+    for bad in (len(p.mappings), 1 << 31, 1 << 40):
+        with pytest.raises(IndexError):
+            _weigh.mapping_sums(weights, p.stacks, [bad], len(p.mappings))
+    assert _weigh.mapping_sums(weights, p.stacks, [m], len(p.mappings)) == ({m: 1}, {m: 1})
 
 
 # ---- the diagnosis' per-stack questions ---------------------------------------------------
@@ -606,6 +621,29 @@ def test_stack_counts_of_made_up_columns():
         assert list(got.items()) == list(Counter(column).items())
 
 
+def test_a_stack_id_near_2_31_allocates_nothing_of_its_size():
+    """A stack id near 2^31 is counted as any other without an array of its size: the
+    arrays by stack id were sized by the highest id, so a damaged saved profile's id of
+    1,811,939,343 (make fuzz-native, tests/fuzz/crashes/saved-profile-171cda2d7f1a) asked
+    for 13.5 + 6.75 GiB (under the sanitizers an allocation-size-too-big report; elsewhere
+    a MemoryError, or that much address space), and 2^31 - 1 here for 24 GiB (tracemalloc's
+    peak). Now the array is used only for ids below twice the rows and 4,096 more."""
+    import tracemalloc
+    p = Profile()
+    m = p.mapping("/usr/bin/a")
+    p.add_location(m, 0x10, (p.function("f", m),))
+    top = (1 << 31) - 1
+    for column in ([0, top, 0, top], [top], [5000, 1, 5000], [8199, 2, 0]):
+        tracemalloc.start()
+        try:
+            got = _weigh.stack_counts(array("i", column), p.locations)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert list(got.items()) == list(Counter(column).items())
+        assert peak < 1 << 20, (column, peak)
+
+
 @pytest.mark.parametrize("name", CAPTURES)
 def test_column_reductions_equal_the_python_ones(name):
     """value_counts, int_max and time_span: the per-event counts, unit rows and time
@@ -893,7 +931,8 @@ def test_keep_where_and_the_used_functions_of_stack_masks():
 def _python_top_dsos(profile, weights):
     """functions.top_dsos as it was: mapping_sums' dicts (a set of mappings per stack)."""
     self_w, total_w = _weigh.mapping_sums(weights, profile.stacks,
-                                          [loc.mapping_id for loc in profile.locations])
+                                          [loc.mapping_id for loc in profile.locations],
+                                          len(profile.mappings))
     out = [{"dso": profile.mappings[m].path, "kind": profile.mappings[m].kind,
             "self": self_w.get(m, 0), "total": t} for m, t in total_w.items()]
     out.sort(key=lambda d: (-d["self"], -d["total"], d["dso"]))

@@ -199,10 +199,12 @@ fail:
 }
 
 PyDoc_STRVAR(mapping_sums_doc,
-"mapping_sums(weights, stacks, loc_mapping) -> (self, total)\n\n"
+"mapping_sums(weights, stacks, loc_mapping, n_mappings) -> (self, total)\n\n"
 "The loop of functions.top_dsos: per stack, its leaf location's mapping gets the weight as\n"
 "self, and each distinct mapping of its locations (a set built location by location, as\n"
-"the Python set comprehension builds it) as total; empty stacks are skipped.");
+"the Python set comprehension builds it) as total; empty stacks are skipped. A mapping id\n"
+"outside 0..n_mappings-1 is an IndexError (the arrays kept per mapping grow to the\n"
+"largest id: one read as 2^31 from a damaged saved profile asked for 20 GiB).");
 
 /* grow the per-mapping stamp and seen arrays to hold index i; -1 with MemoryError */
 static int mapping_room(int32_t **stamp, char **seen, Py_ssize_t *cap, Py_ssize_t i) {
@@ -225,8 +227,9 @@ static int mapping_room(int32_t **stamp, char **seen, Py_ssize_t *cap, Py_ssize_
 
 static PyObject *mapping_sums(PyObject *self, PyObject *args) {
     PyObject *weights, *stacks, *lm;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &weights, &PyList_Type, &stacks,
-                          &PyList_Type, &lm))
+    Py_ssize_t n_mappings;
+    if (!PyArg_ParseTuple(args, "O!O!O!n", &PyDict_Type, &weights, &PyList_Type, &stacks,
+                          &PyList_Type, &lm, &n_mappings))
         return NULL;
     PyObject *self_w = PyDict_New(), *total_w = PyDict_New(), *set = NULL;
     /* per mapping id: the number of the last stack it was seen in (-that number once
@@ -251,7 +254,7 @@ static PyObject *mapping_sums(PyObject *self, PyObject *args) {
             PyObject *m = of_location(lm, PyTuple_GET_ITEM(st, k));
             if (!m) goto fail;
             if (k == 0 && add_to(self_w, m, w) < 0) goto fail;
-            Py_ssize_t i = index_of(m, PY_SSIZE_T_MAX, "a mapping id");
+            Py_ssize_t i = index_of(m, n_mappings, "a mapping id");
             if (i < 0 || mapping_room(&stamp, &seen, &cap, i) < 0) goto fail;
             stamp[i] = cur;
             fresh |= !seen[i];
@@ -1530,13 +1533,17 @@ static PyObject *stack_counts(PyObject *self, PyObject *args) {
     PyObject *out = PyDict_New(), *one = PyLong_FromLong(1);
     if (!out || !one) goto fail;
     /* counted in an array by stack id, then put in the dict in the order each stack was
-     * first met (a dict lookup and an int object per sample were 100 ns a sample) */
+     * first met (a dict lookup and an int object per sample were 100 ns a sample). The
+     * array is as long as the highest id, so it is used only when that is below twice
+     * the rows (and 4,096 more): its size is the column's, never an id's (a damaged saved
+     * profile's stack id of 1,811,939,343 asked for 13.5 + 6.75 GiB); other columns are
+     * counted by dict */
     int lowest = 0, highest = -1;
     for (Py_ssize_t i = 0; i < rows; i++) {
         if (s[i] < lowest) lowest = s[i];
         if (s[i] > highest) highest = s[i];
     }
-    if (lowest >= 0) {
+    if (lowest >= 0 && (Py_ssize_t)highest < 2 * rows + 4096) {
         int64_t *count = PyMem_Calloc((size_t)highest + 1, sizeof(int64_t));
         int *first = PyMem_Malloc(((size_t)highest + 1) * sizeof(int));
         Py_ssize_t n = 0;
@@ -1571,7 +1578,7 @@ static PyObject *stack_counts(PyObject *self, PyObject *args) {
         PyMem_Free(first);
         rows = 0;  /* (done) */
     }
-    for (Py_ssize_t i = 0; i < rows; i++) {  /* (a negative stack id: counted by dict) */
+    for (Py_ssize_t i = 0; i < rows; i++) {  /* (a negative or far stack id: by dict) */
         PyObject *key = PyLong_FromLong(s[i]);
         if (!key) goto fail;
         PyObject *old = PyDict_GetItemWithError(out, key);

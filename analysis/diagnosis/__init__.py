@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..profile import Profile
 from .context import Context
+from .evidence import RECORDING_NOTES, calibrate
 from .rules import RULES, SEVERITY_RANK, Finding
 
 
@@ -19,12 +20,21 @@ def diagnose(profile: Profile, event_id: int | None = None, label: str = "") -> 
 
 
 def findings_of(ctx: Context) -> list[Finding]:
-    found = [f for f in (rule.evaluate(ctx, rule.thresholds) for rule in RULES) if f]
+    found: list[Finding] = []
+    for rule in RULES:
+        got = rule.evaluate(ctx, rule.thresholds)
+        if isinstance(got, list):
+            found.extend(got)
+        elif got:
+            found.append(got)
+    found = calibrate(_unnamed_elsewhere(found), ctx.total)
     headline = [f for f in found if f.rule == "cpu-use"]
     rest = [f for f in found if f.rule != "cpu-use"]
     rest.sort(key=lambda f: (-SEVERITY_RANK[f.severity], -f.share, f.rule))
     rest = _causes_first(rest)
-    if ctx.total and not rest and not any(f.severity != "info" for f in headline):
+    # (where the time goes, said at info, is no pattern of waste)
+    if ctx.total and not any(f.severity != "info" for f in rest) and \
+            not any(f.severity != "info" for f in headline):
         rest.append(Finding(
             "nothing-notable", "No known waste pattern found", "info", "medium", 0.0, 0,
             "None of the rules (spinning, locks and servers' own lock waits, interpreter "
@@ -33,6 +43,32 @@ def findings_of(ctx: Context) -> list[Finding]:
             "", "The flame graph shows where the time goes; the widest frames are the "
                 "place to start."))
     return headline + rest
+
+
+def _unnamed_elsewhere(found: list[Finding]) -> list[Finding]:
+    """The general pass's hot spots (hot_spots.py) that no other finding already names:
+    a function or a library another rule explains (zlib's longest_match under hot-code,
+    malloc under allocator-churn) is said once, by the rule that knows why."""
+    named: set = set()
+    for f in found:
+        # (notes about the recording name files to upload, not where the time goes)
+        if f.rule in ("hot-spot", "cpu-use") or f.rule in RECORDING_NOTES:
+            continue
+        for row in f.evidence.get("functions", []) or []:
+            named.add(row.get("name"))
+            named.add(row.get("dso"))
+        for key in ("dso", "library"):
+            if f.evidence.get(key):
+                named.add(f.evidence[key])
+    out = []
+    for f in found:
+        if f.rule == "hot-spot":
+            rows = f.evidence.get("functions", [])
+            if f.evidence.get("dso") in named and not rows[:1] or \
+                    (rows[:1] and rows[0]["name"] in named and len(rows) == 1):
+                continue
+        out.append(f)
+    return out
 
 
 def _causes_first(findings: list[Finding]) -> list[Finding]:

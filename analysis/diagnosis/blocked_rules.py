@@ -169,10 +169,15 @@ def _blocked(ctx: Context, t: dict) -> list[Finding]:
         under = (" under " + ", ".join(ctx.name(f) for f, _ in top[:2])) if top else ""
         n = waits[kind]
         rows = [dict(ctx.function_row(f, 0), seconds=round(v, 6)) for f, v in top]
+        # waiting on a peer is its latency (a server thread blocked in recv waits for
+        # the next request as much as a client for a reply): a cost only when it takes
+        # most of the threads' time; many short ones are round trips (round_trips)
+        floor = t["peer_medium"] if kind in knowledge.PEER_BLOCK else t["medium"]
         out.append(Finding(
             "blocked-time",
             f"Threads {what}{under.split(',')[0]}: {pct(share)} of their time",
-            "low" if kind == "unnamed" else "high" if share >= t["high"] else "medium",
+            "low" if kind == "unnamed" or share < floor else
+            "high" if share >= t["high"] else "medium",
             "low" if kind == "unnamed" else "high", share, n,
             f"{len(tids[kind])} thread{'s' if len(tids[kind]) != 1 else ''} spent "
             f"{s:.3f} s blocked in {n} waits (mean {seconds_text(s / n)}){under}: "
@@ -201,14 +206,28 @@ def waiting_for_cpu(ctx: Context, t: dict) -> Finding | None:
     share = pre / thread_time
     busy = sum(1 for tt in oc.threads.values() if tt.preempted_s > 0.01 * dur)
     cpus = f" on {ctx.cpus_online} CPUs" if ctx.cpus_online else ""
+    # the CPUs the process wanted (running or runnable): when they fit the CPUs, the
+    # run-queue waits were other work on the host taking them
+    wanted = sum(tt.on_cpu_s + tt.preempted_s for tt in oc.threads.values()) / dur
+    # (any host has one CPU; how many more, only a format that records it can say)
+    external = wanted <= (ctx.cpus_online or 1)
+    unknown = not external and ctx.cpus_online is None
     return Finding(
         "waiting-for-cpu", f"Threads wait for a CPU: {pct(share)} of their time runnable "
                            f"but not running",
-        "high" if share >= t["high"] else "medium", "high", share,
+        "low" if external or unknown else "high" if share >= t["high"] else "medium",
+        "high", share,
         sum(tt.switches for tt in oc.threads.values()),
         f"{busy} threads were preempted and waited {pre:.3f} s for a CPU{cpus} "
-        f"({pre / dur:.2f} s per second): more runnable threads than CPUs, here or from "
-        f"other work on the host.",
+        f"({pre / dur:.2f} s per second): " + (
+            f"the process wanted {wanted:.2f} CPUs, within the CPUs it has, so other "
+            f"work on the host took them." if external else
+            f"the process wanted {wanted:.2f} CPUs; the capture does not say how many "
+            f"the host has, so whether its own threads or other work took them is "
+            f"unknown (perf.data records it; perf script prints CPUs with -F +cpu)."
+            if unknown else
+            f"the process wanted {wanted:.2f} CPUs, more than the {ctx.cpus_online} it "
+            f"has."),
         "Time in the run queue is latency added to every request that thread carries, "
         "with no work done.",
         "Run fewer busy threads than CPUs (size pools to the cores), give the service "
@@ -218,3 +237,166 @@ def waiting_for_cpu(ctx: Context, t: dict) -> Finding | None:
                               for tid, tt in sorted(oc.threads.items(),
                                                     key=lambda kv: -kv[1].preempted_s)[:16]]},
         focus=focus_of([], sorted(oc.threads)))
+
+
+# ---- waits whose number, not their kind, is the cost ----------------------------------
+#: a thread waiting for a peer this many times a second, each this short, makes round
+#: trips: it sends, then waits for the reply, once per item (a query per row, a call per
+#: message). A client waiting long for a slow peer is that peer's latency, not its own
+#: fault; many short waits are the client's.
+ROUND_TRIPS_PER_S = 200
+ROUND_TRIP_MAX_S = 0.002
+#: a thread doing this share of the process's on-CPU work is on the request path: its
+#: sleeps, this frequent and this short, delay the work it carries (an idle timer or a
+#: backoff thread sleeps long and does nothing else)
+WORKER_SHARE = 0.2
+SLEEPS_PER_S = 10
+SLEEP_MAX_S = 0.1
+
+
+def _waits(ctx: Context):
+    """Per off-CPU interval of a voluntary wait: (kind index, tid, seconds, the
+    application frame under which it waited), as numpy columns, with the kinds' names."""
+    def compute():
+        import numpy as np
+        oc = off_cpu(ctx.profile)
+        if oc is None or not oc.timed or not oc.threads:
+            return None
+        g, groups = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 2)
+        memo: dict = {}
+        kinds: list[str] = []
+        kind_ix: dict[str, int] = {}
+        k_of, c_of = [], []
+        for sid, disk in groups:
+            kind, caller = _classify(ctx, sid, DISK if disk else SLEEPING, memo)
+            k_of.append(kind_ix.setdefault(kind, len(kind_ix)))
+            c_of.append(-1 if caller is None else caller)
+        kinds = list(kind_ix)
+        g = np.frombuffer(g, dtype=np.int32) if not isinstance(g, list) else np.array(g)
+        keep = g >= 0
+        k_of_a, c_of_a = np.array(k_of + [-1], dtype=np.int64), np.array(c_of + [-1])
+        gi = np.where(keep, g, len(k_of))
+        return (kinds, k_of_a[gi][keep], np.asarray(oc.i_tid, dtype=np.int64)[keep],
+                np.asarray(oc.i_dur, dtype=np.float64)[keep], c_of_a[gi][keep],
+                oc.window[1] - oc.window[0], oc)
+    return ctx.memo("waits_columns", compute)
+
+
+def _per_thread(tids, durs):
+    import numpy as np
+    u, inv = np.unique(tids, return_inverse=True)
+    return u, np.bincount(inv), np.bincount(inv, weights=durs), inv
+
+
+def round_trips(ctx: Context, t: dict) -> Finding | None:
+    """Threads that wait for a peer hundreds of times a second, briefly each time: the
+    request-reply round trips of a client doing one call per item."""
+    import numpy as np
+    got = _waits(ctx)
+    if got is None:
+        return None
+    kinds, k, tid, dur, caller, window, oc = got
+    peer = [i for i, name in enumerate(kinds) if name in knowledge.PEER_BLOCK]
+    sel = np.isin(k, peer)
+    if window <= 0 or not sel.any():
+        return None
+    u, n, secs, inv = _per_thread(tid[sel], dur[sel])
+    rate, mean, share = n / window, secs / np.maximum(n, 1), secs / window
+    hit = (rate >= ROUND_TRIPS_PER_S) & (mean <= ROUND_TRIP_MAX_S) & (share >= t["min_share"])
+    if not hit.any():
+        return None
+    threads = u[hit].tolist()
+    waits, seconds = int(n[hit].sum()), float(secs[hit].sum())
+    per_thread_share = seconds / (window * len(threads))
+    callers = caller[sel][np.isin(inv, np.flatnonzero(hit))]
+    c_dur = dur[sel][np.isin(inv, np.flatnonzero(hit))]
+    rows = []
+    if (callers >= 0).any():
+        sums = np.bincount(callers[callers >= 0], weights=c_dur[callers >= 0])
+        for f in np.argsort(-sums, kind="stable")[:3]:
+            if sums[f] > 0:
+                rows.append(dict(ctx.function_row(int(f), 0), seconds=round(float(sums[f]), 6)))
+    under = f" under {', '.join(r['name'] for r in rows[:2])}" if rows else ""
+    per_s = waits / window
+    severity = "high" if per_thread_share >= t["high"] else "medium" \
+        if per_thread_share >= t["medium"] else "low"
+    return Finding(
+        "round-trips", f"Round trips: {per_s:,.0f} waits a second for a peer, "
+                       f"{seconds_text(seconds / waits)} each",
+        severity, "high", per_thread_share, waits,
+        f"{len(threads)} thread{'s' if len(threads) != 1 else ''} waited for the other end "
+        f"of a connection {waits:,} times in {window:.2f} s ({per_s:,.0f} a second, mean "
+        f"{seconds_text(seconds / waits)}){under}: {pct(per_thread_share)} of "
+        f"{'its' if len(threads) == 1 else 'their'} time. Each short wait is one request "
+        f"and its reply: the work is paced by the number of round trips, not by either "
+        f"side's CPU.",
+        "A round trip costs the network's and the peer's latency plus two system calls "
+        "and two context switches, however little it carries: one per row, per key or "
+        "per message makes the latency, not the work, the limit.",
+        "Send the items in bulk: batch statements (executemany with pipelining, COPY, a "
+        "multi-row INSERT), pipeline requests (Redis pipelines, HTTP/2 or gRPC streams), "
+        "or fetch many keys per call (MGET); keep one connection per worker.",
+        evidence={"waits": waits, "seconds": round(seconds, 6), "per_second": round(per_s, 3),
+                  "waits_per_second": round(per_s, 3), "functions": rows,
+                  "threads": threads[:32]},
+        focus=focus_of(rows, threads))
+
+
+def sleeping_workers(ctx: Context, t: dict) -> Finding | None:
+    """Threads that carry the process's work and sleep, often and briefly, in between:
+    a blocking sleep (or a synchronous call standing in for one) on the request path."""
+    import numpy as np
+    got = _waits(ctx)
+    if got is None or "idle" in ctx.label:
+        return None
+    kinds, k, tid, dur, caller, window, oc = got
+    if "sleep" not in kinds or window <= 0:
+        return None
+    sel = k == kinds.index("sleep")
+    u, n, secs, inv = _per_thread(tid[sel], dur[sel])
+    on = sum(tt.on_cpu_s for tt in oc.threads.values())
+    work = np.array([oc.threads[int(x)].on_cpu_s if int(x) in oc.threads else 0.0
+                     for x in u])
+    share = secs / window
+    hit = (work >= WORKER_SHARE * on) & (n / window >= SLEEPS_PER_S) & \
+        (secs / np.maximum(n, 1) <= SLEEP_MAX_S) & (share >= t["min_share"])
+    if on <= 0 or not hit.any():
+        return None
+    threads = u[hit].tolist()
+    waits, seconds = int(n[hit].sum()), float(secs[hit].sum())
+    thread_share = seconds / (window * len(threads))
+    mask = np.isin(inv, np.flatnonzero(hit))
+    callers, c_dur = caller[sel][mask], dur[sel][mask]
+    rows = []
+    if (callers >= 0).any():
+        sums = np.bincount(callers[callers >= 0], weights=c_dur[callers >= 0])
+        for f in np.argsort(-sums, kind="stable")[:3]:
+            if sums[f] > 0:
+                rows.append(dict(ctx.function_row(int(f), 0), seconds=round(float(sums[f]), 6)))
+    under = f" under {', '.join(r['name'] for r in rows[:2])}" if rows else \
+        " (the frames above the sleep are not in the stacks)"
+    names = ", ".join(ctx.thread_names(threads)[:2])
+    severity = "high" if thread_share >= t["high"] else "medium" \
+        if thread_share >= t["medium"] else "low"
+    return Finding(
+        "blocked-time", f"Threads that do the work sleep: {pct(thread_share)} of their "
+                        f"time in {waits:,} sleeps",
+        severity, "high", thread_share, waits,
+        f"{len(threads)} thread{'s' if len(threads) != 1 else ''}"
+        + (f" ({names})" if names else "") +
+        f" doing {pct(float(work[hit].sum()) / on)} of the process's on-CPU work slept "
+        f"{waits:,} times in {window:.2f} s (mean {seconds_text(seconds / waits)}){under}: "
+        f"{pct(thread_share)} of {'its' if len(threads) == 1 else 'their'} time. A "
+        f"thread that serves requests and sleeps holds every request queued behind it "
+        f"for the whole sleep.",
+        "A sleep (or a blocking call that waits like one) on a thread that serves "
+        "requests adds its length to every request that thread carries; on an event "
+        "loop it stops every connection at once.",
+        "Take the wait off the thread that serves requests: await an asynchronous call "
+        "(asyncio.sleep, an async client) instead of a blocking one, or run the blocking "
+        "call in an executor or a worker pool; remove sleeps used as pacing or retry "
+        "backoff from the request path.",
+        evidence={"kind": "sleep", "seconds": round(seconds, 6), "waits": waits,
+                  "per_second": round(seconds / window, 6), "functions": rows,
+                  "threads": threads[:32]},
+        focus=focus_of(rows, threads))

@@ -3,11 +3,13 @@ each function, per-thread totals, CPU use, and helpers to gather evidence."""
 from __future__ import annotations
 
 import heapq
+import math
 from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter
+from typing import NamedTuple
 
 from .. import cpu
 from ..aggregate import _weigh
@@ -22,6 +24,22 @@ from .stack_threads import StackThreads
 
 #: the threads of a stack no sample has (shared, never changed)
 NO_THREADS: Counter = Counter()
+
+
+#: CPUs busy above a whole number by less than this are that number of CPUs
+#: (fewest_cpus): the sample span is a little shorter than the recording
+CPU_COUNT_SLACK = 0.05
+
+
+class Capacity(NamedTuple):
+    """The CPUs some threads could have used: `fewest` and `most` differ only when the
+    capture does not say how many CPUs the host had."""
+    fewest: int
+    most: int
+
+    @property
+    def known(self) -> bool:
+        return self.fewest == self.most
 
 
 #: Context.top_functions sums the functions of this many stacks or more into arrays by
@@ -312,6 +330,15 @@ class Context:
     def app_functions(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
         return self.top_functions(stacks, lambda f: self.app.get(f, False), n)
 
+    def has_threads(self) -> bool:
+        """Whether the samples say which thread ran them (perf report text does not)."""
+        return any(tid not in (0, NO_ID) for tid in self.thread_totals())
+
+    def named_threads(self) -> int:
+        """The fewest threads samples without thread ids ran on: one per thread name
+        (perf report's Command column), one when none is given."""
+        return max(1, len(set(self.profile.s_comm) - {NO_ID}))
+
     def busy_threads(self, min_cpus: float = 0.1) -> list[tuple[int, int]]:
         """(tid, samples) of threads using at least `min_cpus` CPUs, idle task excluded."""
         out = []
@@ -424,7 +451,7 @@ class Context:
         acc = Counter(_weigh.callers_above(stacks, self.profile.stacks, lf, marks))
         return [self.function_row(f, c) for f, c in acc.most_common(n)]
 
-    def thread_use(self, tids=None, min_share: float = 0.02) -> tuple[float | None, int,
+    def thread_use(self, tids=None, min_share: float = 0.02) -> tuple[float | None, Capacity,
                                                                      list[tuple[int, int]]]:
         """(CPUs used, CPUs they could use, [(tid, samples)]) of the threads with at least
         `min_share` of the samples (of all threads, or of `tids`): they could use one
@@ -434,9 +461,46 @@ class Context:
                   if tid not in (0, NO_ID) and n >= min_share * self.total
                   and (tids is None or tid in tids)]
         used = self.cpus(sum(n for _, n in active))
-        n = len(active)
-        capacity = n if self.cpus_online is None else min(n, self.cpus_online)
-        return used, capacity, active
+        return used, self.capacity(len(active)), active
+
+    def fewest_cpus(self) -> int | None:
+        """The host's CPUs, or when the capture does not say (perf script text without
+        `--header`), the fewest it can have had (cpu.fewest_cpus), and at least as many
+        as the process kept busy on average. None when nothing says."""
+        if self.cpus_online is not None:
+            return self.cpus_online
+        return self.memo("fewest_cpus", self._fewest_cpus)
+
+    def _fewest_cpus(self) -> int | None:
+        proven = cpu.fewest_cpus(self.profile, self.event_id) or 0
+        if self.cpus_busy is None:
+            return proven or None
+        # (a duration taken from the first and last sample is a little short: 2.03
+        # CPUs busy is 2 CPUs)
+        return max(1, proven, math.ceil(self.cpus_busy - CPU_COUNT_SLACK))
+
+    def oversubscribed(self, threads: int, saturated: float) -> bool | None:
+        """More busy threads than CPUs, the CPUs `saturated` in use or more: None when
+        the capture does not say how many CPUs the host had and the fewest it can have
+        had would make it so (perf script text of 8 threads at 1.9 CPUs: 2 CPUs or 16)."""
+        if self.cpus_busy is None:
+            return False
+        # (the fewest CPUs are at least the average busy, and no more CPUs make it so:
+        # asked of the samples only when that average would)
+        n = max(1, math.ceil(self.cpus_busy - CPU_COUNT_SLACK))
+        if threads <= n or self.cpus_busy < saturated * n:
+            return False
+        n = self.fewest_cpus() or 1
+        over = threads > n and self.cpus_busy >= saturated * n
+        return over if self.cpus_online is not None or not over else None
+
+    def capacity(self, threads: int) -> Capacity:
+        """The CPUs `threads` threads could use: one each, or all the host's when it had
+        fewer. Without the host's CPU count, a range: as few as fewest_cpus, as many as
+        the threads."""
+        if self.cpus_online is not None:
+            return Capacity(min(threads, self.cpus_online), min(threads, self.cpus_online))
+        return Capacity(min(threads, self.fewest_cpus() or 1), threads)
 
     def thread_names(self, tids) -> list[str]:
         """The distinct names of these threads, most common first."""

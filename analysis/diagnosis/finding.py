@@ -76,7 +76,14 @@ def with_work_rate(findings: list[Finding], rate) -> list[Finding]:
     if rate is None:
         return findings
     for f in findings:
-        waited = f.evidence.get("per_second") if f.rule == "blocked-time" else None
+        if f.rule == "round-trips" and f.evidence.get("waits_per_second"):
+            # (a round trip per row, per key: the number a fix of batching divides)
+            per = f.evidence["waits_per_second"] / rate.value
+            f.evidence["waits_per_unit"] = {"unit": rate.per, "waits": per}
+            f.summary += f" Per {rate.per}: {per:.2g} round trips."
+            continue
+        waited = f.evidence.get("per_second") if f.rule in ("blocked-time",
+                                                               "round-trips") else None
         if waited:  # blocked seconds per second over requests per second
             per = waited / rate.value
             f.evidence["wait_per_unit"] = {"unit": rate.per, "seconds": per}

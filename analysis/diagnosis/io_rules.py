@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from . import knowledge
+from . import format_facts, knowledge
 from .context import Context
 from .finding import Finding, cpus_text, focus_of, pct, severity_of
 from .recognise import runtime_of, server_of, verb, who_runs
@@ -67,6 +67,25 @@ def _off_cpu_note(ctx: Context, stacks: dict[int, int]) -> str:
             f"the disk itself is off-CPU, which a CPU profile does not sample.")
 
 
+def _bound_unknown(ctx: Context, t: dict, used: float | None, capacity) -> str:
+    """Under load, what the capture lacks to say whether the committing threads are
+    mostly off-CPU (which makes the commits a medium or high cause): the duration or
+    the threads (perf report text), or the host's CPU count (perf script text)."""
+    if "load" not in ctx.label:
+        return ""
+    if used is None or not ctx.has_threads():
+        lacks = (format_facts.busy_unknown(ctx.profile, ctx.event_id)[1]
+                 if ctx.cpus_busy is None else
+                 f"The capture ({format_facts.format_name(ctx.profile)}) does not say "
+                 f"which thread ran which sample")
+    elif not capacity.known and used < t["off_cpu_use"] * capacity.most:
+        lacks = format_facts.cpu_count_unknown(ctx.profile)
+    else:
+        return ""
+    return (f" Whether the threads that commit are mostly off-CPU, waiting for the disk "
+            f"(a larger cause than these samples), the capture cannot say. {lacks}.")
+
+
 def _file_writes(ctx: Context) -> dict[int, int]:
     """Stacks writing files: through a file system's write path (sync_io), or in a
     write(2) whose sample stopped before the kernel chose the file's write path, in a
@@ -104,16 +123,22 @@ def commit_io(ctx: Context, t: dict) -> Finding | None:
     used, capacity, _ = ctx.thread_use(set(ctx.threads(hits)))
     # (a fifth of its samples under load is at least a medium cause: each sampled
     # fdatasync stands for a far longer wait)
-    bound = "load" in ctx.label and used is not None and capacity and \
-        used < t["off_cpu_use"] * capacity
+    # (without the host's CPU count, only what holds on the smallest host it can be)
+    bound = "load" in ctx.label and used is not None and capacity.fewest and \
+        used < t["off_cpu_use"] * capacity.fewest
     severity = severity_of(share, t)
     if bound:
         severity = "high" if share >= t["medium"] else "medium"
+    elif "load" in ctx.label:
+        # (under load, each sampled fdatasync is the CPU side of a far longer wait: the
+        # threads' use of the CPUs decides only whether it is the whole limit)
+        severity = "medium" if severity == "low" else severity
     return Finding(
         "commit-io", f"Commits wait for the disk: {call} in {pct(share)} of samples{of}",
         severity, "high", share, samples,
         f"{pct(share)} of samples{cpus_text(ctx.cpus(samples))} make writes durable "
-        f"({calls_text}){where}.{_off_cpu_note(ctx, hits)}",
+        f"({calls_text}){where}.{_off_cpu_note(ctx, hits)}"
+        f"{'' if bound else _bound_unknown(ctx, t, used, capacity)}",
         "Every durable commit waits until the device confirms the write (a cache flush "
         "on most disks): the thread sleeps for it, and work that must follow the commit "
         "(the next transaction, the reply) waits too, so throughput follows the disk's "
@@ -153,7 +178,13 @@ def sync_io(ctx: Context, t: dict) -> Finding | None:
         text += f"; {pct(ctx.share(ctx.samples(fmt)))} format what is written ({named})"
     server = server_of(ctx, writes)
     runtime = runtime_of(ctx, hits)
-    severity = severity_of(share, t)
+    # the write calls decide how bad it is: stdio's buffering (fputs, _IO_file_xsputn
+    # copying into the FILE buffer) and the formatting of what is written are said with
+    # them, but a program whose output is its work (a report, an export, a log written
+    # through a buffer) formats and buffers because it must
+    calls_made = ctx.having("write_call")
+    severity = severity_of(ctx.share(sum(w for sid, w in writes.items()
+                                         if sid in calls_made)), t)
     if server is not None and server.commit_fix:
         # a database writing its log and data files is doing its work; what its
         # durability costs is commit-io's to judge

@@ -10,6 +10,8 @@ import re
 
 from . import software
 
+#: Go's sync.Mutex and RWMutex contended: src/sync/mutex.go lockSlow/unlockSlow, rwmutex.go
+_GO_MUTEX_SLOW = r"^sync\.\(\*(RW)?Mutex\)\.(lockSlow|unlockSlow|rUnlockSlow)$"
 LOCK = [  # taking and releasing locks, fast and slow paths
     r"^pthread_mutex_(try)?lock", r"^pthread_mutex_unlock", r"^__pthread_mutex_(un)?lock",
     r"^__GI___pthread_mutex_(un)?lock", r"^___?pthread_mutex_(un)?lock",
@@ -21,12 +23,67 @@ LOCK = [  # taking and releasing locks, fast and slow paths
     r"^parking_lot", r"^std::sys::.*(futex|mutex)", r"^__x64_sys_futex$", r"^do_futex$",
     r"^futex_(wait|wake|hash|q_lock|q_unlock|wait_setup)", r"^__futex_(wait|hash)",
     r"^get_futex_key", r"^futex_hash_put", r"^futex_ref_get",
+    # Go's sync.Mutex and RWMutex (src/sync/mutex.go, rwmutex.go; the runtime's semaphore
+    # they park on, sema.go)
+    r"^sync\.\(\*(RW)?Mutex\)\.(Lock|Unlock|RLock|RUnlock|lockSlow|unlockSlow|"
+    r"rUnlockSlow|TryLock)$", r"^sync\.runtime_Semacquire(RW)?Mutex\w*$",
+    r"^sync\.runtime_Semrelease$", r"^runtime\.semacquire1$", r"^runtime\.semrelease1$",
 ]
 LOCK_SLOW = [  # a lock was contended: somebody had to wait or be woken
     r"^(__GI_)?_*lll_lock_(wait|wake)", r"^__pthread_mutex_lock_full", r"^__x64_sys_futex$",
     r"^do_futex$", r"^futex_(wait|wake)", r"^__futex_wait", r"^rwsem_down_",
     r"^native_queued_spin_lock_slowpath", r"^__pv_queued_spin_lock_slowpath",
     r"^osq_lock", r"^mutex_spin_on_owner", r"^__mutex_lock",
+    _GO_MUTEX_SLOW,
+    r"^sync\.runtime_Semacquire(RW)?Mutex\w*$", r"^runtime\.semacquire1$",
+]
+HANDOFF = [  # one thread waking another to hand it work, or waiting to be handed some:
+    # condition variables and semaphores (glibc 2.36 nptl: pthread_cond_wait and sem_wait
+    # sleep in __futex_abstimed_wait_common, pthread_cond_signal wakes in futex_wake);
+    # their futex calls are a queue working, not a lock contended
+    r"^(__)?pthread_cond_(wait|timedwait|clockwait|signal|broadcast)", r"^__condvar_",
+    r"^__pthread_cond_wait_common", r"^__futex_abstimed_wait", r"^do_futex_wait",
+    r"^(__new_)?sem_(wait|timedwait|clockwait|post)", r"^__new_sem_",
+    r"^std::condition_variable::(wait|notify_)", r"^std::__1::condition_variable::",
+]
+MUTEX_SLOW = [  # a mutex's own slow path in user space: contention whoever waits in it
+    r"^(__GI_)?_*lll_lock_(wait|wake)", r"__pthread_mutex_(cond_)?lock_full",
+    _GO_MUTEX_SLOW,
+]
+SETUP = [  # starting or ending a session with a peer: connecting, the TLS or protocol
+    # handshake, logging in, authenticating, a connection's set-up and tear-down. Verbs,
+    # not the noun: a server's per-connection handler (do_handle_one_connection) runs the
+    # session's whole life. Names from the C clients and servers' APIs (libpq's
+    # PQconnectdb, MySQL's mysql_real_connect/acl_authenticate, OpenSSL's
+    # SSL_do_handshake/SSL_connect/SSL_accept, gRPC's connectors, the kernel's
+    # tcp_v4_connect/inet_stream_connect)
+    r"(?<![a-z])[Cc]onnect(?!ion|ed|s_)", r"(?i:handshake)", r"(?<![A-Za-z])[Ll]ogin",
+    r"(?i:authenticat)", r"(?i:(prepare|close|open|setup|set_up|init|create|new|free|"
+    r"destroy|end|teardown|tear_down)_?connection)", r"^(SSL|ssl3|tls1?3?)_(accept|connect)",
+]
+UNOPTIMIZED = [  # helpers an optimizing compiler always inlines (declared inline and a
+    # few instructions long: libstdc++'s bits/stl_iterator.h __normal_iterator operators,
+    # stl_tree.h _Rb_tree_node::_M_valptr and its iterators, ext/aligned_buffer.h,
+    # stl_function.h _Select1st, basic_string.h's accessors, bits/move.h std::move; Rust's
+    # core::ptr and core::iter::range methods marked #[inline]): a sample of its own in
+    # one of them exists only in a build made without optimization (-O0, a debug build)
+    r"__normal_iterator<.*>::(operator(\+\+|--|\*|->|\[\]|\+=|-=|\+|-)|base|"
+    r"__normal_iterator)$",
+    r"^__gnu_cxx::operator(!=|==|<|>|<=|>=|-)<",
+    r"^__gnu_cxx::__aligned_membuf<.*>::_M_(addr|ptr)$",
+    r"::_M_(valptr|addr|ptr|data|length|local_data|get_allocator|impl_data)$",
+    r"^std::_Select1st<.*>::operator\(\)$", r"^std::_Identity<.*>::operator\(\)$",
+    r"^std::(move|forward|addressof|__addressof)<",
+    r"^std::_Rb_tree_(const_)?iterator<.*>::(_Rb_tree_(const_)?iterator|"
+    r"operator(\+\+|--|\*|->|==|!=))$",
+    r"^std::__cxx11::basic_string<.*>::(size|length|data|c_str|empty)$",
+    r"^std::vector<.*>::(size|empty|begin|end|data|operator\[\])$",
+    r"^std::char_traits<char>::(length|assign)$",
+    r"^core::ptr::(mut_ptr|const_ptr)::<impl \*(mut|const) T>::(add|offset|is_null|cast)$",
+    r"^core::iter::range::<impl core::iter::traits::iterator::Iterator for "
+    r"core::ops::range::Range<A>>::next$",
+    r"^<core::ops::range::Range<T> as core::iter::range::RangeIteratorImpl>::spec_next$",
+    r"^core::num::<impl \w+>::(checked|wrapping|unchecked|overflowing)_(add|sub|mul)$",
 ]
 YIELD_POLL = [  # giving the CPU back only to take it again, or polling
     r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",
@@ -43,6 +100,10 @@ RUNTIME_SPIN = [  # thread-pool runtimes waiting for work by spinning
     r"^__kmpc_barrier", r"^_INTERNAL.*__kmp", r"^tbb::.*(spin|backoff|prolonged_pause)",
     r"^tbb::detail::.*(wait|pause)", r"^__TBB_.*(Pause|Yield)", r"spin_?wait",
     r"^std::thread::.*spin",
+    # a thread pool's own barrier or pause loop, by the name every such loop is given
+    # (ggml's ggml_barrier, ONNX Runtime's SpinPause, Abseil's spin-lock delay): the
+    # threads that meet there wait for each other by spinning, not by sleeping
+    r"^\w*_barrier$", r"(^|::)SpinPause$", r"(^|::)[Ss]pin_?[Dd]elay",
 ]
 RUNTIME_SPIN_DSOS = [r"libgomp\.so", r"libiomp5\.so", r"libomp\.so", r"libtbb\.so",
                      r"libtbbmalloc\.so"]
@@ -53,9 +114,23 @@ ALLOCATOR = [
     r"^operator new", r"^operator delete", r"^__GI___libc_(malloc|free)",
     r"^je_", r"^tc_(malloc|free|new|delete)", r"^tcmalloc::", r"^mi_(malloc|free)",
     r"^posix_memalign$", r"^aligned_alloc$", r"^__x64_sys_(mmap|munmap|brk|madvise)$",
+]
+#: the kernel making memory exist on first touch (arch/x86/mm/fault.c, mm/memory.c): a
+#: runtime touching fresh memory, a copy into a new buffer, a forked child writing to its
+#: copy-on-write pages. Not the allocator: malloc's own work is ALLOCATOR.
+PAGE_FAULT = [
     r"^asm_exc_page_fault$", r"^exc_page_fault$", r"^do_user_addr_fault$",
     r"^handle_mm_fault$", r"^__handle_mm_fault$", r"^do_anonymous_page$",
-    r"^clear_page_(erms|rep|orig)", r"^do_huge_pmd_anonymous_page",
+    r"^clear_page_(erms|rep|orig)", r"^do_huge_pmd_anonymous_page", r"^do_wp_page$",
+    r"^wp_page_copy$", r"^do_fault$", r"^filemap_fault$",
+]
+#: making processes and threads (kernel/fork.c copy_process, fs/exec.c): fork, exec,
+#: clone and their exits, each far costlier than reusing a process or a thread
+PROCESS_CHURN = [
+    r"^copy_process$", r"^kernel_clone$", r"^__do_sys_clone3?$", r"^__x64_sys_clone3?$",
+    r"^__x64_sys_(vfork|fork|execve|execveat)$", r"^do_execveat_common", r"^bprm_execve$",
+    r"^begin_new_exec$", r"^dup_mm$", r"^dup_mmap$", r"^copy_page_range$",
+    r"^do_exit$", r"^do_group_exit$", r"^exit_mmap$", r"^mmput$",
 ]
 ALLOCATOR_DSOS = [r"libjemalloc\.so", r"libtcmalloc", r"libmimalloc\.so"]
 COPY = [
@@ -65,6 +140,13 @@ COPY = [
     r"^__memcpy_chk", r"^std::__copy_move", r"^std::copy", r"^copy_(to|from)_iter",
     r"^_copy_(to|from)_iter",
 ]
+KERNEL_COPY = [  # the kernel moving a system call's data between the program and the
+    # page cache or a socket (lib/iov_iter.c copy_page_to_iter, _copy_to_iter;
+    # arch/x86/lib copy_user_*, rep_movs_alternative): the read or write itself, which the
+    # kernel rules judge by its calls, not copying the program could avoid
+    r"^copy_user_", r"^_copy_(to|from)_user", r"^copy_page_(to|from)_iter",
+    r"^rep_movs_alternative", r"^_?copy_(to|from)_iter", r"^copyout$", r"^copyin$",
+]
 SYNC_IO = [  # writing files, flushing, logging on the calling thread (not sockets, not fsync)
     r"^fwrite", r"^_IO_(new_)?file_(write|xsputn|overflow|sync)", r"^_IO_fflush",
     r"^_IO_do_write", r"^fflush",
@@ -73,7 +155,10 @@ SYNC_IO = [  # writing files, flushing, logging on the calling thread (not socke
     r"^xfs_file_(write|buffered_write)", r"^btrfs_file_write_iter",
     r"^syslog$", r"^__vsyslog", r"^spdlog::", r"^google::LogMessage", r"^log4cxx::",
     r"^std::basic_ostream<.*>::flush", r"^std::ostream::flush", r"^std::endl",
-    r"^fprintf$", r"^__vfprintf_internal$", r"^vfprintf$", r"^fputs$", r"^puts$",
+    r"^fprintf$", r"^vfprintf$", r"^fputs$", r"^puts$",
+    # (not glibc's __vfprintf_internal: sprintf and snprintf format into memory through
+    # it too, stdio-common/vfprintf-internal.c; in a process that writes files it is
+    # formatting, below)
 ]
 COMMIT_IO = [  # making writes durable: fsync and friends, the file system's commit path
     # (fsync(2), fdatasync(2), msync(2) MS_SYNC, sync_file_range(2); fs/sync.c
@@ -94,6 +179,7 @@ LOG_FORMAT = [  # formatting a log record: timestamps, %-formatting, caller line
     r"^__tzfile_compute$", r"^__tz_compute$", r"^localtime_r$", r"^__localtime64_r$",
     r"^__offtime$", r"^PyUnicode_Format$", r"^PyCode_Addr2Line$", r"^_PyCode_CheckLineNumber$",
     r"^time_strftime$", r"^fmt::v\d+::detail::vformat_to", r"^fmt::v\d+::vformat",
+    r"^__vfprintf_internal$", r"^__printf_fp", r"^__GI___printf_fp",
 ]
 WRITE_CALL = [  # a write(2)-family call, to whatever file it goes
     r"^__x64_sys_(write|writev|pwrite64|pwritev2?)$", r"^ksys_(write|pwrite64)$",
@@ -177,12 +263,44 @@ C_RUNTIME_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r
 SYSTEM_DSOS = C_RUNTIME_DSOS + [r"^\[", r"/libpython", r"/libjvm", r"/libz\.", r"/libssl",
                                 r"/libcrypto"]
 
+COMPARE = [  # comparing two values: equality and ordering of bytes, strings, objects
+    # glibc string/ (and the ifunc variants perf names: __memcmp_evex_movbe); Ruby
+    # object.c rb_equal / rb_eql, string.c rb_str_comparable / rb_str_equal /
+    # rb_str_hash_cmp; CPython Objects/object.c PyObject_RichCompare, unicodeobject.c;
+    # java.lang.String.equals (StringLatin1); V8 builtins-string-gen.cc StringEqual
+    r"^(__)?(memcmp|bcmp|strcmp|strncmp|strcasecmp|strncasecmp|wcscmp|wmemcmp)(_\w+)?$",
+    r"^rb_(equal|eql|str_comparable|str_equal|str_eql|str_hash_cmp|obj_equal)$",
+    r"^(PyObject_RichCompare\w*|do_richcompare|unicode_compare_eq|_PyUnicode_Equal\w*|"
+    r"PyUnicode_Compare\w*|long_richcompare|float_richcompare|unicode_richcompare)$",
+    r"java\.lang\.String\.equals\(|java\.lang\.StringLatin1\.equals\(|"
+    r"java\.util\.Objects\.equals\(", r"^Builtins?_(StringEqual|StrictEqual|Equal)\b",
+]
+LINEAR_SEARCH = [  # finding a value by comparing it with the elements one by one
+    # Ruby array.c (Array#include?, #index, #rindex, #delete, #assoc); CPython
+    # Objects/listobject.c (x in list, list.index, list.remove, list.count) and
+    # tupleobject.c; java.util.ArrayList/LinkedList contains, indexOf, remove(Object);
+    # V8's Array.prototype.includes/indexOf builtins; PHP ext/standard/array.c
+    # in_array/array_search (php_search_array); the C++ standard library's std::find
+    r"^rb_ary_(includes|includes_by_eql|index|rindex|delete|assoc|rassoc)$",
+    r"^(list_contains|list___contains__|listindex|list_index\w*|list_remove\w*|"
+    r"list_count\w*|tuplecontains)$",
+    r"java\.util\.(ArrayList|LinkedList|Vector|AbstractCollection|Arrays\$ArrayList)\."
+    r"(contains|indexOf|lastIndexOf|remove|indexOfRange)\(",
+    r"^Builtins?_(Array(Prototype)?(Includes|IndexOf)\w*)",
+    r"^(php_search_array|zif_in_array|zif_array_search)$",
+    r"^std::(__)?find(_if)?<",
+]
+
 CATEGORIES = {
-    "lock": LOCK, "lock_slow": LOCK_SLOW, "yield_poll": YIELD_POLL, "yield": YIELD,
+    "lock": LOCK, "lock_slow": LOCK_SLOW, "handoff": HANDOFF, "mutex_slow": MUTEX_SLOW,
+    "setup": SETUP, "unoptimized": UNOPTIMIZED,
+    "yield_poll": YIELD_POLL, "yield": YIELD,
     "runtime_spin": RUNTIME_SPIN, "allocator": ALLOCATOR, "copy": COPY,
+    "page_fault": PAGE_FAULT, "process_churn": PROCESS_CHURN,
     "sync_io": SYNC_IO, "commit_io": COMMIT_IO, "log_format": LOG_FORMAT,
     "scheduler": SCHEDULER, "preempt": PREEMPT, "wake_signal": WAKE_SIGNAL,
     "write_call": WRITE_CALL, "socket_io": SOCKET_IO, "interpreter": INTERPRETER, "idle": IDLE,
+    "compare": COMPARE, "linear_search": LINEAR_SEARCH, "kernel_copy": KERNEL_COPY,
 }
 DSO_CATEGORIES = {"runtime_spin": RUNTIME_SPIN_DSOS, "allocator": ALLOCATOR_DSOS}
 
@@ -197,7 +315,8 @@ def categories(name: str, dso: str, resolved: bool) -> frozenset[str]:
     a server's own locks (`server_wait`, or `server_wait_block` when only its blocking
     part is a wait), an interpreter lock (`interp_lock`)."""
     out = {k for k, rx in _compiled.items() if resolved and rx.search(name)}
-    out |= {k for k, rx in _compiled_dso.items() if rx.search(dso)}
+    path = software.file_path(dso)
+    out |= {k for k, rx in _compiled_dso.items() if rx.search(path)}
     if resolved:
         if software.spin_pool_of(name, dso) is not None:
             out.add("spin_loop")
@@ -215,7 +334,7 @@ _c_library = re.compile("|".join(C_RUNTIME_DSOS))
 def is_c_library(dso: str) -> bool:
     """The C and C++ runtime (libc, libstdc++, libm, the loader...), whose work is done
     for whoever called it."""
-    return bool(_c_library.search(dso))
+    return bool(_c_library.search(software.file_path(dso)))
 
 
 #: Functions of the C++ standard library and its thread wrappers: inlined into the
@@ -224,17 +343,30 @@ def is_c_library(dso: str) -> bool:
 #: Namespaces of libstdc++ (std::, __gnu_cxx::, __cxxabiv1::; gthr-posix.h's __gthread_*)
 #: and of LLVM's libc++ (std::__1::, within std::).
 _CXX_RUNTIME = re.compile(r"^(std::|__gnu_cxx::|__cxxabiv1::|__gthread_)")
+#: The same for JIT-compiled code of a managed runtime's class library, named by its perf
+#: map: the JDK's packages (java.*, javax.*, jdk.*, sun.*, com.sun.*; a JDK perf map
+#: puts the return type first, "java.util.Formatter java.util.Formatter.format(...)",
+#: perf-map-agent writes "Ljava/util/Formatter;::format") and Node.js's own modules
+#: (V8's "LazyCompile:*concat node:buffer:580", its file a node: module).
+_MANAGED_LIBRARY = re.compile(
+    r"(^|\s)L?(java|javax|jdk|sun|com\.sun)[./][\w.$/]*[.:]+[\w$<>]+\(|"
+    r"(^|\s)L(java|javax|jdk|sun|com/sun)/[\w/$]+;::|"
+    r"^\w+:[*~^]?\S* node:[\w/]+:\d+|"
+    # HotSpot's own code blobs as a JDK perf map names them (runtime/stubRoutines.cpp,
+    # opto/runtime.cpp: the allocation and array-copy stubs compiled code calls)
+    r"^(_new_\w+_Java|StubRoutines \(\d\)|RuntimeStub - \S+|\w*Blob)$")
 
 
 def is_language_runtime(name: str) -> bool:
-    return bool(_CXX_RUNTIME.match(name))
+    return bool(_CXX_RUNTIME.match(name) or _MANAGED_LIBRARY.search(name))
 
 
 def is_system_dso(dso: str) -> bool:
     """Code that is not the application's own: the C library, the kernel, language
     runtimes and the well-known libraries of software.py (zlib, OpenBLAS, SQLite...),
     so that their time is blamed on the application frame that called them."""
-    return bool(_system.search(dso)) or software.library_of(dso) is not None
+    return bool(_system.search(software.file_path(dso))) or \
+        software.library_of(dso) is not None
 
 
 #: what a system call does, for telling the kernel's data work from call overhead and
@@ -306,15 +438,23 @@ BLOCK_KINDS: list[tuple[str, str]] = [
     ("wait for work", r"^pthread_cond_(timed|clock)?wait|^__pthread_cond_(timed|clock)?wait"
                       r"|^std::condition_variable::wait|^std::__1::condition_variable::wait"
                       r"|^__futex_abstimed_wait_common"),
-    ("event wait", r"^(do_epoll_wait|ep_poll|do_sys_poll|do_select|core_sys_select"
-                   r"|__x64_sys_(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select"
-                   r"|pselect6|accept4?|io_uring_enter)|inet_csk_accept|io_cqring_wait"
+    # poll(2) and select(2) on a few descriptors are how a blocking client waits for the
+    # reply to what it just sent (libpq's pqSocketPoll, libmysqlclient's vio_io_wait,
+    # curl); an event loop multiplexes with epoll (libuv, asyncio, Java NIO, Go's
+    # netpoll), io_uring or accept. Whether a client's waits cost is their number:
+    # blocked_rules.round_trips.
+    ("peer poll", r"^(do_sys_poll|do_select|core_sys_select"
+                  r"|__x64_sys_(poll|ppoll|select|pselect6))$"),
+    ("event wait", r"^(do_epoll_wait|ep_poll|__x64_sys_(epoll_wait|epoll_pwait|epoll_pwait2"
+                   r"|accept4?|io_uring_enter)|inet_csk_accept|io_cqring_wait"
                    r"|do_sigtimedwait|__x64_sys_pause)$"),
     ("sleep", r"^(do_nanosleep|hrtimer_nanosleep|__x64_sys_(nanosleep|clock_nanosleep)"
               r"|msleep|schedule_timeout)$"),
     ("futex", r"^(futex_wait|__futex_wait|futex_wait_queue|futex_do_wait)$"),
 ]
-BENIGN_BLOCK = {"wait for work", "event wait", "sleep"}
+BENIGN_BLOCK = {"wait for work", "event wait", "sleep", "peer poll"}
+#: waits on the other end of a connection (blocked_rules.round_trips)
+PEER_BLOCK = ("network", "peer poll")
 _block_rx = [(k, re.compile(rx)) for k, rx in BLOCK_KINDS]
 
 

@@ -183,8 +183,16 @@ LIBRARIES: tuple[Library, ...] = (
 _LIB_RX = [(re.compile(lib.dso), lib) for lib in LIBRARIES]
 
 
+def file_path(dso: str) -> str:
+    """The DSO as a path the tables' patterns (`/libz\\.so`, `/postgres$`) match: perf
+    report prints a file by its name alone (`libz.so.1.2.13`), perf script and perf.data
+    by its path; a name is the end of a path."""
+    return dso if not dso or "/" in dso or dso.startswith("[") else "/" + dso
+
+
 @lru_cache(maxsize=4096)
 def library_of(dso: str) -> Library | None:
+    dso = file_path(dso)
     for rx, lib in _LIB_RX:
         if rx.search(dso):
             return lib
@@ -244,6 +252,20 @@ COSTLY_WORK: tuple[CostlyWork, ...] = (
                "Do not run KEYS on a serving instance (its documentation says so): keep "
                "an index set per owner and read it with SMEMBERS, or iterate with SCAN "
                "in small batches, on a replica when it must cover everything."),
+    # Redis src/networking.c _addReplyProtoToList: a reply that outgrows the client's
+    # 16 KB buffer goes to a list of reply blocks; t_list.c lrangeCommand ->
+    # addListRangeReply, t_set.c smembersCommand, t_hash.c genericHgetallCommand,
+    # t_zset.c zrangeGenericCommand walk the whole range asked for; listpack.c
+    # lpValidateNext checks each entry lpNext steps over (Redis 7)
+    CostlyWork("Redis", r"^(_addReplyProtoToList|addListRangeReply|lrangeCommand|"
+               r"smembersCommand|genericHgetallCommand|hgetallCommand|"
+               r"zrangeGenericCommand|lpValidateNext)$",
+               "replies of whole collections (LRANGE 0 -1, SMEMBERS, HGETALL, ZRANGE of "
+               "large keys): every element read and copied into replies larger than a "
+               "client's 16 KB buffer",
+               "Read collections a page at a time (LRANGE key 0 19, ZRANGE ... LIMIT, "
+               "SSCAN and HSCAN), keep collections short (LTRIM a capped list), or keep "
+               "the result a request needs in a key of its own."),
     # PostgreSQL src/backend/executor/nodeSeqscan.c SeqNext -> heap_getnextslot,
     # heapgetpage (access/heap/heapam.c): a Seq Scan node reads every tuple of the table
     CostlyWork("PostgreSQL", r"^(SeqNext|ExecSeqScan|heap_getnextslot|heapgetpage)$",
@@ -257,6 +279,38 @@ COSTLY_WORK: tuple[CostlyWork, ...] = (
                alternatives=r"^(IndexNext|IndexOnlyNext|index_getnext_slot|"
                             r"index_getnext_tid|BitmapHeapNext|heapam_index_fetch_tuple|"
                             r"TidNext)$"),
+    # PostgreSQL sorts and hashes larger than work_mem go to temporary files: the
+    # external merge sort of src/backend/utils/sort/tuplesort.c (dumptuples, mergeruns,
+    # mergeonerun) on the logical tapes of utils/sort/logtape.c (LogicalTapeWrite/Read,
+    # ltsWriteBlock, ltsReadBlock) over storage/file/buffile.c (BufFileWrite/Read,
+    # BufFileDumpBuffer, BufFileLoadBuffer); hash aggregation's spill (executor/nodeAgg.c
+    # hashagg_spill_tuple, hashagg_batch_read) and hash join's batches
+    # (executor/nodeHashjoin.c ExecHashJoinSaveTuple, ExecHashJoinGetSavedTuple)
+    CostlyWork("PostgreSQL", r"^(dumptuples|mergeruns|mergeonerun|mergereadnext|"
+               r"LogicalTape\w+|lts(Write|Read)Block|ltsReleaseBlock|BufFile(Write|Read|"
+               r"DumpBuffer|LoadBuffer|Seek\w*)|hashagg_spill_\w+|hashagg_batch_read|"
+               r"ExecHashJoin(SaveTuple|GetSavedTuple))$",
+               "sorts and hashes spilling to temporary files (external merge sort, "
+               "logical tapes, BufFile reads and writes): the operation's data is larger "
+               "than work_mem",
+               "EXPLAIN (ANALYZE, BUFFERS) the statement ('Sort Method: external merge  "
+               "Disk:', 'Batches:' above 1, temp read/written) and check temp_files in "
+               "pg_stat_database; raise work_mem for that query or role (SET work_mem, "
+               "ALTER ROLE ... SET) or hash_mem_multiplier, or sort less (an index in the "
+               "needed order, fewer rows or columns)."),
+    # PostgreSQL src/backend/executor/execMain.c standard_ExecutorStart (InitPlan,
+    # ExecInitNode over the plan: opening relations and indexes, building the node
+    # states) and standard_ExecutorEnd: paid once per statement. A statement per row
+    # (PL/pgSQL's FOR ... LOOP UPDATE ... WHERE id = r.id through SPI, a client sending
+    # rows one by one) pays it per row; a set-based statement once (under 6% of every
+    # other PostgreSQL capture here, client OLTP included)
+    CostlyWork("PostgreSQL", r"^(standard_ExecutorStart|standard_ExecutorEnd)$",
+               "starting and ending a statement's executor (ExecutorStart, ExecutorEnd): "
+               "statements that each touch a row or a few, run one after another",
+               "Do the work in one set-based statement (UPDATE ... FROM (SELECT ...), "
+               "INSERT ... SELECT, a CTE) instead of a statement per row in a PL/pgSQL "
+               "loop; from a client, send rows in batches (COPY, multi-row VALUES, "
+               "pipelined executemany)."),
     # MariaDB/MySQL sql/records.cc rr_sequential, handler::ha_rnd_next: a full table
     # scan (EXPLAIN type: ALL)
     CostlyWork("MariaDB/MySQL", r"^(rr_sequential|handler::ha_rnd_next|"
@@ -494,8 +548,18 @@ SPIN_POOLS: tuple[SpinPool, ...] = (
 _SPIN_RX = [(re.compile(p.dso), re.compile(p.functions), p) for p in SPIN_POOLS]
 
 
+def spin_pool_of_file(dso: str) -> SpinPool | None:
+    """The thread-pool runtime whose file this is (its code without symbols)."""
+    dso = file_path(dso)
+    for dso_rx, _, pool in _SPIN_RX:
+        if dso_rx.search(dso):
+            return pool
+    return None
+
+
 def spin_pool_of(name: str, dso: str) -> SpinPool | None:
     """The runtime whose spin loop this (leaf) function is, if any."""
+    dso = file_path(dso)
     for dso_rx, fn_rx, pool in _SPIN_RX:
         if dso_rx.search(dso) and fn_rx.search(name):
             return pool
@@ -530,7 +594,7 @@ def server_matches(server: Server, *, dso: str = "", comm: str = "",
     """How this server is recognised in one frame or thread ("" if not)."""
     if server.functions and function and re.search(server.functions, function):
         return "functions"
-    if server.dso and dso and re.search(server.dso, dso):
+    if server.dso and dso and re.search(server.dso, file_path(dso)):
         return "dso"
     if server.comm and comm and re.search(server.comm, comm):
         return "comm"

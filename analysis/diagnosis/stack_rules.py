@@ -15,8 +15,10 @@ from itertools import compress
 
 from ..aggregate import _weigh
 from ..identity import function_identity
+from ..importers.perf_report import HIDDEN_FRAME
 from ..profile import KERNEL, UNKNOWN
 from ..unwind.user_stacks import DWARF_NOTE
+from . import format_facts
 from .context import Context
 from .finding import Finding, pct, severity_of
 from .knowledge import THREAD_ROOTS
@@ -43,7 +45,11 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
         return r == 2
     # physical frames: inline frames from debug info are no proof the chain is whole;
     # stacks of kernel code only (kernel threads, idle) are whole and left out
-    weights = ctx.weights
+    # a perf report's graph is not the samples' stacks: a chain through branches below
+    # perf's threshold ends where perf stopped printing, and a frame without a name is
+    # a bare address with no file, mapped or not
+    rebuilt = format_facts.rebuilt_stacks(p)
+    weights = _printed_in_full(ctx) if rebuilt else ctx.weights
     sids, ns, outers, befores = (array("i", [0]) * len(weights) for _ in range(4))
     count = _weigh.user_frames(weights, p.stacks, _user_functions(ctx), sids, ns, outers,
                                befores)
@@ -55,7 +61,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     # (an unnamed function is never an entry point: its mapping decides, once; the named
     # outer functions are asked one by one)
     for mid, fids in ctx.unnamed.items():
-        _weigh.fill(kind, fids, 1 if mappings[mid].kind == UNKNOWN else 2)
+        _weigh.fill(kind, fids, 1 if mappings[mid].kind == UNKNOWN and not rebuilt else 2)
     resolved = ctx.function_columns()[0]
     outer = outers[:count]
     for f in set(compress(outer, map(resolved.__getitem__, outer))):
@@ -76,7 +82,24 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     dsos = ", ".join(f"{d.rsplit('/', 1)[-1]} ({pct(ctx.share(n))})"
                      for d, n in cut_in.most_common(3))
     title = "Stacks cut short: code without frame pointers"
-    if dwarf:
+    cut = (f"{pct(samples / user_samples)} of user-space samples have a stack that stops "
+           f"after one or two frames or runs into an unmapped address, cut in {dsos}.")
+    confidence = "medium"
+    if rebuilt:
+        # a chain perf report printed short is a stack cut short or callers each under
+        # its threshold: the text is the same (tests/test_formats_agree.py)
+        title = "Call chains short in the report: cut stacks or perf's threshold"
+        cut = (f"{pct(samples / user_samples)} of user-space samples have a call chain "
+               f"that perf report printed with one or two frames, cut in {dsos}. perf "
+               f"report hides call-graph branches under its threshold (0.5% of the samples "
+               f"by default) and prints only the part of a chain its samples share, so "
+               f"a short chain is a stack cut short (code without frame pointers) or "
+               f"callers too many to print: the report cannot tell which.")
+        confidence = "low"
+        fix = ("Upload the perf.data file or its `perf script` text, whose stacks are the "
+               "samples' own, or print the report with every branch: `perf report "
+               "--no-children --stdio -g graph,0 --percent-limit 0`.")
+    elif dwarf:
         title = "Stacks not unwound yet: the binaries that ran are missing"
         fix = ("The capture holds the stack copies: upload the binaries that ran (or the "
                "`perf archive` of the capture) and perfweb unwinds them.")
@@ -87,9 +110,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
                "archive`). Or build with -fno-omit-frame-pointer and keep `-g`.")
     return Finding(
         "broken-stacks", title,
-        severity_of(share, t), "medium", share, samples,
-        f"{pct(samples / user_samples)} of user-space samples have a stack that stops "
-        f"after one or two frames or runs into an unmapped address, cut in {dsos}.",
+        severity_of(share, t), confidence, share, samples, cut,
         "perf -g follows frame pointers, and code built without them (the default at -O2) "
         "breaks the chain: callers are missing, so the flame graph and the other findings "
         "cannot say which code path the time belongs to.",
@@ -100,6 +121,14 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
                       weights, lambda f: p.mappings[p.functions[f].mapping_id].kind != KERNEL,
                       only=broken)},
         focus={})
+
+
+def _printed_in_full(ctx: Context) -> dict[int, int]:
+    """The weights of the stacks a perf report printed to their end: not those through
+    call-graph branches it hid (perf_report.HIDDEN_FRAME)."""
+    hidden = {f.id for f in ctx.profile.functions if f.name == HIDDEN_FRAME}
+    return {sid: w for sid, w in ctx.weights.items()
+            if not hidden.intersection(ctx.funcs[sid])}
 
 
 def _user_functions(ctx: Context) -> list[int | None]:

@@ -10,8 +10,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..offcpu.threads import off_cpu as off_cpu_of
-from . import knowledge, software
-from .context import NO_THREADS, Context
+from ..profile import NO_ID
+from . import format_facts, knowledge, software
+from .context import NO_THREADS, Capacity, Context
+from .evidence import MIN_SAMPLES
 from .finding import Finding, cpus_text, focus_of, pct, severity_of
 from .recognise import verb, who_runs
 
@@ -130,6 +132,9 @@ INTERPRETER_LOCK_THRESHOLDS = {
     "thread_min_share": 0.02,  # ... at least this share of the samples, and ...
     "thread_interp_share": 0.5,  # ... at least half of their own in the interpreter
     "min_cpus": 0.5, "max_cpus": 1.25,  # together about one CPU
+    # the lock's handoffs (futex waits and wake-ups) in this share of the samples are
+    # evidence of the lock itself, when the capture does not say how many CPUs it had
+    "futex_evidence": 0.03,
     "lock_fn_min_share": 0.005,  # the lock's functions, when named, are this visible
 }
 
@@ -218,6 +223,10 @@ def interpreter_lock(ctx: Context, t: dict) -> Finding | None:
                     (f", but its futex waits and wake-ups are: {pct(futex_share)} of "
                      f"samples." if futex_share else "."))
     under_load = "load" in ctx.label
+    # about one CPU is the lock's limit only on a host with more: a capture that does
+    # not say how many CPUs the host had, and shows nothing of the lock itself, cannot
+    # tell the lock from the host's own limit (never invent the cause)
+    guessed = ctx.cpus_online is None and not lock_funcs and futex_share < t["futex_evidence"]
     per = cpus / n
     names = ctx.thread_names(tid for tid, _ in found.threads)
     summary = (f"{n} {names[0] + ' ' if names else ''}threads run {lock.runtime} code in "
@@ -227,10 +236,15 @@ def interpreter_lock(ctx: Context, t: dict) -> Finding | None:
                f"threads it has. {evidence}")
     if under_load:
         summary += " The capture is labelled as under load, so the work queues for the lock."
+    if guessed:
+        summary += (" The capture does not say how many CPUs the host had, so a host with "
+                    "one CPU to spare would look the same: record the CPU column (perf "
+                    "script -F +cpu) or upload the perf.data.")
     return Finding(
         "interpreter-lock",
         f"Threads serialized on {lock.name}: {n} threads share {cpus:.2f} CPUs",
-        "high" if under_load else "medium", "high" if lock_funcs or under_load else "medium",
+        "low" if guessed else "high" if under_load else "medium",
+        "high" if lock_funcs or under_load else "medium",
         ctx.share(ctx.samples(found.stacks)), ctx.samples(found.stacks), summary,
         f"{lock.name} lets one thread at a time run interpreted code: threads help "
         f"only while others block in I/O; CPU-bound handlers take turns, and each turn "
@@ -277,26 +291,91 @@ def _doors(ctx: Context, stacks: dict[int, int]) -> Counter:
 
 
 def off_cpu(ctx: Context, t: dict) -> Finding | None:
-    if "load" not in ctx.label or not ctx.cpus_busy or not ctx.total:
+    if "load" not in ctx.label or not ctx.total:
         return None
     oc = off_cpu_of(ctx.profile)
     if oc is not None and oc.timed:
         return None  # the switches say where the time goes (blocked_rules)
+    if ctx.cpus_busy is None:
+        return _cpus_unknown(ctx, t) if ctx.total >= MIN_SAMPLES else None
     if serialized_threads(ctx, INTERPRETER_LOCK_THRESHOLDS) is not None:
         return None  # the interpreter lock says why, and what to record
     _, capacity, active = ctx.thread_use(min_share=t["thread_min_share"])
     used = ctx.cpus_busy
-    if not active or used >= t["max_use"] * capacity:
-        return None
-    busy = ctx.busy_stacks()
-    doors = _doors(ctx, busy)
-    kind, n = doors.most_common(1)[0] if doors else ("", 0)
-    blocking = bool(kind) and (kind in _BLOCKING_KINDS or kind in _SERVER_LOCKS) and \
-        ctx.share(n) >= t["door_min_share"]
-    listed = ", ".join(f"{k} {pct(ctx.share(v))}" for k, v in doors.most_common(3))
-    tids = [tid for tid, _ in active]
     threads = f"{len(active)} busy thread{'s' if len(active) != 1 else ''}"
+    if not ctx.has_threads() and ctx.cpus_online is not None:
+        # perf report --header: no threads, but the host's CPUs and the threads' names,
+        # one thread each at least
+        capacity = Capacity(min(ctx.named_threads(), ctx.cpus_online), ctx.cpus_online)
+        threads, active = "threads", [(NO_ID, ctx.total)]
+    if not active or used >= t["max_use"] * capacity.most:
+        return None
+    # little of the CPUs the threads could use on the largest host the capture allows,
+    # not on the smallest: the host's CPU count decides, and the capture does not say it
+    unsure = used >= t["max_use"] * capacity.fewest
+    if unsure and ctx.oversubscribed(len(ctx.busy_threads(t["thread_min_cpus"])),
+                                     t["saturated"]) is None:
+        return None  # scheduling-pressure says what the count would decide
+    doors, where, blocking = _where_they_wait(ctx, t)
+    tids = [tid for tid, _ in active if tid != NO_ID]
+    evidence = {"threads": [{"tid": tid, "samples": n, "cpus": ctx.cpus(n)}
+                            for tid, n in active[:16] if tid != NO_ID],
+                "doors": [{"kind": k, "samples": v, "share": round(ctx.share(v), 4)}
+                          for k, v in doors.most_common(6)],
+                "capacity": capacity.fewest if capacity.known else list(capacity),
+                "functions": []}
+    # the samples it rests on: the blocking calls the threads were seen entering
+    door_n = sum(doors.values())
+    if unsure:
+        return Finding(
+            "off-cpu", f"Under load, {used:.2f} CPUs busy: off-CPU time if the host had "
+            f"more than {capacity.fewest} CPUs, which the capture does not say",
+            "low", "low", ctx.share(door_n), door_n,
+            f"The capture is labelled as under load; its {threads} used {used:.2f} CPUs. "
+            f"{format_facts.cpu_count_unknown(ctx.profile)}: with {capacity.fewest} CPUs "
+            f"that is {pct(used / capacity.fewest)} of what they could use; with "
+            f"{capacity.most} or more, {pct(used / capacity.most)}, and most of their "
+            f"time they would wait, which a CPU profile does not sample. {where}",
+            "Time a request spends blocked adds to its latency and caps the throughput, "
+            "yet uses no CPU; whether there is such time depends on the CPUs the threads "
+            "had.",
+            f"{format_facts.upload_advice(ctx.profile)}, and the finding can say whether "
+            f"the threads wait. {_RECORD_WAITS}",
+            cpus=used, evidence=evidence, focus=focus_of([], tids))
     cpu_text = ("" if ctx.cpus_online is None else f" of the {ctx.cpus_online} CPUs perf saw")
+    of_them = (f"{pct(used / capacity.fewest)} of what they could use" if capacity.known
+               else f"at most {pct(used / capacity.fewest)} of what they could use")
+    return Finding(
+        "off-cpu", f"Under load, yet only {used:.2f} CPUs busy: the time goes off-CPU",
+        "medium" if blocking else "low", "medium", ctx.share(door_n), door_n,
+        f"The capture is labelled as under load, but its {threads} used {used:.2f} "
+        f"CPUs{cpu_text}, {of_them}: most of their time they wait, which a CPU profile "
+        f"does not sample. {where}",
+        "Time a request spends blocked (on a lock, the disk, another service, a full run "
+        "queue) adds to its latency and caps the throughput, yet uses no CPU, so CPU "
+        "flame graphs do not show it.",
+        _RECORD_WAITS, cpus=used, evidence=evidence, focus=focus_of([], tids))
+
+
+_RECORD_WAITS = (f"Record where the threads wait, with context switches and their stacks: "
+                 f"`{RECORD_OFF_CPU}` (or `{RECORD_SCHED}`, then `perf sched timehist`), "
+                 f"and upload that capture: its sched_switch samples are the off-CPU "
+                 f"time, by stack.")
+
+
+def _where_they_wait(ctx: Context, t: dict) -> tuple[Counter, str, bool]:
+    """(the blocking calls the busy samples enter, by kind; the sentence saying where
+    the threads wait as far as they show; whether a blocking call stands out)."""
+    doors = _doors(ctx, ctx.busy_stacks())
+    kind, n = doors.most_common(1)[0] if doors else ("", 0)
+    # futex calls are mutexes and condition variables alike: a pool's threads waiting
+    # for work enter them too, so they are no sign of a blocking cost by themselves
+    # (contended locks have their own findings, lock-contention and spin-wait, which
+    # name the lock; here they would only repeat them)
+    contended = kind != "lock waits and wake-ups"
+    blocking = bool(kind) and (kind in _BLOCKING_KINDS or kind in _SERVER_LOCKS) and \
+        ctx.share(n) >= t["door_min_share"] and contended
+    listed = ", ".join(f"{k} {pct(ctx.share(v))}" for k, v in doors.most_common(3))
     if blocking:
         where = (f"The blocking calls the threads enter, as far as their on-CPU samples "
                  f"show: {listed}.")
@@ -308,25 +387,27 @@ def off_cpu(ctx: Context, t: dict) -> Finding | None:
         where = ("No blocking call stands out in the samples: the threads may wait for a "
                  "CPU (other work on the host, more threads than cores) or block in calls "
                  "too short to sample" + (f" ({listed})" if listed else "") + ".")
-    # the samples it rests on: the blocking calls the threads were seen entering
+    return doors, where, blocking
+
+
+def _cpus_unknown(ctx: Context, t: dict) -> Finding:
+    """Under load, in a capture whose CPUs busy are unknown (no duration in perf report
+    text, no frequency for a non-clock event in perf script text): how much of their
+    time the threads ran is unknown; where their samples enter blocking calls is not,
+    and is said."""
+    doors, where, _ = _where_they_wait(ctx, t)
     door_n = sum(doors.values())
     return Finding(
-        "off-cpu", f"Under load, yet only {used:.2f} CPUs busy: the time goes off-CPU",
-        "medium" if blocking else "low", "medium", ctx.share(door_n), door_n,
-        f"The capture is labelled as under load, but its {threads} used {used:.2f} "
-        f"CPUs{cpu_text}, {pct(used / capacity)} of what they could use: most of their "
-        f"time they wait, which a CPU profile does not sample. {where}",
-        "Time a request spends blocked (on a lock, the disk, another service, a full run "
-        "queue) adds to its latency and caps the throughput, yet uses no CPU, so CPU "
-        "flame graphs do not show it.",
-        f"Record where the threads wait, with context switches and their stacks: "
-        f"`{RECORD_OFF_CPU}` (or `{RECORD_SCHED}`, then `perf sched timehist`), and "
-        f"upload that capture: its sched_switch samples are the off-CPU time, by stack.",
-        cpus=used,
-        evidence={"threads": [{"tid": tid, "samples": n, "cpus": ctx.cpus(n)}
-                              for tid, n in active[:16]],
-                  "doors": [{"kind": k, "samples": v, "share": round(ctx.share(v), 4)}
-                            for k, v in doors.most_common(6)],
-                  "capacity": capacity, "functions": []},
-        focus=focus_of([], tids))
+        "off-cpu", "Under load: whether the threads wait off-CPU, the capture cannot say",
+        "low", "low", ctx.share(door_n), door_n,
+        f"The capture is labelled as under load. "
+        f"{format_facts.busy_unknown(ctx.profile, ctx.event_id)[1]}, so how many CPUs the "
+        f"threads used, and how long they waited, is unknown. {where}",
+        "Time a request spends blocked adds to its latency and caps the throughput, yet "
+        "uses no CPU, so CPU flame graphs do not show it.",
+        f"{format_facts.upload_advice(ctx.profile)}, and the finding can say whether the "
+        f"threads wait. {_RECORD_WAITS}",
+        evidence={"doors": [{"kind": k, "samples": v, "share": round(ctx.share(v), 4)}
+                            for k, v in doors.most_common(6)], "functions": []},
+        focus={})
 

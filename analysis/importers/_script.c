@@ -125,7 +125,8 @@ static int tab_put_at(Table *T, const char *key, size_t n, uint64_t h, int32_t v
     }
     Slot *s = tab_find(T, key, n, h);
     if (s->val >= 0) { s->val = val; if (at) *at = s->off; return 0; }
-    if (T->alen + n > T->acap) {
+    if (!T->arena || T->alen + n > T->acap) {  /* (allocated for an empty key too: the
+                                                   keys' memcpy and memcmp read there) */
         size_t cap = T->acap ? T->acap * 2 : 1 << 16;
         while (cap < T->alen + n) cap *= 2;
         char *a = PyMem_Realloc(T->arena, cap);

@@ -15,8 +15,9 @@ from .deep_stacks import MAX_FRAMES, Cuts
 
 NAME = "folded"
 
-# the count is after the last space; frames may end in a space ("handler<void 42")
-_LINE = re.compile(r"^(?P<stack>.+) (?P<count>\d+)$")
+# the count is after the last space; frames may end in a space ("handler<void 42"); a
+# count of more than 18 digits is past the sample column's int64: no such line
+_LINE = re.compile(r"^(?P<stack>.+) (?P<count>\d{1,18})$")
 _ANNOTATION = re.compile(r"_\[([kjiw])\]$")
 #: stack texts up to this length are remembered (most lines repeat a stack seen before);
 #: a longer one is parsed again rather than kept whole for the rest of the import

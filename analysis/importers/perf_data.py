@@ -33,7 +33,7 @@ from ..perfdata.damage import judge
 from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Features,
                                apply_feature, parse_build_ids, read_features, read_header)
 from ..perfdata.maps import AddressSpaces, Map
-from ..perfdata.sample import SampleReader
+from ..perfdata.sample import BadSample, SampleReader
 from ..perfdata.tracepoints import layouts
 from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Function, Location, \
     Profile, init_fields, unresolved_name
@@ -190,7 +190,8 @@ class _Reader:
         self.thread_names: dict[int, str] = {}  # THREAD_MAP: comm of threads perf saw
         self.lost = 0
         self.bad = 0  # records that do not decode with their layout
-        self.first_bad: tuple[int, str] | None = None  # (file offset, record kind)
+        #: (file offset, record kind, what is wrong with it, or "")
+        self.first_bad: tuple[int, str, str] | None = None
         self.dwarf = False
         #: frame -> location while the maps stay the same: (leaf, caller) frame caches,
         # address -> location, per pid, and the kernel's
@@ -251,24 +252,27 @@ class _Reader:
                 ident = self.unpack_u64(b, s + off)[0] if self.multi and off is not None \
                     else 0
                 target = self.targets.get(ident) or self._target(ident)
-                if not self._sample(misc, b, s, end, target[0], target[1]):
-                    self._bad(fpos, "SAMPLE")
+                bad = self._sample(misc, b, s, end, target[0], target[1])
+                if bad is not None:
+                    self._bad(fpos, "SAMPLE", bad)
             elif rtype in (R.MMAP, R.MMAP2, R.COMM, R.FORK):
                 t = self._record_time(b, s, end) or 0
                 if t == 0 and not self._has_sideband_time():
                     # untimed sideband goes where it is in the file: after the last sample
                     t = self.c_time[-1] if len(self.c_time) else 0
                 self._sideband(rtype, misc, b, s, end, t, seq, fpos)
-            elif rtype == R.LOST:
+            # (each kind read only when its record holds its fields: a record cut short is
+            # skipped, never read into the next one's bytes or past the buffer)
+            elif rtype == R.LOST and end - s >= 16:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
-            elif rtype == R.LOST_SAMPLES:
+            elif rtype == R.LOST_SAMPLES and end - s >= 8:
                 self.lost += struct.unpack_from(e + "Q", b, s)[0]
-            elif rtype == R.HEADER_ATTR:
+            elif rtype == R.HEADER_ATTR and end - s >= 8:
                 self._header_attr(b, s, end)
             elif rtype == R.HEADER_TRACING_DATA and end - s >= 4:
                 (extra,) = struct.unpack_from(e + "I", b, s)
                 self.tracing_data = bytes(b[end:end + extra])
-            elif rtype == R.HEADER_FEATURE:
+            elif rtype == R.HEADER_FEATURE and end - s >= 8:
                 (feat,) = struct.unpack_from(e + "Q", b, s)
                 try:
                     apply_feature(self.features, feat, bytes(b[s + 8:end]), e)
@@ -279,19 +283,19 @@ class _Reader:
                     self._index_attrs()
             elif rtype == R.HEADER_BUILD_ID:
                 self.features.build_ids.update(parse_build_ids(bytes(b[s - 8:end]), e))
-            elif rtype == R.EVENT_UPDATE:
+            elif rtype == R.EVENT_UPDATE and end - s >= 16:
                 self._event_update(b, s, end)
-            elif rtype == R.THREAD_MAP:
+            elif rtype == R.THREAD_MAP and end - s >= 8:
                 self._thread_map(b, s, end)
         damaged = judge(self.h, walk.stop, len(self.c_time), self.bad, self.first_bad)
         self._replay()
         self._metadata(self.h.warnings, damaged)
         return self.p
 
-    def _bad(self, fpos: int, kind: str) -> None:
+    def _bad(self, fpos: int, kind: str, what: str = "") -> None:
         self.bad += 1
         if self.first_bad is None:
-            self.first_bad = (fpos, kind)
+            self.first_bad = (fpos, kind, what)
 
     def _index_attrs(self) -> None:
         for a, name, ids in self.features.event_desc:
@@ -385,15 +389,18 @@ class _Reader:
         self._released = pos
 
     def _sample(self, misc: int, b, s: int, end: int, reader: SampleReader,
-                ev: int) -> bool:
+                ev: int) -> str | None:
         """A sample the compiled loop does not decode (READ, DWARF, LBR layouts, other
-        scheduler tracepoints, the first of each event, damaged ones); False when it
-        does not decode with its layout."""
+        scheduler tracepoints, the first of each event, damaged ones, which the loop
+        leaves here); None when read, else what keeps it from decoding with its layout
+        ("" when it is only too short for its fixed fields)."""
         try:
             ip, pid, tid, time, cpu, period, chain, branch_from, user_ip = \
                 reader.read(b, s, end)
+        except BadSample as e:
+            return str(e)
         except struct.error:
-            return False
+            return ""
         mode = misc & 7
         if branch_from is not None or user_ip is not None:
             ckey = (mode, chain, branch_from, user_ip, ip)
@@ -417,7 +424,7 @@ class _Reader:
         self.c_period.append(period)
         self.c_event.append(ev)
         self.c_chain.append(cid)
-        return True
+        return None
 
     def _intern_chain(self, ckey: tuple, ip: int) -> int:
         """A chain key new to chain_ix, for the samples `_sample` decodes (_scan.c
@@ -721,7 +728,7 @@ class _Reader:
 
         def stack_miss(row: int) -> int:
             pid = c_pid[row]
-            key = (pid + 1) << 32 | c_chain[row]
+            key = ((pid + 1) & _U32) << 32 | c_chain[row]  # (a pid of -8 read from the file)
             sid = cache[key] = self._resolve(c_chain[row], procs_of.get(pid), spaces, pid,
                                              locs, build_ids)
             keys_of_pid.setdefault(pid, []).append(key)
@@ -787,7 +794,7 @@ class _Reader:
                     continue
             i += 1
             pid = c_pid[row]
-            key = (pid + 1) << 32 | c_chain[row]  # (replay_run builds the same key)
+            key = ((pid + 1) & _U32) << 32 | c_chain[row]  # (replay_run builds the same key)
             sid = cache.get(key)
             if sid is None:
                 sid = stack_miss(row)

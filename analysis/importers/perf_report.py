@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import UnrecognizedFormat
+from ..errors import ParseError, UnrecognizedFormat
 from ..profile import KERNEL, KERNEL_ADDR, RELATIVE_LIMIT, UNKNOWN, Profile, unresolved_name
 from ..textio import Source, text_lines
 from .header import HeaderReader
@@ -26,11 +26,14 @@ from .header import HeaderReader
 NAME = "perf-report"
 
 _SAMPLES = re.compile(r"^# Samples: (\d+)([KMG]?)\s+of event '(.*)'")
-_EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (\d+)")
+_EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (\d{1,20})\s*$")  # (a u64)
 _ENTRY = re.compile(r"^\s+\d+\.\d+%")
 _BRANCH = re.compile(r"--(\d+\.\d+)%--")
 _HEX = re.compile(r"^0x([0-9a-fA-F]+)$")
 _UNITS = {"": 1, "K": 1000, "M": 1000_000, "G": 1000_000_000}
+#: the columns of an entry that are its frame or its numbers, not what it is of
+_FRAME_COLUMNS = frozenset({"Children", "Self", "Overhead", "Samples", "Period", "Symbol",
+                            "Shared Object"})
 #: perf's default call-graph threshold, used in the note when graphs lost weight
 _DEFAULT_THRESHOLD = 0.5
 #: Stands in a stack for frames perf report did not print (branches under its threshold),
@@ -64,6 +67,7 @@ class _Section:
     event: str
     samples: int
     exact_samples: bool
+    event_count: int | None = None  # `# Event count (approx.)`: the summed periods
     columns: list[tuple[str, int, int]] = field(default_factory=list)
     entries: list[_Entry] = field(default_factory=list)
 
@@ -82,6 +86,8 @@ def parse(source: Source) -> Profile:
     builder = _StackBuilder(p)
     for sec in sections:
         p.meta.declared_samples[sec.event] = sec.samples
+        if sec.event_count is not None:
+            p.meta.declared_event_counts[sec.event] = sec.event_count
         builder.add_section(sec)
     header.finish()
     p.approximate = any(s.entries for s in sections)
@@ -130,6 +136,10 @@ def _read_sections(lines, header: HeaderReader) -> list[_Section]:
                 sec = _Section(m.group(3), n, m.group(2) == "")
                 sections.append(sec)
                 continue
+            m = _EVENT_COUNT.match(line)
+            if m and sec is not None:
+                sec.event_count = int(m.group(1))
+                continue
             if sec is not None and re.match(r"^# (Overhead|Children|Samples)\b", line):
                 pending_header = line
                 continue
@@ -176,8 +186,19 @@ def _parse_entry(line: str, sec: _Section) -> _Entry | None:
             pct = self_pct = float(values.get("Overhead", "0").rstrip("%"))
     except ValueError:
         return None
+    _check_share(max(pct, self_pct), line)
     samples = values.get("Samples")
     return _Entry(values, pct, self_pct, int(samples) if samples and samples.isdigit() else None)
+
+
+def _check_share(pct: float, line: str) -> float:
+    """A percentage perf printed is a share of the samples: 0-100 (two decimals, so
+    100.01 at most from rounding); anything else is not perf's output, and its counts
+    would be absurd."""
+    if not 0.0 <= pct <= 100.01:
+        raise ParseError(f"perf report text: a percentage of {pct:g}% in the line "
+                         f"{line.strip()[:100]!r}; perf prints shares of 0-100%")
+    return pct
 
 
 def _parse_graph(lines: list[str], entry_pct: float) -> _Node | None:
@@ -203,7 +224,7 @@ def _parse_graph(lines: list[str], entry_pct: float) -> _Node | None:
             if m is not None:
                 name = stripped[m.end():]
                 name_col = col + m.end()
-                pct = float(m.group(1))
+                pct = _check_share(float(m.group(1)), line)
                 parent_col = col - 1
             else:
                 name, name_col, pct, parent_col = stripped, col, None, col
@@ -293,9 +314,11 @@ class _StackBuilder:
         # whole counts per entry first, so each entry keeps the share perf printed
         # (or the exact count of its -n column), then per path within it
         group_counts = _apportion([w for _, w, _ in groups], sec.samples)
+        placed = 0
         for (e, _, paths), gn in zip(groups, group_counts):
             if e.samples is not None and not sec.children_mode:
                 gn = e.samples
+            placed += gn
             path_total = sum(w for _, w in paths) or 1.0
             counts = _apportion([w * 100.0 / path_total for _, w in paths], gn)
             for (stack_names, _), n in zip(paths, counts):
@@ -312,7 +335,14 @@ class _StackBuilder:
         shown = sum(e.self_pct for e in sec.entries)
         if sec.entries and shown < 99.0:
             self.p.notes.append(f"event {sec.event}: the entries shown add up to {shown:.2f}% "
-                           f"(perf's --percent-limit hid the rest)")
+                                f"(perf's --percent-limit hid the rest, kept as "
+                                f"'{HIDDEN_FRAME}')")
+        if sec.entries and sec.samples - placed > sec.samples // 100:
+            # the samples of the entries perf did not print stay in the totals, so a
+            # share is of all the samples, as perf printed it, not of those shown
+            hidden = self._location(HIDDEN_FRAME, None, "", is_return=False)
+            self.p.add_sample(self.p.stack((hidden,)), count=sec.samples - placed,
+                              event_id=event_id)
 
     def _canonical(self, paths):
         alias = self.alias
@@ -355,25 +385,25 @@ class _StackBuilder:
     def _children_paths(self, sec: _Section):
         """--children: graphs run from each entry down to its callees. Rebuild from the
         entries no already-taken graph contains (the roots: thread entry points)."""
-        covered: set[str] = set()
+        covered: set[tuple[tuple, str]] = set()  # (the entry's group, a frame)
         taken = 0.0
         out: list[tuple[_Entry, list[str], float]] = []
         for e in sorted(sec.entries, key=lambda e: -e.pct):
-            sym = _symbol(e.values)
-            if sym in covered or e.pct <= 0 or taken >= 99.995:
+            sym, group = _symbol(e.values), _group(e)
+            if (group, sym) in covered or e.pct <= 0 or taken >= 99.995:
                 continue
             if e.graph is None or not e.graph.children:
                 if e.self_pct > 0:
                     out.append((e, [sym], e.self_pct))
                     taken += e.self_pct
-                covered.add(sym)
+                covered.add((group, sym))
                 continue
             paths = self._canonical(_leaf_paths(e.graph))
             for names, w in paths:
                 if names and names[-1] == HIDDEN_FRAME:
                     names = names[:-1]  # a caller graph: the Self column decides below
                 names = _with_entry_frame(names, sym)
-                covered.update(names)
+                covered.update((group, n) for n in names)
                 out.append((e, names[::-1], w))  # leaf first
             taken += e.pct
         return _split_hidden_callees(sec, out)
@@ -416,28 +446,40 @@ def _split_hidden_callees(sec: _Section, paths):
     branches. The excess at each X is handed to the missing Ys in proportion, as stacks
     `... X;HIDDEN_FRAME;Y`, so every frame keeps both the self and the children share
     perf printed, and the guess is marked where it is made."""
-    ending: dict[str, float] = {}
-    for _, names, w in paths:
-        ending[names[0]] = ending.get(names[0], 0.0) + w
-    stated = {_symbol(e.values): (e, e.self_pct) for e in sec.entries}
+    ending: dict[tuple[tuple, str], float] = {}  # (group, leaf frame) -> weight
+    for e, names, w in paths:
+        key = (_group(e), names[0])
+        ending[key] = ending.get(key, 0.0) + w
+    stated = {(_group(e), _symbol(e.values)): (e, e.self_pct) for e in sec.entries}
     kept, excess = [], []
     for e, names, w in paths:
-        total = ending[names[0]]
-        s = stated.get(names[0], (None, None))[1]
+        key = (_group(e), names[0])
+        total = ending[key]
+        s = stated.get(key, (None, None))[1]
         if s is None or total <= s + 0.01:
             kept.append((e, names, w))
             continue
         if s > 0:
             kept.append((e, names, w * s / total))
         excess.append((e, names, w * (1 - s / total)))
-    deficits = [(entry, sym, s - min(ending.get(sym, 0.0), s))
-                for sym, (entry, s) in stated.items()]
+    deficits = [(entry, key[1], s - min(ending.get(key, 0.0), s))
+                for key, (entry, s) in stated.items()]
     deficits = [(entry, sym, d) for entry, sym, d in deficits if d > 0.01]
+    by_group: dict[tuple, tuple[list, list]] = {}
+    for i, rows in enumerate((excess, deficits)):
+        for x in rows:
+            by_group.setdefault(_group(x[0]), ([], []))[i].append(x)
     out = kept
-    # fill the missing self shares from the largest unexplained branches first (few
-    # large pieces keep the flame graph readable and the rounding small)
-    excess.sort(key=lambda x: -x[2])
-    deficits.sort(key=lambda x: -x[2])
+    for ex, de in by_group.values():
+        out += _fill(sorted(ex, key=lambda x: -x[2]), sorted(de, key=lambda x: -x[2]))
+    return out
+
+
+def _fill(excess, deficits):
+    """Paths for one group's missing self shares, cut from its unexplained branches,
+    the largest first (few large pieces keep the flame graph readable and the rounding
+    small)."""
+    out = []
     di, left = 0, (deficits[0][2] if deficits else 0.0)
     for e, names, w in excess:
         while w > 1e-9 and di < len(deficits):
@@ -455,6 +497,14 @@ def _split_hidden_callees(sec: _Section, paths):
         di += 1
         left = deficits[di][2] if di < len(deficits) else 0.0
     return out
+
+
+def _group(e: _Entry) -> tuple:
+    """What an entry is of besides its frame (perf's other sort keys: the command, the
+    process, the thread): `--sort comm,dso,sym` prints one tree per thread name, each
+    with the same frames."""
+    return tuple(v for k, v in e.values.items()
+                 if k not in _FRAME_COLUMNS)
 
 
 def _symbol(values: dict[str, str]) -> str:

@@ -95,8 +95,11 @@ def _split_frame(line: str):
         # column-0 text without a `(dso)` is not a frame (old perf printed frames at column
         # 0, always with their DSO); `def work(n):` in a header is not one either
         return None
+    ip = int(m.group("ip"), 16)
+    if ip >> 64:  # perf prints 16 digits at most: a longer number is no address
+        return None
     sym, dso = split_dso(rest)
-    return int(m.group("ip"), 16), sym, dso
+    return ip, sym, dso
 
 
 # the shape of nearly every event line, matched in one go (the general path is below)
@@ -195,7 +198,7 @@ class _FrameTable:
         mapping = p.mappings[mapping_id]
         offset = None
         m = _OFFSET.search(sym)
-        if m is not None:
+        if m is not None and not int(m.group(1), 16) >> 64:  # (else part of the name)
             offset = int(m.group(1), 16)
             sym = sym[:m.start()]
         if mapping.kind == KERNEL:

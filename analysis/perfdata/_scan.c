@@ -1284,7 +1284,7 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
         Py_CLEAR(sid);
         goto done;
     }
-    if (cache_store(cache, (uint64_t)((long long)(pid + 1) << 32 | (uint32_t)cid), key,
+    if (cache_store(cache, (uint64_t)((uint32_t)pid + 1u) << 32 | (uint32_t)cid, key,
                     sid) < 0) {
         Py_CLEAR(sid);
         goto done;
@@ -1366,7 +1366,8 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
             goto done;
         }
         if (next_side >= 0 && times[row] >= (uint64_t)next_side) break;
-        uint64_t k = (uint64_t)((long long)(pid[row] + 1) << 32 | (uint32_t)chain[row]);
+        /* (pid + 1) as a u32: a pid read as -8 from the file is no negative shift */
+        uint64_t k = (uint64_t)((uint32_t)pid[row] + 1u) << 32 | (uint32_t)chain[row];
         PyObject *key = NULL, *sid = cache_lookup(cache, k, &key);
         if (sid) {
             Py_INCREF(sid);

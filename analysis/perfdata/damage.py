@@ -33,18 +33,19 @@ TOLERANCE = 0.01
 
 
 def judge(h: FileHeader, stop: Stop | None, samples: int, bad: int,
-          first_bad: tuple[int, str] | None) -> str | None:
+          first_bad: tuple[int, str, str] | None) -> str | None:
     """None when the data was read whole; the sentence saying what was lost when the
     samples read are kept; ParseError when they may not be."""
     start = h.data_offset
     readable_end = start + h.data_size
     if bad:
-        at, kind = first_bad
+        at, kind, what = first_bad
         many = f"{bad} records do" if bad > 1 else "1 record does"
+        what = f": {what}" if what else ""
         raise ParseError(
             f"perf.data is damaged: {many} not decode with the layout of its event, the "
-            f"first a {kind} record at byte {at} ({_rel(at, start)}); no finding is drawn "
-            f"from a capture whose records are unreadable")
+            f"first a {kind} record at byte {at} ({_rel(at, start)}){what}; no finding is "
+            f"drawn from a capture whose records are unreadable")
     if stop is not None and not (stop.past_end and h.cut):
         raise ParseError(
             f"perf.data is damaged: the record at byte {stop.offset} "

@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+_U64 = (1 << 64) - 1
+
 
 @dataclass(frozen=True)
 class Map:
@@ -36,9 +38,9 @@ class ProcessMaps:
             # keep the parts of the old mapping the new one does not cover
             if old.start < m.start:
                 kept.append(Map(old.start, m.start, old.pgoff, old.path, old.build_id))
-            if old.end > m.end:
-                kept.append(Map(m.end, old.end, old.pgoff + (m.end - old.start), old.path,
-                                old.build_id))
+            if old.end > m.end:  # (its offset in u64, as perf's: a damaged pgoff wraps)
+                kept.append(Map(m.end, old.end, (old.pgoff + m.end - old.start) & _U64,
+                                old.path, old.build_id))
         kept.append(m)
         kept.sort(key=lambda x: x.start)
         self.maps = kept

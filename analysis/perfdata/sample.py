@@ -103,46 +103,51 @@ class SampleReader:
         return struct.pack(f"<{len(vals)}q", *vals)
 
     def read(self, buf, start: int, end: int) -> tuple:
-        """(ip, pid, tid, time, cpu, period, chain, branch_from, user_ip)"""
-        e = self.endian
+        """(ip, pid, tid, time, cpu, period, chain, branch_from, user_ip); BadSample
+        (naming the field and its byte) when a count or size of the record does not fit
+        in it, struct.error when the record is shorter than its fixed fields."""
+        e, rec = self.endian, start - 8  # (positions in messages: from the record's start)
         vals = self.prefix.unpack_from(buf, start) + (self.fixed_period, 0, -1)
         pos = start + self.prefix.size
         st = self.st
         if st & READ:
             if self.read_group:
-                (nr,) = struct.unpack_from(e + "Q", buf, pos)
-                pos += 8 + self.read_extra + nr * self.read_per_value
+                nr = _u64(buf, pos, rec, end, e, "the read group's nr")
+                pos = _fits(pos, 8 + self.read_extra + nr * self.read_per_value, rec, end,
+                            f"the read group's nr (byte {pos - rec} of the record) says "
+                            f"{nr:,} values of {self.read_per_value} bytes")
             else:
                 pos += self.read_extra + self.read_per_value
         chain = None
         if st & CALLCHAIN:
-            (nr,) = struct.unpack_from(e + "Q", buf, pos)
-            pos += 8
-            if pos + 8 * nr > end:
-                raise struct.error("call chain runs past the record")
-            chain = bytes(buf[pos:pos + 8 * nr])
-            pos += 8 * nr
+            nr = _u64(buf, pos, rec, end, e, "the call chain's nr")
+            pos = _fits(pos, 8 + 8 * nr, rec, end, f"the call chain's nr (byte "
+                                                    f"{pos - rec} of the record) says {nr:,} "
+                                                    f"addresses")
+            chain = bytes(buf[pos - 8 * nr:pos])
         branch_from = user_ip = None
         if self.needs_tail:
             if st & RAW:
-                (size,) = struct.unpack_from(e + "I", buf, pos)
+                size = _u32(buf, pos, rec, end, e, "the raw data's size")
+                at, pos = pos, _fits(pos, 4 + size, rec, end,
+                                     f"the raw data's size (byte {pos - rec} of the record) "
+                                     f"says {size:,} bytes")
                 if self.want_raw:
-                    if pos + 4 + size > end:
-                        raise struct.error("raw data runs past the record")
-                    self.raw = bytes(buf[pos + 4:pos + 4 + size])
-                pos += 4 + size
+                    self.raw = bytes(buf[at + 4:pos])
             if self.want_branches:
-                (nr,) = struct.unpack_from(e + "Q", buf, pos)
-                pos += 8 + (8 if self.hw_index else 0)
+                nr = _u64(buf, pos, rec, end, e, "the branch stack's nr")
+                at = pos + 8 + (8 if self.hw_index else 0)
+                pos = _fits(pos, at - pos + 24 * nr + (8 * nr if self.branch_counters else 0),
+                            rec, end, f"the branch stack's nr (byte {pos - rec} of the "
+                                      f"record) says {nr:,} branches")
                 if nr:
-                    flat = struct.unpack_from(f"{e}{3 * nr}Q", buf, pos)
-                    branch_from = flat[0::3]
-                pos += 24 * nr + (8 * nr if self.branch_counters else 0)
+                    branch_from = struct.unpack_from(f"{e}{3 * nr}Q", buf, at)[0::3]
             if self.want_regs:
-                (abi,) = struct.unpack_from(e + "Q", buf, pos)
+                abi = _u64(buf, pos, rec, end, e, "the user registers' abi")
                 pos += 8
                 if abi and self.user_ip_index is not None:
-                    (user_ip,) = struct.unpack_from(e + "Q", buf, pos + 8 * self.user_ip_index)
+                    user_ip = _u64(buf, pos + 8 * self.user_ip_index, rec, end, e,
+                                   "the user IP register")
                 if self.want_stack:
                     self._regs_and_stack(buf, pos, end, abi)
         return (vals[self.i_ip], vals[self.i_pid], vals[self.i_tid], vals[self.i_time],
@@ -167,3 +172,31 @@ class SampleReader:
         if regs:
             self.regs = regs
             self.stack = bytes(buf[pos:pos + min(dyn, size)])
+
+
+class BadSample(ValueError):
+    """A sample whose count or size field says more than its record holds: the message
+    names the field and its byte (perf refuses such a sample too)."""
+
+
+def _fits(pos: int, n: int, rec: int, end: int, what: str) -> int:
+    """pos + n, when that is still inside the record (from `rec` to `end`): a count read
+    from the file is checked before the position it moves is used (a read group's nr of
+    2^62 moved it to 2^66, which no buffer can be indexed with: an OverflowError)."""
+    if pos + n > end:
+        raise BadSample(f"{what}, which run past the end of the {end - rec:,}-byte record")
+    return pos + n
+
+
+def _u64(buf, pos: int, rec: int, end: int, e: str, what: str) -> int:
+    if pos + 8 > end:
+        raise BadSample(f"{what} (byte {pos - rec} of the record) lies past the end of "
+                        f"the {end - rec:,}-byte record")
+    return struct.unpack_from(e + "Q", buf, pos)[0]
+
+
+def _u32(buf, pos: int, rec: int, end: int, e: str, what: str) -> int:
+    if pos + 4 > end:
+        raise BadSample(f"{what} (byte {pos - rec} of the record) lies past the end of "
+                        f"the {end - rec:,}-byte record")
+    return struct.unpack_from(e + "I", buf, pos)[0]

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .elf import ElfUnreadable, is_elf, read_info
+from ..errors import AnalysisError
+from .elf import is_elf, read_info
 
 KINDS = ("debuginfo", "executable")
 TIMEOUT_S = 5.0  # connect and each read (libdebuginfod's default is 90 s: too long here)
@@ -394,7 +395,7 @@ class Client:
                     raise _Refused(f"cut short ({size} of {length} bytes)")
                 try:
                     info = read_info(tmp, url)
-                except ElfUnreadable as e:
+                except AnalysisError as e:  # damaged, or over its budget (budget.py)
                     raise _Refused(str(e)) from e
                 if info.build_id != build_id:
                     raise _Refused(f"its build-id is {info.build_id or 'missing'}")

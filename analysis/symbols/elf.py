@@ -5,6 +5,13 @@ pyelftools reads the headers; the symbol tables themselves are decoded with
 `struct.iter_unpack` straight from the mapped section bytes, because a library like
 libtorch_cpu.so has hundreds of thousands of symbols and a Python object per symbol is
 too slow (see symindex.py for the index they become).
+
+Every number of the file that drives a walk is checked against the file first: the
+header tables must lie inside it, a section whose bytes would lie past its end is
+damaged and not read (ElfInfo.damage says which, naming the fields' bytes), pyelftools
+reads through a BoundedStream (never past the end), names are found within MAX_NAME
+bytes, the PLT is scanned for at most one entry per relocation, and each walk charges
+the file's budget (budget.py), so no file can hold a worker longer than its budget.
 """
 from __future__ import annotations
 
@@ -21,6 +28,8 @@ from elftools.construct import ConstructError  # pyelftools' parse errors; it al
 from elftools.elf.elffile import ELFFile
 
 from ..errors import AnalysisError
+from . import budget
+from .elf_stream import BoundedStream
 from .symindex import STB_GLOBAL, SymbolIndex, build_index
 
 _STT_FUNC, _STT_GNU_IFUNC = 2, 10
@@ -29,8 +38,10 @@ _PF_X = 1
 #: sections/headers beyond this are not a real ELF but an attack on the reader
 MAX_SECTIONS = 65535
 MAX_SEGMENTS = 4096
-#: what pyelftools raises on a damaged file (it also asserts)
-_BROKEN = (ELFError, ConstructError, AssertionError, struct.error, ValueError)
+#: what pyelftools raises on a damaged file (it also asserts; and a number of the file
+#: can overflow or divide by zero in its arithmetic)
+_BROKEN = (ELFError, ConstructError, AssertionError, struct.error, ValueError,
+           OverflowError, ZeroDivisionError)
 
 
 class ElfUnreadable(AnalysisError):
@@ -57,6 +68,9 @@ class ElfInfo:
     soname: str
     segments: list[Segment] = field(default_factory=list)
     sha256: str = ""  # of the file's bytes, once known: what its cached index is keyed by
+    #: sections whose headers put them past the end of the file, which are not read
+    #: (one sentence each, naming the fields and their bytes, for the capture's notes)
+    damage: list[str] = field(default_factory=list)
 
     def vaddr_of(self, file_offset: int) -> int | None:
         """File offset -> ELF virtual address through the PT_LOAD that holds it. Only
@@ -94,7 +108,7 @@ def read_info(path: str, name: str | None = None, sha256: str = "") -> ElfInfo:
         if known is not None:
             return replace(known, path=path, name=name or os.path.basename(path),
                            segments=list(known.segments))
-    info = _read_info(path, name)
+    info = _read_info(path, name, sha256)
     if sha256:
         info.sha256 = sha256
         with _KNOWN_LOCK:
@@ -104,92 +118,251 @@ def read_info(path: str, name: str | None = None, sha256: str = "") -> ElfInfo:
     return info
 
 
-def _read_info(path: str, name: str | None) -> ElfInfo:
+def _read_info(path: str, name: str | None, sha256: str) -> ElfInfo:
+    name = name or os.path.basename(path)
+    with budget.reading(name, sha256), open(path, "rb") as f:
+        elf, stream = _open(f, name)
+        try:
+            return _info(elf, stream, path, name)
+        except (*_BROKEN, IndexError) as e:
+            raise _unreadable(name, e, stream) from e
+
+
+def _open(f, name: str) -> tuple[ELFFile, BoundedStream]:
+    """pyelftools on the file through a BoundedStream, its header tables checked against
+    the file's size before anything walks them."""
+    stream = BoundedStream(f)
     try:
-        with open(path, "rb") as f:
-            elf = ELFFile(f)
-            if elf.num_sections() > MAX_SECTIONS or elf.num_segments() > MAX_SEGMENTS:
-                raise ElfUnreadable(f"{name or path}: absurd section or segment count")
-            return _info(elf, path, name or os.path.basename(path))
-    except (*_BROKEN, OSError, IndexError) as e:
-        raise ElfUnreadable(f"{name or path}: not a readable ELF file ({e})") from e
+        elf = ELFFile(stream)
+        _check_tables(elf, stream.size, name)
+    except (*_BROKEN, IndexError) as e:
+        raise _unreadable(name, e, stream) from e
+    return elf, stream
 
 
-def _info(elf: ELFFile, path: str, name: str) -> ElfInfo:
+def _unreadable(name: str, e: BaseException, stream: BoundedStream) -> AnalysisError:
+    """The error to raise for `e`, which pyelftools raised: the file's OverBudget when
+    that is what it wraps (its parser turns every exception of a read into its own)."""
+    return _over_budget(e) or ElfUnreadable(
+        f"{name}: not a readable ELF file ({e or type(e).__name__}; reading byte "
+        f"{stream.last:,} of {stream.size:,})")
+
+
+def _over_budget(e: BaseException | None) -> budget.OverBudget | None:
+    """A copy of the OverBudget among the exceptions `e` was raised in (a copy: raising
+    the one in the chain `from e` would make the chain a loop)."""
+    for _ in range(16):
+        if e is None:
+            return None
+        if isinstance(e, budget.OverBudget):
+            copy = budget.OverBudget(str(e))
+            copy.budget = e.budget
+            return copy
+        e = e.__context__
+    return None
+
+
+#: where the ELF header's table fields are: ELFCLASS -> field -> byte offset
+_EHDR = {64: {"e_phoff": 0x20, "e_shoff": 0x28, "e_phentsize": 0x36, "e_phnum": 0x38,
+              "e_shentsize": 0x3A, "e_shnum": 0x3C},
+         32: {"e_phoff": 0x1C, "e_shoff": 0x20, "e_phentsize": 0x2A, "e_phnum": 0x2C,
+              "e_shentsize": 0x2E, "e_shnum": 0x30}}
+#: where a section header's fields are, from the start of the header
+_SHDR = {64: {"sh_addr": 0x10, "sh_offset": 0x18, "sh_size": 0x20, "sh_link": 0x28},
+         32: {"sh_addr": 0x0C, "sh_offset": 0x10, "sh_size": 0x14, "sh_link": 0x18}}
+
+
+def _check_tables(elf: ELFFile, size: int, name: str) -> None:
+    """The section and program header tables must lie inside the file: their counts
+    drive every later walk of the file (a 65,535-entry table at offset 0 of a 16 KB
+    file is 65,535 reads of the same bytes, each decoded as a section)."""
+    at = _EHDR[elf.elfclass]
+    for what, count, off, ent, limit in (
+            ("section", elf.num_sections(), "e_shoff", "e_shentsize", MAX_SECTIONS),
+            ("program", elf.num_segments(), "e_phoff", "e_phentsize", MAX_SEGMENTS)):
+        fields = (f"{off} at byte {at[off]}: {elf[off]:,}; {ent} at byte {at[ent]}: "
+                  f"{elf[ent]:,}; {count:,} entries")
+        if count > limit:
+            raise ElfUnreadable(f"{name}: absurd {what} header count ({fields}; at most "
+                                f"{limit:,} are read)")
+        if count and elf[off] + count * elf[ent] > size:
+            raise ElfUnreadable(f"{name}: its {what} header table ({fields}) runs past "
+                                f"the end of the {size:,}-byte file")
+        budget.charge(count)
+
+
+@dataclass
+class Section:
+    """A section whose bytes lie inside the file (or that has none: NOBITS)."""
+    index: int
+    name: str
+    type: str
+    addr: int
+    offset: int
+    size: int
+    link: int
+    flags: int
+
+
+#: a section's flag: its bytes are compressed (never true of a real .gnu_debuglink)
+_SHF_COMPRESSED = 0x800
+
+
+def _sections(elf: ELFFile, size: int) -> tuple[dict[int, Section], list[Section]]:
+    """The sections by index, and those left out: a section whose header puts its bytes
+    past the end of the file is damaged and not read at all (its sh_size or sh_offset is
+    what was edited, so no part of what it claims is known to be it)."""
+    good: dict[int, Section] = {}
+    damaged: list[Section] = []
+    # the headers alone (pinned pyelftools' own two steps of get_section): making each
+    # section would parse whole hash tables, 232,918 reads for libLLVM-15's
+    for i in range(elf.num_sections()):
+        h = elf._get_section_header(i)
+        s = Section(i, elf._get_section_name(h), h["sh_type"], h["sh_addr"],
+                    h["sh_offset"], h["sh_size"], h["sh_link"], h["sh_flags"])
+        if s.type not in ("SHT_NOBITS", "SHT_NULL") and s.offset + s.size > size:
+            damaged.append(s)
+        else:
+            good[i] = s
+    return good, damaged
+
+
+def _damage_note(elf: ELFFile, s: Section, size: int) -> str:
+    """What is wrong with a damaged section, naming the fields and their bytes."""
+    at = elf["e_shoff"] + s.index * elf["e_shentsize"]
+    shdr = _SHDR[elf.elfclass]
+    what = "its PLT stubs are not named" if s.name in _PLT_ALL else "it is not read"
+    return (f"section {s.index} ({s.name or 'unnamed'}) says it holds {s.size:,} "
+            f"bytes at byte {s.offset:,} (sh_size at byte {at + shdr['sh_size']:,}, "
+            f"sh_offset at byte {at + shdr['sh_offset']:,}), past the end of the "
+            f"{size:,}-byte file: {what}")
+
+
+def _info(elf: ELFFile, stream: BoundedStream, path: str, name: str) -> ElfInfo:
     build_id, debuglink, soname = "", "", ""
     has_symtab = has_dynsym = False
     debug_only = False
-    for sec in elf.iter_sections():
-        t = sec["sh_type"]
+    secs, damaged = _sections(elf, stream.size)
+    damage = [_damage_note(elf, s, stream.size) for s in damaged]
+    for s in secs.values():
+        t = s.type
         if t == "SHT_NOTE":
             try:
-                for note in sec.iter_notes():
+                for note in elf.get_section(s.index).iter_notes():
                     # type 3 is also NT_STAPSDT: a SystemTap probe note (Debian's postgres,
                     # python3.11) is no build-id; only the GNU owner's is
                     if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU" \
                             and not build_id:
                         desc = note["n_desc"]
                         build_id = desc.hex() if isinstance(desc, bytes) else desc
-            except _BROKEN:
-                pass
+            except _BROKEN as e:  # no build-id from a damaged note
+                if _over_budget(e):
+                    raise
         elif t == "SHT_SYMTAB":
-            has_symtab = sec["sh_size"] > 0
+            has_symtab = s.size > 0
         elif t == "SHT_DYNSYM":
-            has_dynsym = sec["sh_size"] > 0
-        if sec.name == ".gnu_debuglink" and t != "SHT_NOBITS":
-            raw = sec.data()
+            has_dynsym = s.size > 0
+        if s.name == ".gnu_debuglink" and t != "SHT_NOBITS" and \
+                not s.flags & _SHF_COMPRESSED:
+            stream.seek(s.offset)  # a file name and a CRC: its first 4 KiB are plenty
+            raw = stream.read(min(s.size, 4096))
             debuglink = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
-        if sec.name == ".text" and t == "SHT_NOBITS":
+        if s.name == ".text" and t == "SHT_NOBITS":
             debug_only = True
-        if t == "SHT_DYNAMIC" and t != "SHT_NOBITS":
-            try:
-                for tag in sec.iter_tags():
+        if t == "SHT_DYNAMIC":
+            try:  # the tags of this section, not more (one without DT_NULL runs on)
+                tags = elf.get_section(s.index).iter_tags()
+                for _, tag in zip(range(s.size // (16 if elf.elfclass == 64 else 8)), tags):
                     if tag.entry.d_tag == "DT_SONAME":
                         soname = tag.soname
-            except (*_BROKEN, AttributeError):
-                pass
-    segments = []
-    for seg in elf.iter_segments():
-        if seg["p_type"] == "PT_LOAD":
-            segments.append(Segment(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"],
-                                    bool(seg["p_flags"] & _PF_X)))
+            except (*_BROKEN, AttributeError) as e:
+                if _over_budget(e):
+                    raise
     return ElfInfo(path, name, build_id, debug_only, has_symtab,
-                   has_dynsym, debuglink, soname, segments)
+                   has_dynsym, debuglink, soname, _loads(elf), damage=damage)
 
 
-def function_symbols(path: str) -> tuple[SymbolIndex, str]:
-    """Index of the function symbols of `path` (.symtab if present, else .dynsym), plus
-    `name@plt` entries for PLT stubs as perf makes them. Returns (index, table used)."""
-    with open(path, "rb") as f:
+def _loads(elf: ELFFile) -> list[Segment]:
+    return [Segment(seg["p_vaddr"], seg["p_offset"], seg["p_filesz"],
+                    bool(seg["p_flags"] & _PF_X))
+            for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
+
+
+def sections(path: str, name: str = "") -> tuple[dict[str, Section], list[Segment]]:
+    """The sections of `path` that lie inside the file, by name (the first of each), and
+    its PT_LOAD segments: for readers of one section's bytes (cfi.py's .eh_frame)."""
+    name = name or os.path.basename(path)
+    with budget.reading(name), open(path, "rb") as f:
+        elf, stream = _open(f, name)
         try:
-            elf = ELFFile(f)
-            symtab = _section(elf, "SHT_SYMTAB")
-            table = symtab if symtab is not None else _section(elf, "SHT_DYNSYM")
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (*_BROKEN, OSError) as e:
-            raise ElfUnreadable(f"{path}: not a readable ELF file ({e})") from e
-        try:
-            starts, sizes, binds, names = [], [], [], []
-            used = "none"
-            if table is not None:
-                used = ".symtab" if table is symtab else ".dynsym"
-                _read_symbols(elf, mm, table, starts, sizes, binds, names)
-            before = len(names)
-            _plt_symbols(elf, mm, starts, sizes, binds, names)
-            if len(names) == before:
-                _plt_sections(elf, starts, sizes, binds, names, os.path.basename(path))
-            return build_index(starts, sizes, binds, names), used
+            good, _ = _sections(elf, stream.size)
+            loads = _loads(elf)
         except (*_BROKEN, IndexError) as e:
-            raise ElfUnreadable(f"{path}: damaged symbol table ({e})") from e
+            raise _unreadable(name, e, stream) from e
+    by_name: dict[str, Section] = {}
+    for s in good.values():
+        by_name.setdefault(s.name, s)
+    return by_name, loads
+
+
+def function_symbols(path: str, name: str = "", key: str = "") -> tuple[SymbolIndex, str]:
+    """Index of the function symbols of `path` (.symtab if present, else .dynsym), plus
+    `name@plt` entries for PLT stubs as perf makes them. Returns (index, table used).
+    `name`: the file's name for messages; `key`: the SHA-256 of its bytes, if known
+    (budget.py)."""
+    name = name or os.path.basename(path)
+    with budget.reading(name, key), open(path, "rb") as f:
+        elf, stream = _open(f, name)
+        try:
+            secs, damaged = _sections(elf, stream.size)
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (*_BROKEN, IndexError, OSError) as e:
+            raise _unreadable(name, e, stream) from e
+        try:
+            plt_damaged = any(s.name in _PLT_ALL for s in damaged)
+            return _function_symbols(elf, mm, secs, plt_damaged, name)
+        except (*_BROKEN, IndexError) as e:
+            raise _over_budget(e) or ElfUnreadable(f"{name}: damaged symbol table ({e})") \
+                from e
         finally:
             mm.close()
 
 
-def _section(elf: ELFFile, sh_type: str):
-    for sec in elf.iter_sections():
-        if sec["sh_type"] == sh_type and sec["sh_size"] > 0:
-            return sec
-    return None
+def _function_symbols(elf, mm, secs: dict[int, Section], plt_damaged: bool, name: str):
+    symtab = _first(secs, "SHT_SYMTAB")
+    table = symtab if symtab is not None else _first(secs, "SHT_DYNSYM")
+    starts, sizes, binds, names = [], [], [], []
+    used = "none"
+    if table is not None:
+        used = ".symtab" if table is symtab else ".dynsym"
+        strtab = _linked(elf, secs, table, name)
+        _read_symbols(elf, mm, table, strtab, starts, sizes, binds, names, name)
+    before = len(names)
+    if not plt_damaged:  # (the damage is in read_info's notes)
+        _plt_symbols(elf, mm, secs, starts, sizes, binds, names, name)
+        if len(names) == before:
+            _plt_sections(secs, starts, sizes, binds, names, name)
+    return build_index(starts, sizes, binds, names), used
+
+
+def _first(secs: dict[int, Section], sh_type: str) -> Section | None:
+    return next((s for s in secs.values() if s.type == sh_type and s.size > 0), None)
+
+
+def _by_name(secs: dict[int, Section], name: str) -> Section | None:
+    return next((s for s in secs.values() if s.name == name), None)
+
+
+def _linked(elf, secs: dict[int, Section], sec: Section, name: str) -> Section:
+    """The section `sec`'s sh_link names (a symbol table's strings, a relocation
+    table's symbols), which must be one inside the file."""
+    linked = secs.get(sec.link)
+    if linked is None or linked.type == "SHT_NOBITS":
+        at = elf["e_shoff"] + sec.index * elf["e_shentsize"] + _SHDR[elf.elfclass]["sh_link"]
+        raise ElfUnreadable(f"{name}: section {sec.index} ({sec.name})'s sh_link (byte "
+                            f"{at:,}) names section {sec.link:,}, which is not a section "
+                            f"inside the file")
+    return linked
 
 
 def _sym_struct(elf: ELFFile) -> struct.Struct:
@@ -199,39 +372,71 @@ def _sym_struct(elf: ELFFile) -> struct.Struct:
     return struct.Struct(e + "IIIBBH")  # name value size info other shndx
 
 
-def _read_symbols(elf, mm, table, starts, sizes, binds, names) -> None:
-    strtab = elf.get_section(table["sh_link"])
-    s_off, s_size = strtab["sh_offset"], strtab["sh_size"]
-    strings = mm[s_off:s_off + s_size]
-    off, size = table["sh_offset"], table["sh_size"]
+#: a symbol name is cut after this many bytes: a string table without a NUL would
+#: otherwise make every symbol's name the rest of the table
+MAX_NAME = 1 << 16
+#: symbols decoded between two charges of the file's budget
+_CHUNK = 1024
+
+
+def _name(strings, off: int) -> bytes:
+    end = strings.find(b"\0", off, off + MAX_NAME)
+    return strings[off:end if end >= 0 else off + MAX_NAME]
+
+
+#: the names of a table's symbols may add up to this many times its string table (real
+#: files: under 2, as symbol versions and PLT stubs share names) plus a MiB
+_NAME_ALLOWANCE = 4
+
+
+def _read_symbols(elf, mm, table: Section, strtab: Section, starts, sizes, binds, names,
+                  file: str) -> None:
+    strings = mm[strtab.offset:strtab.offset + strtab.size]
+    s_size = len(strings)
     st = _sym_struct(elf)
-    size -= size % st.size
-    data = mm[off:off + size]
+    count = table.size // st.size
+    budget.ahead(count)  # the count, against the budget, before any is read
+    allowance, made = _NAME_ALLOWANCE * s_size + (1 << 20), 0
     is64 = elf.elfclass == 64
-    for rec in st.iter_unpack(data):
-        if is64:
-            name_off, info, _other, shndx, value, sym_size = rec
-        else:
-            name_off, value, sym_size, info, _other, shndx = rec
-        typ = info & 0xF
-        if (typ != _STT_FUNC and typ != _STT_GNU_IFUNC) or shndx == _SHN_UNDEF or \
-                not name_off or name_off >= s_size:
-            continue
-        end = strings.find(b"\0", name_off)
-        name = strings[name_off:end if end >= 0 else s_size]
-        if name[:1] == b"$":
-            continue  # ARM mapping symbols
-        starts.append(value)
-        sizes.append(sym_size)
-        binds.append(info >> 4)
-        names.append(name)
+    view = memoryview(mm)[table.offset:table.offset + count * st.size]
+    try:
+        for first in range(0, count * st.size, _CHUNK * st.size):
+            before = made
+            for rec in st.iter_unpack(view[first:first + _CHUNK * st.size]):
+                if is64:
+                    name_off, info, _other, shndx, value, sym_size = rec
+                else:
+                    name_off, value, sym_size, info, _other, shndx = rec
+                typ = info & 0xF
+                if (typ != _STT_FUNC and typ != _STT_GNU_IFUNC) or shndx == _SHN_UNDEF or \
+                        not name_off or name_off >= s_size:
+                    continue
+                name = _name(strings, name_off)
+                if name[:1] == b"$":
+                    continue  # ARM mapping symbols
+                made += len(name)
+                starts.append(value)
+                sizes.append(sym_size)
+                binds.append(info >> 4)
+                names.append(name)
+            if made > allowance:
+                raise ElfUnreadable(
+                    f"{file}: the names of the symbols of section {table.index} "
+                    f"({table.name}) add up to more than {_NAME_ALLOWANCE} times the "
+                    f"{s_size:,} bytes of its string table (section {strtab.index}): "
+                    f"their st_name fields point into the same long names again and again")
+            budget.charge(min(_CHUNK, count - first // st.size) + (made - before >> 6))
+    finally:
+        view.release()
 
 
 #: PLT sections: stubs that jump to a shared library's function
 _PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
+#: what naming the stubs reads: a damaged one of these leaves them unnamed
+_PLT_ALL = _PLT_SECTIONS + (".rela.plt", ".rel.plt")
 
 
-def _plt_sections(elf, starts, sizes, binds, names, dso: str) -> None:
+def _plt_sections(secs: dict[int, Section], starts, sizes, binds, names, dso: str) -> None:
     """When the stubs cannot be named (a debug file keeps the section headers but not
     .rela.plt's contents), their addresses still lie in the PLT, not in the function
     before it (`_init`): name them "[plt] in DSO"."""
@@ -240,53 +445,55 @@ def _plt_sections(elf, starts, sizes, binds, names, dso: str) -> None:
     label = b"[plt]" if re.fullmatch(r"[0-9a-f]{16,}", base) else \
         b"[plt] in " + base.encode("utf-8", "replace")
     for sec_name in _PLT_SECTIONS:
-        sec = elf.get_section_by_name(sec_name)
-        if sec is not None and sec["sh_size"] and sec["sh_addr"]:
-            starts.append(sec["sh_addr"])
-            sizes.append(sec["sh_size"])
+        sec = _by_name(secs, sec_name)
+        if sec is not None and sec.size and sec.addr:
+            starts.append(sec.addr)
+            sizes.append(sec.size)
             binds.append(STB_GLOBAL)
             names.append(label)
 
 
-def _plt_symbols(elf, mm, starts, sizes, binds, names) -> None:
+def _plt_symbols(elf, mm, secs: dict[int, Section], starts, sizes, binds, names,
+                 name: str) -> None:
     """perf names PLT stubs `sym@plt`: one entry per .rela.plt relocation, in order, in
     .plt.sec (x86-64 with IBT) or after .plt's header."""
-    rela = elf.get_section_by_name(".rela.plt") or elf.get_section_by_name(".rel.plt")
-    if rela is None or rela["sh_type"] == "SHT_NOBITS":
+    rela = _by_name(secs, ".rela.plt") or _by_name(secs, ".rel.plt")
+    if rela is None or rela.type == "SHT_NOBITS":
         return
-    plt_sec = elf.get_section_by_name(".plt.sec")
-    plt = elf.get_section_by_name(".plt")
+    plt_sec = _by_name(secs, ".plt.sec")
+    plt = _by_name(secs, ".plt")
     machine = elf["e_machine"]
-    if plt_sec is not None and plt_sec["sh_type"] != "SHT_NOBITS":
-        base, header, entry = plt_sec["sh_addr"], 0, 16
-    elif plt is not None and plt["sh_type"] != "SHT_NOBITS":
+    if plt_sec is not None and plt_sec.type != "SHT_NOBITS":
+        sec, header, entry = plt_sec, 0, 16
+    elif plt is not None and plt.type != "SHT_NOBITS":
         header = 32 if machine == "EM_AARCH64" else 16
         entry = 16 if machine in ("EM_X86_64", "EM_386", "EM_AARCH64") else 0
-        base = plt["sh_addr"]
+        sec = plt
         if not entry:
             return
     else:
         return
-    dynsym = elf.get_section(rela["sh_link"])
-    if dynsym is None or dynsym["sh_type"] == "SHT_NOBITS":
+    dynsym = _linked(elf, secs, rela, name)
+    if dynsym.type == "SHT_NOBITS":
         return
-    strtab = elf.get_section(dynsym["sh_link"])
-    strings = mm[strtab["sh_offset"]:strtab["sh_offset"] + strtab["sh_size"]]
+    strtab = _linked(elf, secs, dynsym, name)
+    strings = mm[strtab.offset:strtab.offset + strtab.size]
     sym = _sym_struct(elf)
     e = "<" if elf.little_endian else ">"
-    is_rela = rela["sh_type"] == "SHT_RELA"
+    is_rela = rela.type == "SHT_RELA"
     if elf.elfclass == 64:
         rel = struct.Struct(e + ("QQq" if is_rela else "QQ"))
     else:
         rel = struct.Struct(e + ("IIi" if is_rela else "II"))
-    data = mm[rela["sh_offset"]:rela["sh_offset"] + rela["sh_size"]]
-    d_off = dynsym["sh_offset"]
-    relocs = list(rel.iter_unpack(data[:len(data) - len(data) % rel.size]))
+    count = rela.size // rel.size
+    budget.ahead(count)
+    relocs = list(rel.iter_unpack(mm[rela.offset:rela.offset + count * rel.size]))
+    budget.charge(count)
+    symbols = dynsym.size // sym.size
     slot_of = None
     if machine == "EM_X86_64":
-        sec = plt_sec if base == (plt_sec["sh_addr"] if plt_sec is not None else None) else plt
-        slot_of = _x86_64_plt_slots(mm, sec, header, entry, {r[0]: i for i, r in
-                                                            enumerate(relocs)})
+        slot_of = _x86_64_plt_slots(mm, sec, header, entry,
+                                    {r[0]: i for i, r in enumerate(relocs)}, count)
     for i, r in enumerate(relocs):
         info = r[1]
         sym_ix = info >> 32 if elf.elfclass == 64 else info >> 8
@@ -296,33 +503,40 @@ def _plt_symbols(elf, mm, starts, sizes, binds, names) -> None:
             # perf does since its 2023 PLT fixes (perf 6.1 printed a bare "@plt")
             if not is_rela:
                 continue
-            name = f"*ABS*+0x{r[2] & (1 << 64) - 1:x}".encode()
+            stub = f"*ABS*+0x{r[2] & (1 << 64) - 1:x}".encode()
+        elif sym_ix >= symbols:
+            continue  # a symbol the table does not hold: the stub stays unnamed
         else:
-            rec = sym.unpack_from(mm, d_off + sym_ix * sym.size)
-            name_off = rec[0]
-            end = strings.find(b"\0", name_off)
-            name = strings[name_off:end if end >= 0 else len(strings)]
-        if not name:
+            name_off = sym.unpack_from(mm, dynsym.offset + sym_ix * sym.size)[0]
+            stub = _name(strings, name_off) if name_off < len(strings) else b""
+        if not stub:
             continue
-        at = base + header + i * entry if slot_of is None else slot_of.get(i)
+        at = sec.addr + header + i * entry if slot_of is None else slot_of.get(i)
         if at is None:
             continue
         starts.append(at)
         sizes.append(entry)
         binds.append(STB_GLOBAL)
-        names.append(name + b"@plt")
+        names.append(stub + b"@plt")
 
 
-def _x86_64_plt_slots(mm, sec, header: int, entry: int, reloc_at: dict[int, int]
-                      ) -> dict[int, int] | None:
+#: PLT entries looked at beyond one per relocation: the header's and the lazy TLSDESC
+#: entry's, which jump elsewhere
+_PLT_EXTRA = 4
+
+
+def _x86_64_plt_slots(mm, sec: Section, header: int, entry: int, reloc_at: dict[int, int],
+                      relocs: int) -> dict[int, int] | None:
     """relocation index -> its PLT entry's address, from each entry's own `jmp
     *GOT(%rip)` (ff 25 disp32, after endbr64/bnd in IBT entries), as objdump finds them
     (bfd's elf_x86_64_get_synthetic_symtab): the .rela.plt order is not the PLT's when
     the linker puts IRELATIVE slots last (glibc's libc.so.6). None when no entry decodes,
-    and then the relocations are taken in order."""
-    if sec is None or sec["sh_type"] == "SHT_NOBITS":
-        return None
-    addr, off, size = sec["sh_addr"], sec["sh_offset"], sec["sh_size"]
+    and then the relocations are taken in order. The section lies inside the file
+    (_sections), and no more entries are looked at than there are relocations to find
+    (a .plt.sec claiming 2^62 bytes was a 20-minute loop)."""
+    addr, off = sec.addr, sec.offset
+    size = min(sec.size, header + (relocs + _PLT_EXTRA) * entry)
+    budget.charge(size // entry)
     out: dict[int, int] = {}
     for e in range(header, size - entry + 1, entry):
         code = mm[off + e:off + e + entry]

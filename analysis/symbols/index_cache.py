@@ -18,8 +18,10 @@ from typing import Callable
 from .symindex import SymbolIndex
 
 #: bump when what an index holds changes: cached indexes of older code are then not read
-_VERSION = "v5"  # v1 keys were build-id + table + size; v3: PLT sections of debug files;
-#                 v4: ties between aliases keep the first in the table; v5: IRELATIVE PLT
+_VERSION = "v7"  # v1 keys were build-id + table + size; v3: PLT sections of debug files;
+#                 v4: ties between aliases keep the first in the table; v5: IRELATIVE PLT;
+#                 v6: sections whose headers pass the end of the file are not read;
+#                 v7: perf maps cached, overlapping entries resolved as perf does
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 

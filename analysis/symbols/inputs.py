@@ -2,8 +2,8 @@
 
 Inputs are files, directories or archives (zip, tar, tar.gz, tar.bz2, tar.xz, tar.zst,
 nested up to MAX_DEPTH). Every member is recognised by its content: ELF, kallsyms or
-System.map, /proc/PID/maps, perf-PID.map. Archives are hostile until proven otherwise:
-members are extracted by content into a private folder under names we choose (so `../`
+System.map, /proc/PID/maps, perf-PID.map, jit-PID.dump. Archives are hostile until
+proven otherwise: members are extracted by content into a private folder under names we choose (so `../`
 and absolute paths cannot escape), links and device files are skipped, and the number of
 members and the bytes written are bounded: each member by its compressed size, and each
 input with every archive inside it by the input's size, checked before every chunk is
@@ -12,9 +12,6 @@ nothing). Decompression is streamed in bounded pieces, never a block at once.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import re
 import stat
@@ -24,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from ..compressed_stream import READ_AHEAD as _READ, Counted as _Counted, \
+    decompressed as _decompressed, is_compressed as _compressed
 from ..errors import AnalysisError
-from . import kallsyms, perfmap, procmaps
+from . import jitdump, kallsyms, perfmap, procmaps
 from .elf import is_elf
 
 MAX_MEMBERS = 20_000
@@ -53,7 +52,7 @@ class BundleError(AnalysisError):
 class SymbolFile:
     origin: str  # what the user calls it: "symbols-1.0.0.zip:libqualla.so.debug"
     path: str  # a local file to read
-    kind: str  # elf | kallsyms | maps | perfmap
+    kind: str  # elf | kallsyms | maps | perfmap | jitdump
     build_id_hint: str = ""  # from perf's build-id cache layout
     path_hint: str = ""  # the DSO path that layout names ("/usr/lib/.../libc.so.6")
     sha256: str = ""  # of the bytes at `path`, when the caller recorded it (else hashed)
@@ -154,7 +153,7 @@ def _classify_file(path: str, origin: str, member: str, out: Collected, budget: 
         # beside the ELF files: not symbols, and nothing the user did wrong
         if member.replace("\\", "/").rsplit("/", 1)[-1] != "probes":
             out.notes.append(f"{origin}: not a symbol file (ELF, kallsyms, System.map, "
-                             f"/proc/PID/maps or perf-PID.map); skipped")
+                             f"/proc/PID/maps, perf-PID.map or jit-PID.dump); skipped")
         return
     sf = SymbolFile(origin, path, kind, sha256=sha256)
     m = _BUILDID_CACHE.match(member.replace("\\", "/"))
@@ -174,6 +173,8 @@ def _kind(head: bytes) -> str | None:
         return "elf"
     if head[:4] == b"PK\x03\x04" or _compressed(head) or head[257:262] == b"ustar":
         return "archive"
+    if jitdump.looks_like_jitdump(head):
+        return "jitdump"
     if b"\0" in head[:4096]:
         return None
     if kallsyms.looks_like_kallsyms(head):
@@ -294,46 +295,6 @@ def _extract_tar_members(path, head, origin, out, budget, work, depth) -> None:
                       lambda: counted.consumed - start)
                 _classify_file(str(dst), f"{origin}:{member.name}", member.name, out, budget,
                                work, depth)
-
-
-_READ = 16 * 1024  # compressed bytes a decompressor may read ahead
-
-
-class _Counted:
-    """The compressed file, read in small pieces and counted."""
-
-    def __init__(self, raw) -> None:
-        self.raw, self.consumed = raw, 0
-
-    def read(self, n: int = -1) -> bytes:
-        data = self.raw.read(_READ if n is None or n < 0 else min(n, _READ))
-        self.consumed += len(data)
-        return data
-
-    def readable(self) -> bool:
-        return True
-
-
-def _compressed(head: bytes) -> bool:
-    """gzip, bzip2, xz or zstd: the compressions _decompressed reads."""
-    return head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00" \
-        or head[:4] == b"\x28\xb5\x2f\xfd"
-
-
-def _decompressed(counted: _Counted, head: bytes):
-    """A reader of the decompressed tar. These readers decompress a bounded piece per
-    read; tarfile's own "r|*" decompresses each compressed block whole, and a 1.6 KB
-    tar.bz2 became 2 GiB in memory at once."""
-    if head[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=counted, mode="rb")
-    if head[:3] == b"BZh":
-        return bz2.BZ2File(counted)
-    if head[:6] == b"\xfd7zXZ\x00":
-        return lzma.LZMAFile(counted)
-    if head[:4] == b"\x28\xb5\x2f\xfd":
-        import zstandard
-        return zstandard.ZstdDecompressor().stream_reader(counted, read_size=_READ)
-    return counted
 
 
 def read_bytes(sf: SymbolFile) -> bytes:

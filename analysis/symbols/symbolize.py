@@ -12,8 +12,10 @@ For each location without a name:
    .dynsym plus PLT stubs), demangle, and point the location at that function.
 
 Kernel addresses use kallsyms/System.map, relocated by the kernel map's `_text` when
-the capture knows it (KASLR). JIT frames use perf-PID.map. The coverage report says, per
-DSO, how much got named, from which file, and what to upload when it did not.
+the capture knows it (KASLR). JIT frames use perf-PID.map and jit-PID.dump files, each
+matched to its process (jit_sources.py), named as perf prints them (whole: perf neither
+demangles nor shortens them). The coverage report says, per DSO, how much got named,
+from which file, and what to upload when it did not.
 """
 from __future__ import annotations
 
@@ -28,13 +30,14 @@ from typing import TYPE_CHECKING, Mapping
 
 from ..aggregate import _weigh
 from ..aggregate.selection import stack_weights
+from ..errors import AnalysisError
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
                        classify_dso, unresolved_name)
-from ..unwind.cfi import image_base
+from ..unwind.cfi import CfiTable, image_base, table_for
 from ..unwind.unwind_pass import unwind
-from . import kallsyms, perfmap, procmaps
+from . import budget, jit_sources, jitdump, kallsyms, perfmap, procmaps
 from .demangle import demangle, short_name
-from .elf import ElfInfo, ElfUnreadable, function_symbols, read_info
+from .elf import ElfInfo, function_symbols, read_info
 from .index_cache import cache_key, cached, file_sha256
 from .inputs import SymbolFile, collect, read_bytes
 from .lines import LineTable, line_table
@@ -86,16 +89,23 @@ class Symbolizer:
         self.elfs: list[ElfInfo] = []
         self.kernels: list[_KernelSource] = []
         self.maps: list[procmaps.MapEntry] = []
-        self.perf_maps: list[SymbolIndex] = []
+        self.jit_sources: list[jit_sources.JitSource] = []
+        self._jit_chosen: dict[int, list[jit_sources.JitSource]] = {}  # by mapping id
+        self._jit_addresses: dict[int, set[int]] | None = None  # sampled, by mapping id
         self.hints: dict[int, SymbolFile] = {}
         #: kernel mappings whose kallsyms turned out to be another kernel's:
         #: (addresses past its text, addresses named)
         self.kernel_mismatch: dict[int, tuple[int, int]] = {}
         self._weights: dict[int, int] | None = None
+        #: each symbol file's budget (budget.py), by path: spent over all its readings
+        self._budgets: dict[str, budget.Budget] = {}
         for sf in files:
             try:
-                self._add(sf)
-            except (ElfUnreadable, OSError, ValueError) as e:
+                with self._reading(sf.path, sf.origin, sf.sha256):
+                    self._add(sf)
+            except budget.OverBudget as e:
+                self._note(str(e))
+            except (AnalysisError, OSError, ValueError) as e:
                 self.notes.append(f"{sf.origin}: unreadable ({e}); skipped")
         self.procmaps = procmaps.ProcMaps(self.maps) if self.maps else None
         self._plans: dict[int, _DsoPlan] = {}
@@ -106,6 +116,7 @@ class Symbolizer:
             info.sha256 = sf.sha256
             if not info.build_id and sf.build_id_hint:
                 info.build_id = sf.build_id_hint
+            self.notes.extend(f"{sf.origin}: {d}" for d in info.damage)
             self.elfs.append(info)
             self.hints[id(info)] = sf
         elif sf.kind == "kallsyms":
@@ -118,12 +129,54 @@ class Symbolizer:
         elif sf.kind == "maps":
             self.maps.extend(procmaps.parse(read_bytes(sf)).entries)
         elif sf.kind == "perfmap":
-            self.perf_maps.append(perfmap.parse(read_bytes(sf)))
+            data = read_bytes(sf)
+            key = cache_key("perfmap", sf.sha256 or hashlib.sha256(data).hexdigest())
+            self.jit_sources.append(jit_sources.JitSource(
+                sf.origin, "perf map", jit_sources.pid_in_name(sf.origin),
+                cached(key, lambda: perfmap.parse(data))))
+        elif sf.kind == "jitdump":
+            dump = jitdump.read(sf.path)
+            if dump.stopped:
+                self.notes.append(f"{sf.origin}: read up to where {dump.stopped}; the "
+                                  f"{dump.loads:,} code loads before it are used")
+            self.jit_sources.append(jit_sources.JitSource(sf.origin, "jitdump", dump.pid,
+                                                          dump.index))
+
+    # ---- budgets of the symbol files -------------------------------------------------
+    def _reading(self, path: str, name: str, key: str = ""):
+        """The block reads the symbol file at `path`: charged to its budget, kept for all
+        of its readings in this analysis (budget.reading)."""
+        b = self._budgets.get(path)
+        if b is None:
+            b = self._budgets[path] = budget.Budget(name, key)
+        return budget.reading(name, key, b)
+
+    def _reading_elf(self, e: ElfInfo):
+        return self._reading(e.path, e.name, _digest(e))
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def _unwind_table(self, e: ElfInfo, arch: str) -> CfiTable | None:
+        """The unwind table of `e` (cfi.table_for), read within its budget; None, with a
+        note, when it is over."""
+        try:
+            with self._reading_elf(e):
+                return table_for(e.path, _digest(e), arch)
+        except budget.OverBudget as err:
+            self._note(str(err))
+            return None
 
     # ---- the pass ----------------------------------------------------------------------
     def run(self, p: Profile) -> None:
-        if p.user_stacks is not None:  # DWARF-mode stacks: callers first, then names
-            unwind(p, lambda mid: self.plan(p, mid, fetch=True), _digest)
+        # where a caller is looked up: perf names a frame-pointer call chain's (the
+        # kernel's, and user space's under -g) at the return address itself
+        # (add_callchain_ip), so a call that ends a function names the next one, as perf
+        # shows it; libdw's DWARF unwinding hands perf the address before it
+        dwarf = p.user_stacks is not None
+        if dwarf:  # DWARF-mode stacks: callers first, then names
+            unwind(p, lambda mid: self.plan(p, mid, fetch=True), self._unwind_table)
         kernel_named: dict[int, list] = defaultdict(list)  # mapping -> (loc, old, name)
         # whether each function is named, read once (the functions this pass makes name
         # only locations it has passed: a location not reached yet has the old ones)
@@ -134,14 +187,19 @@ class Symbolizer:
                 continue  # the input already named it
             self._place(p, loc)
             mapping = p.mappings[loc.mapping_id]
-            adjust = 1 if loc.is_return else 0
+            adjust = 1 if loc.is_return and dwarf and mapping.kind != KERNEL else 0
             name = None
             if mapping.kind == KERNEL:
                 name = self._kernel_name(mapping, loc.address - adjust)
                 if name is not None:
                     kernel_named[loc.mapping_id].append((loc, loc.functions, name))
             elif mapping.kind == JIT or (mapping.kind == UNKNOWN and loc.address):
-                name = self._jit_name(loc.address - adjust)
+                name = jit_sources.name(self._jit_for(p, loc.mapping_id),
+                                        loc.address - adjust)
+                if name is not None:  # (as perf prints them: no C++ reading)
+                    loc.functions = (p.function(name, loc.mapping_id, resolved=True,
+                                                system_name=name),)
+                continue
             elif mapping.kind in (USER, VDSO) and loc.dso_offset is not None:
                 name = self._user_name(p, loc.mapping_id, loc.dso_offset, adjust)
             if name is not None:
@@ -149,7 +207,14 @@ class Symbolizer:
                                  resolved=True, system_name=name)
                 loc.functions = (fid,)
                 if mapping.kind == USER and self.inline:
-                    self._inline(p, loc, adjust)
+                    # a caller's inlined frames and line are those of its call, the
+                    # instruction before the return address, when that is in the same
+                    # function (the return address's line is often the next statement)
+                    site = adjust
+                    if loc.is_return and not adjust and self._user_name(
+                            p, loc.mapping_id, loc.dso_offset, 1) == name:
+                        site = 1
+                    self._inline(p, loc, site)
         for mapping_id, named in kernel_named.items():
             self._check_kernel(p, mapping_id, named)
 
@@ -214,12 +279,28 @@ class Symbolizer:
             reloc = mapping.pgoff - src.text
         return src.index.lookup(address - reloc)
 
-    def _jit_name(self, address: int) -> str | None:
-        for index in self.perf_maps:
-            name = index.lookup(address)
-            if name:
-                return name
-        return None
+    def _jit_for(self, p: Profile, mapping_id: int) -> list[jit_sources.JitSource]:
+        """The JIT files that name this mapping (chosen once per mapping): by the PID
+        the mapping and the files say, else by which names its sampled addresses."""
+        chosen = self._jit_chosen.get(mapping_id)
+        if chosen is None:
+            mapping = p.mappings[mapping_id]
+            if mapping.kind != JIT:  # frames nothing placed: any file may know them
+                chosen = self.jit_sources
+            else:
+                if self._jit_addresses is None:  # one pass for every JIT mapping
+                    self._jit_addresses = defaultdict(set)
+                    for loc in p.locations:
+                        if p.mappings[loc.mapping_id].kind == JIT and loc.address:
+                            self._jit_addresses[loc.mapping_id].add(loc.address)
+                claimed = {pid for m in p.mappings if m.kind == JIT
+                           for pid in [jit_sources.mapping_pid(m.path)] if pid is not None}
+                chosen = jit_sources.choose(self.jit_sources,
+                                            jit_sources.mapping_pid(mapping.path),
+                                            sorted(self._jit_addresses[mapping_id]),
+                                            claimed)
+            self._jit_chosen[mapping_id] = chosen
+        return chosen
 
     def _user_name(self, p: Profile, mapping_id: int, dso_offset: int, adjust: int):
         plan = self.plan(p, mapping_id, fetch=True)
@@ -235,7 +316,12 @@ class Symbolizer:
         if plan.lines is None:  # the first candidate with DWARF: debug files first
             plan.lines = False
             for e in sorted(plan.candidates, key=lambda e: not e.debug_only):
-                table = line_table(e.path, _digest(e))
+                try:
+                    with self._reading_elf(e):
+                        table = line_table(e.path, _digest(e))
+                except budget.OverBudget as err:
+                    self._note(str(err))
+                    continue
                 if table is not None:
                     plan.lines = table
                     break
@@ -288,10 +374,15 @@ class Symbolizer:
             if got is None:
                 continue
             try:
-                info = read_info(got.path, got.url)
-            except ElfUnreadable as e:
+                with self._reading(got.path, got.url, got.sha256):
+                    info = read_info(got.path, got.url, got.sha256)
+            except budget.OverBudget as e:
+                self._note(str(e))
+                continue
+            except AnalysisError as e:
                 self.notes.append(f"{got.url}: unreadable ({e}); skipped")
                 continue
+            self.notes.extend(f"{got.url}: {d}" for d in info.damage)
             info.sha256 = got.sha256
             if info.build_id != build_id:  # (the client checked; a cache is a disk)
                 continue
@@ -324,19 +415,25 @@ class Symbolizer:
         symbols = (with_symtab or [e for e in cands if e.has_dynsym] or [None])[0]
         runtime = next((e for e in cands if not e.debug_only and e.segments), None)
         if symbols is None:
-            return _DsoPlan("stripped", runtime=runtime, note="no symbol table at all")
+            return _DsoPlan("stripped", runtime=runtime, table="none", candidates=cands)
         try:
-            index, table = _elf_index(symbols)
-        except ElfUnreadable as e:
+            with self._reading_elf(symbols):
+                index, table = _elf_index(symbols)
+        except AnalysisError as e:  # damaged, or over its budget
+            if isinstance(e, budget.OverBudget):
+                self._note(str(e))
             return _DsoPlan("unreadable", note=str(e))
         # PLT stubs are only in the binary that ran; add them when symbols come from a
         # separate debug file
         if runtime is not None and runtime is not symbols:
             try:
                 merged = index
-                index = cached(cache_key("elf+plt", _digest(symbols), _digest(runtime)),
-                               lambda: _merge_plt(merged, runtime))
-            except ElfUnreadable:
+                with self._reading_elf(runtime):
+                    index = cached(cache_key("elf+plt", _digest(symbols), _digest(runtime)),
+                                   lambda: _merge_plt(merged, runtime))
+            except budget.OverBudget as e:
+                self._note(str(e))
+            except AnalysisError:
                 pass
         status = "resolved" if table == ".symtab" else "stripped"
         note = "" if want else "matched by file name (the capture has no build-id to check)"
@@ -371,7 +468,8 @@ def _elf_index(e: ElfInfo) -> tuple[SymbolIndex, str]:
     """Symbols of one ELF, cached on disk by the digest of its bytes (the table used
     follows from them). Never by its build-id: any file can claim any build-id."""
     table = ".symtab" if e.has_symtab else ".dynsym" if e.has_dynsym else "none"
-    return cached(cache_key("elf", _digest(e)), lambda: function_symbols(e.path)[0]), table
+    return cached(cache_key("elf", _digest(e)),
+                  lambda: function_symbols(e.path, e.name, _digest(e))[0]), table
 
 
 def _digest(e: ElfInfo) -> str:
@@ -405,7 +503,7 @@ def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
     # equal counts keep it) and, per DSO, its frames' and its named frames' weights,
     # from each location's weight summed in C over the stacks (not a loop per frame)
     _, touched = _weigh.mapping_sums(weights, p.stacks,
-                                     [loc.mapping_id for loc in p.locations])
+                                     [loc.mapping_id for loc in p.locations], len(p.mappings))
     at = array("q", _weigh.location_weights(weights, p.stacks, len(p.locations), False))
     resolved = bytes(f.resolved for f in p.functions)
     frames: dict[int, int] = defaultdict(int)
@@ -422,7 +520,7 @@ def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
         fraction = named[m] / frames[m] if frames[m] else 0.0
         entry = {"dso": mp.path, "kind": mp.kind, "build_id": mp.build_id or None,
                  "samples": samples, "resolved": round(fraction, 4), "source": None,
-                 "status": "", "reason": "", "advice": "",
+                 "status": "", "reason": "", "advice": "", "table": None,
                  # where the names came from: uploaded, debuginfod <server>, kallsyms,
                  # perf map, in the capture (the input named its frames), not found
                  "from": "in the capture" if fraction >= 0.999 else "not found"}
@@ -471,11 +569,7 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
                          advice=_advice(mp, p))
         return
     if mp.kind == JIT:
-        if sym.perf_maps and fraction > 0:
-            entry["from"] = "perf map"
-        entry.update(status="resolved" if fraction >= 0.999 else "missing",
-                     advice="" if fraction >= 0.999 else
-                     f"upload {mp.path} written by the JIT during the recording")
+        _explain_jit(m, entry, sym, fraction)
         return
     plan = sym.plan(p, m)
     if plan.symbols is not None:
@@ -486,6 +580,7 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
         entry["from"] = "in the capture" if fraction >= 0.999 else "not found"
     entry["status"] = plan.status if fraction < 0.999 or plan.status != "resolved" \
         else "resolved"
+    entry["table"] = plan.table or None  # .symtab, .dynsym (stripped), none
     reason = plan.note
     if plan.status == "build-id mismatch":
         got = ", ".join(f"{e.name} has build-id {e.build_id}" for e in plan.mismatch)
@@ -500,15 +595,66 @@ def _explain(p: Profile, m: int, entry: dict, sym: Symbolizer | None, fraction: 
             reason += f"; the debuginfod servers ({' '.join(sym.debuginfod.urls)}) have none"
         entry["advice"] = _advice(mp, p)
     elif plan.status == "stripped":
-        reason = (reason + "; " if reason else "") + \
-            "only exported symbols (.dynsym): static functions stay unnamed"
-        entry["advice"] = f"upload the debug file ({_advice(mp, p)})"
+        # what the file given lacks, never a request for that file again
+        given = plan.symbols or plan.runtime or (plan.candidates or [None])[0]
+        name = given.name if given is not None else "the file given"
+        stripped = (f"{name} has no symbols at all (neither .symtab nor .dynsym)"
+                    if plan.symbols is None else
+                    f"{name} is stripped: only its exported functions (.dynsym) have "
+                    f"names, its other functions stay unnamed")
+        reason = stripped + ("; " + reason if reason else "")
+        entry["advice"] = _debug_advice(mp)
     elif plan.status == "unreadable":
         entry["advice"] = f"upload an intact copy ({_advice(mp, p)})"
     elif fraction < 0.999 and plan.status == "resolved":
         entry["status"] = "partial"
         reason = (reason + "; " if reason else "") + "some addresses fall outside symbols"
     entry["reason"] = reason
+
+
+def _explain_jit(m: int, entry: dict, sym: Symbolizer, fraction: float) -> None:
+    """A JIT mapping, named by the files chosen for it (jit_sources.choose). It never
+    asks for a file that was given: it says what that file lacks."""
+    chosen = sym._jit_chosen.get(m) or []
+    files = ", ".join(s.origin for s in chosen)
+    if chosen and fraction > 0:
+        entry.update(source=files, **{"from": chosen[0].kind})
+    if fraction >= 0.999:
+        entry["status"] = "resolved"
+        return
+    upload = (f"upload {entry['dso']} (or the jit-PID.dump) written by the JIT of this "
+              f"process during the recording")
+    if chosen and fraction > 0:
+        entry.update(status="partial", reason=(
+            f"{100 * (1 - fraction):.1f}% of its sampled frames are in code {files} does "
+            f"not list: code the JIT freed, moved or made after the file was written"),
+            advice="to name those too, write the map when the recording ends, while the "
+                   "process still runs (`jcmd PID Compiler.perfmap` for the JVM), or "
+                   "record a jit-PID.dump (`perf record -k 1` with the JIT's jitdump "
+                   "agent, Node's --perf-prof)")
+    elif chosen:
+        entry.update(status="missing", advice=upload, reason=(
+            f"{files} names none of its sampled addresses (written by another run of "
+            f"the process?)"))
+    elif sym.jit_sources:
+        given = ", ".join(s.origin for s in sym.jit_sources)
+        entry.update(status="missing", advice=upload, reason=(
+            f"the JIT symbol files given ({given}) are of other processes or name none "
+            f"of its sampled addresses"))
+    else:
+        entry.update(status="missing", advice=upload,
+                     reason="no perf-PID.map or jit-PID.dump was given")
+
+
+def _debug_advice(mp) -> str:
+    """For a stripped file that was given: its debug file (perf archive would only copy
+    the stripped file again)."""
+    bid = mp.build_id
+    debug = f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug" if bid else \
+        "its .debug file"
+    return (f"upload the debug file of {mp.path}: {debug} (the distribution's debug "
+            f"symbols package: -dbgsym, -debuginfo, -dbg), or from a debuginfod server "
+            f"(DEBUGINFOD_URLS on the workers, --debuginfod on the command line)")
 
 
 def _advice(mp, p: Profile) -> str:

@@ -9,6 +9,7 @@ does, so names match perf's output.
 from __future__ import annotations
 
 import bisect
+import heapq
 import mmap
 import os
 import struct
@@ -46,7 +47,8 @@ class SymbolIndex:
             f.write(self.starts.tobytes())
             f.write(self.ends.tobytes())
             f.write(self.name_offsets.tobytes())
-            f.write(self.blob)
+            f.write(self.blob if isinstance(self.blob, (bytes, bytearray)) else
+                    bytes(self.blob))
         os.replace(tmp, path)
 
     @classmethod
@@ -83,6 +85,14 @@ class _Blob:
 
     def __getitem__(self, s: slice) -> bytes:
         return self.mm[self.base + s.start:self.base + s.stop]
+
+    def __len__(self) -> int:
+        return len(self.mm) - self.base
+
+    def __bytes__(self) -> bytes:
+        """(saving a mapped index under another key: a runtime binary without PLT
+        stubs leaves the debug file's index as it is, _merge_plt)"""
+        return self.mm[self.base:]
 
 
 def _underscores(name: bytes) -> int:
@@ -153,3 +163,60 @@ def build_index(starts: list[int], sizes: list[int], binds: list[int],
     offsets[n] = pos
     return SymbolIndex(array("Q", keep_start), ends, offsets, b"".join(keep_name))
 
+
+
+def build_latest_wins(starts: list[int], sizes: list[int], names: list[bytes]) -> SymbolIndex:
+    """An index of code that a JIT placed over time, given in the order it was placed:
+    where two ranges overlap, the later one holds the address (the earlier code was
+    freed and the memory reused), as perf's maps do when a new mmap covers an old one.
+    A size of 0 covers its start address only (perf's symbol__new: end = start). One
+    sweep over the boundaries with a heap of the ranges open there: n log n."""
+    bounds: list[tuple[int, int, int]] = []  # (address, 0 end / 1 start, entry)
+    for i, (start, size) in enumerate(zip(starts, sizes)):
+        if not 0 <= start < _TOP - 1:
+            continue
+        end = min(start + max(size, 1), _TOP - 1)
+        bounds.append((start, 1, i))
+        bounds.append((end, 0, i))
+    bounds.sort()
+    open_: list[int] = []  # -entry: the latest placed on top
+    closed: set[int] = set()
+    seg_start: list[int] = []
+    seg_end: list[int] = []
+    seg_owner: list[int] = []
+    k = 0
+    while k < len(bounds):
+        x = bounds[k][0]
+        while k < len(bounds) and bounds[k][0] == x:
+            _, is_start, i = bounds[k]
+            if is_start:
+                heapq.heappush(open_, -i)
+            else:
+                closed.add(i)
+            k += 1
+        while open_ and -open_[0] in closed:
+            closed.discard(-heapq.heappop(open_))
+        if seg_start and seg_end[-1] == 0:
+            seg_end[-1] = x  # the open segment ends here
+            if seg_end[-1] == seg_start[-1]:
+                seg_start.pop(), seg_end.pop(), seg_owner.pop()
+        if open_ and k < len(bounds):
+            owner = -open_[0]
+            if seg_owner and seg_owner[-1] == owner and seg_end[-1] == x:
+                seg_end[-1] = 0  # the same code goes on
+            else:
+                seg_start.append(x)
+                seg_end.append(0)
+                seg_owner.append(owner)
+    return from_segments(seg_start, seg_end, [names[o] for o in seg_owner])
+
+
+def from_segments(starts: list[int], ends: list[int], names: list[bytes]) -> SymbolIndex:
+    """An index of sorted ranges that do not overlap, as they are."""
+    offsets = array("Q", [0]) * (len(starts) + 1)
+    pos = 0
+    for j, name in enumerate(names):
+        offsets[j] = pos
+        pos += len(name)
+    offsets[len(starts)] = pos
+    return SymbolIndex(array("Q", starts), array("Q", ends), offsets, b"".join(names))

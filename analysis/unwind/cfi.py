@@ -345,25 +345,33 @@ def image_base(load_vaddrs) -> int:
 
 def _lazy_plt(path: str) -> tuple[int, int, int] | None:
     """(start, end, threshold) of the `.plt` section when its `.eh_frame` holds GNU ld's
-    PLT expression, else None."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
+    PLT expression, else None. Both sections must lie inside the file (elf.sections),
+    and the PLT inside an executable PT_LOAD segment."""
+    from ..errors import AnalysisError
+    from ..symbols.budget import OverBudget
+    from ..symbols.elf import sections
 
     try:
+        secs, loads = sections(path)
+        plt, eh = secs.get(".plt"), secs.get(".eh_frame")
+        if plt is None or eh is None or eh.type == "SHT_NOBITS":
+            return None
         with open(path, "rb") as f:
-            elf = ELFFile(f)
-            plt, eh = elf.get_section_by_name(".plt"), elf.get_section_by_name(".eh_frame")
-            if plt is None or eh is None or eh["sh_type"] == "SHT_NOBITS":
-                return None
-            data = eh.data()
-            base = image_base(seg["p_vaddr"] for seg in elf.iter_segments()
-                              if seg["p_type"] == "PT_LOAD")
-            for pattern, threshold in _PLT_EXPRESSIONS.items():
-                if pattern in data:
-                    start = plt["sh_addr"] - base
-                    return start, start + plt["sh_size"], threshold
-    except (ELFError, OSError, ValueError):
+            f.seek(eh.offset)
+            data = f.read(eh.size)
+    except OverBudget:
+        raise  # the file's reader skips it, with a note
+    except (AnalysisError, OSError):  # damaged: no PLT rule
         return None
+    base = image_base(seg.vaddr for seg in loads)
+    if plt.addr < base or not any(seg.executable and seg.vaddr <= plt.addr and
+                                  plt.addr + plt.size <= seg.vaddr + seg.filesz
+                                  for seg in loads):
+        return None  # no PLT of code that ran: an address or size was edited
+    for pattern, threshold in _PLT_EXPRESSIONS.items():
+        if pattern in data:
+            start = plt.addr - base
+            return start, start + plt.size, threshold
     return None
 
 

@@ -10,14 +10,15 @@ copies are then dropped: from here on the stacks are ordinary stacks.
 from __future__ import annotations
 
 from ..profile import Profile
-from .cfi import ARCH_ALIASES, REGISTERS, CfiTable, image_base, table_for
+from .cfi import ARCH_ALIASES, REGISTERS, CfiTable, image_base
 from .user_stacks import DWARF_NOTE, MapRow
 from .walker import JIT_PATHS, Module, Space, registers, walk
 
 
-def unwind(p: Profile, plan_of, digest_of) -> None:
+def unwind(p: Profile, plan_of, table_of) -> None:
     """`plan_of(mapping_id)` -> the symbolizer's plan for that DSO (its `runtime` is the
-    binary that ran); `digest_of(elf)` -> its SHA-256, the cache key of its table."""
+    binary that ran); `table_of(elf, arch)` -> its unwind table (cfi.table_for, within
+    the file's budget) or None."""
     us = p.user_stacks
     p.user_stacks = None
     if us is None or not len(us):
@@ -43,7 +44,7 @@ def unwind(p: Profile, plan_of, digest_of) -> None:
         mod = None
         if elf is not None:
             if elf.path not in tables:
-                tables[elf.path] = table_for(elf.path, digest_of(elf), arch)
+                tables[elf.path] = table_of(elf, arch)
             base = image_base(s.vaddr for s in elf.segments)
             vaddr_of = elf.vaddr_of
 

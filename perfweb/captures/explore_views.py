@@ -12,7 +12,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from . import access
+from . import access, rate_limits
 from .ids import parse_id
 from .services.explore import (KINDS, SORTS, VIEWS, AnalysisError, Query, explorer_data,
                                 parse_transforms, to_json)
@@ -128,4 +128,6 @@ def data_response(request, profile, kind: str, capture=None) -> JsonResponse:
 @require_GET
 def data(request, pk: int, kind: str):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    return data_response(request, load_profile(capture), kind, capture)
+    return rate_limits.limited(request, rate_limits.member_scopes(request),
+                               lambda: data_response(request, load_profile(capture), kind,
+                                                     capture))

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 
-from .explore_views import BadQuery, load_profile, query_of
+from .explore_views import BadQuery, query_of
 from .models import Capture
-from .services.exports import AnalysisError, export_binary, export_text
+from .services import export_cache
+from .services.exports import AnalysisError, export_key, write_export
+from .services.profiles import latest_result, result_profile
 
 EXPORTS = {"folded": ("text/plain; charset=utf-8", "folded.txt"),
            "speedscope": ("application/json", "speedscope.json"),
@@ -24,8 +26,9 @@ _SELECTION_KEYS = ("tids", "start", "end", "event", "view", "tf")
 
 def export_response(capture: Capture, fmt: str, request=None, api: bool = False
                     ) -> HttpResponse:
-    """The file as an attachment; for pprof and Firefox a query the explorer refuses (or
-    a capture the format cannot hold) is a 400 with the sentence, JSON for the API."""
+    """The file as an attachment, made once per host and streamed (export_cache); for
+    pprof and Firefox a query the explorer refuses (or a capture the format cannot hold)
+    is a 400 with the sentence, JSON for the API."""
     if fmt not in EXPORTS:
         raise Http404("unknown export format")
     content_type, suffix = EXPORTS[fmt]
@@ -36,22 +39,28 @@ def export_response(capture: Capture, fmt: str, request=None, api: bool = False
             raise Http404("no result yet")
         return FileResponse(result.folded.open("rb"), as_attachment=True, filename=filename,
                             content_type=content_type)
-    profile = load_profile(capture)
-    if fmt in SELECTABLE:
-        try:
-            query = query_of(request) if request is not None else None
-            if request is not None and any(request.GET.get(k) for k in _SELECTION_KEYS):
+    result = latest_result(capture)
+    if result is None or not result.profile:
+        raise Http404("no result yet")
+    name = str(capture)
+    started = int(capture.created_at.timestamp() * 1e9) if capture.created_at else None
+    try:
+        query = None
+        if fmt in SELECTABLE and request is not None:
+            query = query_of(request)
+            if any(request.GET.get(k) for k in _SELECTION_KEYS):
                 filename = f"capture-{capture.pk}-selection.{suffix}"
-            started = int(capture.created_at.timestamp() * 1e9) if capture.created_at \
-                else None
-            data = export_binary(profile, fmt, query, name=str(capture), started_ns=started)
-        except (AnalysisError, BadQuery) as e:
-            if api:
-                return JsonResponse({"detail": str(e)}, status=400)
-            return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-        response = HttpResponse(data, content_type=content_type)
-    else:
-        response = HttpResponse(export_text(profile, fmt, name=str(capture)),
-                                content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+
+        def make(out):
+            profile = result_profile(result)
+            if profile is None:
+                raise Http404("no result yet")
+            write_export(out, profile, fmt, query, name=name, started_ns=started)
+        made = export_cache.cached(result.profile.name, export_key(fmt, query, name), make)
+    except (AnalysisError, BadQuery) as e:
+        if api:
+            return JsonResponse({"detail": str(e)}, status=400)
+        return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+    return FileResponse(made, as_attachment=True, filename=filename,
+                        content_type=content_type)
+

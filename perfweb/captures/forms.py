@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.utils.safestring import mark_safe
 
 from .uploads import UploadTooLarge, check_size
@@ -30,6 +31,14 @@ def _check_size(f) -> None:
         raise forms.ValidationError(str(e)) from None
 
 
+def _files_limit(field: forms.Field, what: str) -> None:
+    """The help of a many-files field says how many files an upload may carry (Django
+    stops reading a request past them: upload_limits.bad_request)."""
+    field.help_text = (f"{field.help_text}; at most "
+                       f"{settings.DATA_UPLOAD_MAX_NUMBER_FILES:,} files in one upload, "
+                       f"{what}: put more in a .zip or .tar.gz")
+
+
 class UploadForm(forms.Form):
     capture = forms.FileField(validators=[_check_size],
                               help_text=mark_safe(  # (our own text; Django does not escape help)
@@ -38,7 +47,7 @@ class UploadForm(forms.Form):
     symbols = MultipleFileField(required=False, validators=[_check_size],
                                 help_text="ELF binaries or debug files, perf archive "
                                           "bundles, kallsyms, /proc/PID/maps, perf-PID.map, "
-                                          "or archives of them")
+                                          "jit-PID.dump, or archives of them")
     sources = MultipleFileField(required=False, validators=[_check_size],
                                 label="Source archive",
                                 help_text="optional: a .tar.gz or .zip of the build's source "
@@ -63,6 +72,7 @@ class UploadForm(forms.Form):
     def __init__(self, *args, teams=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.makes_own_team = not teams  # the page says so; the upload makes it
+        _files_limit(self.fields["symbols"], "the capture included")
         self.fields["team"].choices = [(str(t.pk), t.name) for t in teams]
         if len(self.fields["team"].choices) <= 1:
             self.fields["team"].widget = forms.HiddenInput()
@@ -73,6 +83,10 @@ class SymbolUploadForm(forms.Form):
     sources = MultipleFileField(required=False, validators=[_check_size],
                                 label="Source archive",
                                 help_text="a .tar.gz or .zip of the build's source tree")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _files_limit(self.fields["symbols"], "source archives included")
 
     def clean(self):
         data = super().clean()

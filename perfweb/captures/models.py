@@ -127,6 +127,9 @@ class Capture(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     #: its message could not be sent (the broker was down): the sweep sends it at once
     unsent = models.BooleanField(default=False)
+    #: the Redis run id its message was sent under (pipeline.send): when the server's is
+    #: another, a restart lost the message, and the sweep sends it again
+    sent_run = models.CharField(max_length=40, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -186,9 +189,13 @@ class SymbolFile(models.Model):
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                     on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
-    indexed = models.BooleanField(default=False)  # its build-ids are in BuildIdEntry
+    #: its build-ids are in BuildIdEntry; for a source archive: the worker has read it
+    #: (its text files are in SourceMember, or it was refused)
+    indexed = models.BooleanField(default=False)
     kind = models.CharField(max_length=16, default="symbols",
                             choices=[("symbols", "symbol file"), ("source", "source archive")])
+    #: why the worker refused a source archive: a sentence shown in place of the source
+    refused = models.TextField(blank=True, default="")
 
     class Meta:
         constraints = [models.CheckConstraint(
@@ -198,6 +205,20 @@ class SymbolFile(models.Model):
         # (deletion removes a shared file with its last row)
         indexes = [models.Index(fields=["sha256"], name="symbolfile_sha256"),
                    models.Index(fields=["file"], name="symbolfile_file")]
+
+
+class SourceMember(models.Model):
+    """A text file of a source archive, as the worker read it once (services/
+    source_index.py): a hot-lines request reads these rows, never the archive."""
+    archive = models.ForeignKey(SymbolFile, on_delete=models.CASCADE,
+                                related_name="source_members")
+    name = models.TextField()  # its path in the archive
+    basename = models.CharField(max_length=255)  # what a debug path must end in to match
+    text = models.BinaryField()  # zlib-compressed, at most MAX_SOURCE_BYTES decompressed
+
+    class Meta:
+        indexes = [models.Index(fields=["archive", "basename"],
+                                name="sourcemember_basename")]
 
 
 class AnalysisResult(models.Model):
@@ -253,19 +274,47 @@ class ShareLink(models.Model):
 
 
 class ShareLinkUse(models.Model):
+    """A share link's uses on one day (UTC): one row per link and day, counted in place
+    (services/share_uses.py). A row per request grew without bound: every data request
+    of a shared page is a use. An owner auditing a link sees per day how often it was
+    used, when first and last, and from which addresses: the first ADDRESSES_KEPT
+    distinct ones (`more_addresses` when others came), the last one with its user agent."""
+    ADDRESSES_KEPT = 8
     link = models.ForeignKey(ShareLink, on_delete=models.CASCADE, related_name="uses")
-    at = models.DateTimeField(auto_now_add=True)
-    path = models.CharField(max_length=255)
-    remote_addr = models.CharField(max_length=64, blank=True)
-    user_agent = models.CharField(max_length=255, blank=True)
+    day = models.DateField()
+    count = models.PositiveBigIntegerField(default=0)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+    last_address = models.CharField(max_length=64, blank=True)
+    last_user_agent = models.CharField(max_length=255, blank=True)
+    #: the day's first distinct addresses, each followed by a space after a leading one
+    #: (" a b "), so a conditional UPDATE can ask whether one is in it
+    addresses = models.CharField(max_length=ADDRESSES_KEPT * 46 + 1, default=" ")
+    address_count = models.PositiveSmallIntegerField(default=0)  # of `addresses`
+    more_addresses = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["link", "day"],
+                                               name="one_use_row_per_link_and_day")]
+
+    def address_list(self) -> list[str]:
+        return self.addresses.split()
 
 
 class ApiToken(models.Model):
-    """A personal API token: acts as its user, so it sees that user's teams only. Only a
-    hash is stored; the token is shown once."""
+    """A personal API token: acts as its user, so it sees that user's teams only, and
+    only within its scope (api_tokens.py). Only a hash is stored; the token is shown
+    once."""
+    READ, UPLOAD, ADMIN = "read", "upload", "admin"
+    SCOPES = [(READ, "read: debuginfod, downloads, reading the API"),
+              (UPLOAD, "upload: read, and upload captures and symbol files"),
+              (ADMIN, "admin: everything your account may do, deleting included")]
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="api_tokens")
     name = models.CharField(max_length=100)
+    #: tokens made before scopes existed are admin (migration 0016_token_scopes), as they acted
+    scope = models.CharField(max_length=8, choices=SCOPES, default=UPLOAD)
     prefix = models.CharField(max_length=8)
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -5,6 +5,13 @@ The database is the source of truth: a capture's status says where it is, its cl
 says which attempt owns it (claims.py). A message is only a hint to look at a capture,
 so losing one (Redis restarted, the broker unreachable at upload) or delivering one twice
 is harmless: the sweep queues the capture again, and a duplicate finds it taken.
+
+The sweep knows a message was lost rather than guessing it from the time: a capture
+records the Redis run id it was sent under (`sent_run`, read before sending), and a run
+id that is no longer the server's means a restart since. It guessed before, from
+`updated_at` and the 5-minute grace: after a 17 s outage, two captures queued when it
+began finished 296 s after Redis returned. What the sweep sends goes ahead of new work
+(perfweb/priorities.py).
 """
 from __future__ import annotations
 
@@ -16,6 +23,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from perfweb import broker
+from perfweb.priorities import FIRST, NEW
+
 from . import claims
 from .models import Capture
 
@@ -23,25 +33,35 @@ log = logging.getLogger(__name__)
 Status = Capture.Status
 
 
-def enqueue(capture: Capture) -> None:
+def enqueue(capture: Capture, priority: int = NEW, run: str | None = None) -> None:
     """Queue a capture once the transaction that created or reset it has committed, so
     the worker never looks for a row it cannot see yet. With the broker down the capture
     stays queued in the database, and the sweep sends it when the broker is back."""
     pk = capture.pk
-    transaction.on_commit(lambda: send(pk))
+    transaction.on_commit(lambda: send(pk, priority, run))
 
 
-def send(capture_id: int) -> bool:
-    """Send the task message; when the broker cannot take it, mark the capture unsent,
-    and the sweep (which runs only where the broker answers) sends it on its next run."""
+def broker_run() -> str | None:
+    """The Redis server's current run id; None with the filesystem broker, whose
+    messages are files a restart keeps, or when Redis does not answer."""
+    return broker.run_id(settings.REDIS_URL) if settings.REDIS_URL else None
+
+
+def send(capture_id: int, priority: int = NEW, run: str | None = None) -> bool:
+    """Send the task message and record the broker run it went to (`run`, read before
+    this send: should Redis restart in between, the sweep sends it once more, which is
+    harmless); when the broker cannot take it, mark the capture unsent, and the sweep
+    (which runs only where the broker answers) sends it on its next run."""
     from .tasks import analyze_capture
+    run = run or broker_run() or ""
     try:
-        analyze_capture.apply_async((capture_id,), retry=False)
+        analyze_capture.apply_async((capture_id,), retry=False, priority=priority)
     except Exception:  # noqa: BLE001 - kombu raises many kinds; the sweep sends it later
         log.warning("could not queue capture %s (broker unavailable); the sweep will",
                     capture_id, exc_info=True)
         Capture.objects.filter(pk=capture_id, status=Status.QUEUED).update(unsent=True)
         return False
+    Capture.objects.filter(pk=capture_id, status=Status.QUEUED).update(sent_run=run)
     return True
 
 
@@ -65,16 +85,21 @@ def reanalyze_build(build) -> int:
 
 
 def sweep() -> dict[str, int]:
-    """Take back captures nobody is working on: queued ones whose message was never sent
-    (the broker was down) or may be lost (queued longer than PERFWEB_QUEUED_GRACE_S) are
-    sent again; active ones whose worker stopped its heartbeat (PERFWEB_HEARTBEAT_
-    STALE_S) are queued again, or failed after PERFWEB_MAX_ATTEMPTS. Rows another
-    transaction holds (an attempt writing its result) are left for the next sweep."""
+    """Take back captures nobody is working on, and send them ahead of new work: queued
+    ones whose message was never sent (the broker was down), was sent to a Redis run that
+    has ended since (a restart lost it), or may be lost (queued longer than
+    PERFWEB_QUEUED_GRACE_S) are sent again; active ones whose worker stopped its
+    heartbeat (PERFWEB_HEARTBEAT_STALE_S) are queued again, or failed after
+    PERFWEB_MAX_ATTEMPTS. Rows another transaction holds (an attempt writing its result)
+    are left for the next sweep."""
     now = timezone.now()
+    run = broker_run()
     requeued = failed = 0
-    lost = Capture.objects.filter(
-        Q(unsent=True) | Q(updated_at__lt=now - timedelta(
-            seconds=settings.PERFWEB_QUEUED_GRACE_S)), status=Status.QUEUED)
+    lost = Q(unsent=True) | Q(updated_at__lt=now - timedelta(
+        seconds=settings.PERFWEB_QUEUED_GRACE_S))
+    if run is not None:  # (not recorded, "": sent before this was, or INFO failed)
+        lost |= Q(sent_run__gt="") & ~Q(sent_run=run)
+    lost = Capture.objects.filter(lost, status=Status.QUEUED)
     stuck = Capture.objects.filter(status__in=Capture.ACTIVE).exclude(
         heartbeat_at__gte=claims.stale_before())
     with transaction.atomic():
@@ -89,6 +114,6 @@ def sweep() -> dict[str, int]:
                 failed += 1
             else:
                 claims.release(capture.pk, (capture.status,), unsent=False)
-                enqueue(capture)
+                enqueue(capture, FIRST, run)
                 requeued += 1
     return {"requeued": requeued, "failed": failed}

@@ -17,16 +17,19 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 
-from . import access
+from . import access, rate_limits
 from .ids import parse_id
-from .api_tokens import create_token, revoke_token, user_for_token
+from .api_tokens import DEFAULT_SCOPE, READ, SCOPES, create_token, revoke_token, \
+    user_for_token
+from .client_address import client_address
 from .explore_views import data_response, load_profile
 from .exports import export_response
 from .services import buildids
 from .services.history import comparison, history, previous_capture
+from .services.share_uses import record_use
 from .share_links import view_query
 from .templatetags.numbers import of_percent, points, signed_percent
-from .models import BuildIdEntry, Capture, Membership, ShareLink, ShareLinkUse
+from .models import ApiToken, BuildIdEntry, Capture, Membership, ShareLink
 from .services import retention
 from .uploads import exact_size, team_quota, team_usage
 from .views import capture_context, capture_gone, capture_page, status_payload
@@ -193,7 +196,8 @@ def compare_previous(request, pk: int):
 @login_required
 def capture_export(request, pk: int, fmt: str):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    return export_response(capture, fmt, request)
+    return rate_limits.limited(request, rate_limits.member_scopes(request),
+                               lambda: export_response(capture, fmt, request), json=False)
 
 
 # ---- share links --------------------------------------------------------------------------------
@@ -234,7 +238,7 @@ def share_revoke(request, pk: int, link_id: int):
 
 
 def _shared(request, token: str) -> ShareLink | None:
-    """The valid link a URL token names, its use logged; None otherwise."""
+    """The valid link a URL token names; None otherwise."""
     raw, _, secret = token.partition(".")
     pk = parse_id(raw)
     if pk is None or not secret:
@@ -244,10 +248,18 @@ def _shared(request, token: str) -> ShareLink | None:
     if link is None or not hmac.compare_digest(link.token.encode(), secret.encode()) or \
             not link.valid(timezone.now()):
         return None
-    ShareLinkUse.objects.create(link=link, path=request.path[:255],
-                                remote_addr=request.META.get("REMOTE_ADDR", "")[:64],
-                                user_agent=request.META.get("HTTP_USER_AGENT", "")[:255])
     return link
+
+
+def _served_shared(request, link: ShareLink, serve, json: bool, compute: bool = True):
+    """`serve()` within the link's and the client's rate limits, its use counted (a
+    refused request is not a use: a flood of them writes nothing)."""
+    def counted():
+        record_use(link, client_address(request), request.META.get("HTTP_USER_AGENT", ""),
+                   timezone.now())
+        return serve()
+    return rate_limits.limited(request, rate_limits.share_scopes(request, link), counted,
+                               json=json, compute=compute)
 
 
 def _gone(request):
@@ -259,7 +271,9 @@ def shared_capture(request, token: str):
     link = _shared(request, token)
     if link is None:
         return _gone(request)
-    return render(request, "captures/capture.html", capture_context(link.capture, token))
+    return _served_shared(request, link, lambda: render(
+        request, "captures/capture.html", capture_context(link.capture, token)), json=False,
+        compute=False)
 
 
 @require_GET
@@ -268,8 +282,10 @@ def shared_data(request, token: str, kind: str):
     if link is None:
         return JsonResponse({"error": "link no longer valid"}, status=410)
     if kind == "status":
-        return JsonResponse(status_payload(link.capture))
-    return data_response(request, load_profile(link.capture), kind, link.capture)
+        return _served_shared(request, link, lambda: JsonResponse(
+            status_payload(link.capture)), json=True, compute=False)
+    return _served_shared(request, link, lambda: data_response(
+        request, load_profile(link.capture), kind, link.capture), json=True)
 
 
 # ---- teams ------------------------------------------------------------------------------------
@@ -338,7 +354,7 @@ def _team_page(request, team, form, status: int = 200, refused: str = ""):
 # ---- API tokens ------------------------------------------------------------------------------
 @login_required
 def tokens(request):
-    new_key = None
+    new_key, new_scope, error = None, None, None
     if request.method == "POST":
         if "revoke" in request.POST:
             token_id = parse_id(request.POST["revoke"])
@@ -346,17 +362,25 @@ def tokens(request):
                 raise Http404("no such token")
             revoke_token(request.user, token_id)
         else:
-            new_key = create_token(request.user, request.POST.get("name", "").strip())
+            new_scope = request.POST.get("scope", DEFAULT_SCOPE)
+            if new_scope in SCOPES:
+                new_key = create_token(request.user, request.POST.get("name", "").strip(),
+                                       new_scope)
+            else:
+                error = f"Choose the token's scope: {', '.join(SCOPES)}."
     return render(request, "captures/tokens.html", {
-        "tokens": request.user.api_tokens.order_by("-created_at"), "new_key": new_key})
+        "tokens": request.user.api_tokens.order_by("-created_at"), "new_key": new_key,
+        "new_scope": new_scope, "error": error, "scopes": ApiToken.SCOPES,
+        "default_scope": DEFAULT_SCOPE}, status=400 if error else 200)
 
 
 # ---- debuginfod --------------------------------------------------------------------------------
 @require_GET
 def debuginfod(request, key: str, build_id: str, kind: str):
     """The debuginfod protocol for the symbol files a token's teams uploaded:
-    DEBUGINFOD_URLS=https://perfweb.example/debuginfod/<token>"""
-    user = user_for_token(key)
+    DEBUGINFOD_URLS=https://perfweb.example/debuginfod/<token>, a token of any scope
+    (read is enough: every scope allows reading)."""
+    user = user_for_token(key, READ)
     if user is None or kind not in ("debuginfo", "executable") or \
             not BUILD_ID.fullmatch(build_id):
         raise Http404()

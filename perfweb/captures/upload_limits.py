@@ -6,6 +6,11 @@ oversized upload costs at most the limit on disk and still gets its clear messag
 `uploads.check_size`. A request larger than every file could be is refused before its
 body is read (413).
 
+A request with more files than DATA_UPLOAD_MAX_NUMBER_FILES (PERFWEB_MAX_UPLOAD_FILES) or
+more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS makes Django's parser raise a
+SuspiciousOperation, which Django answers through handler400: `bad_request` gives it a
+sentence (JSON for the API and the upload page's script) instead of Django's HTML page.
+
 It also hashes each file as it arrives, so that storing it (`uploads.sha256_of`) does not
 read the 100 MB of a capture and its symbol files back from disk to hash them again.
 """
@@ -15,8 +20,10 @@ import errno
 import hashlib
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpResponse, JsonResponse
+from django.views import defaults
 
 from .uploads import exact_size
 
@@ -78,12 +85,41 @@ def request_too_large(request) -> HttpResponse | None:
     most = settings.PERFWEB_MAX_UPLOAD_BYTES * (1 + settings.PERFWEB_MAX_SYMBOL_FILES)
     if length <= most:
         return None
-    message = (f"The upload is {exact_size(length)}; a capture and its symbol files may "
-               f"be {exact_size(settings.PERFWEB_MAX_UPLOAD_BYTES)} each.")
+    return _refused(request, 413, (
+        f"The upload is {exact_size(length)}; a capture and its symbol files may be "
+        f"{exact_size(settings.PERFWEB_MAX_UPLOAD_BYTES)} each."))
+
+
+def _refused(request, status: int, message: str) -> HttpResponse:
+    """`message` as JSON's `detail` for the API and the upload page's script (which
+    asks for JSON), as text for a form posted without it."""
     if request.path.startswith("/api/") or \
             request.headers.get("Accept", "").startswith("application/json"):
-        return JsonResponse({"detail": message}, status=413)
-    return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return JsonResponse({"detail": message}, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
+def too_many_files() -> str:
+    return (f"An upload holds at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES:,} files (the "
+            f"capture, symbol files and source archives together); this one has more. "
+            f"Put the symbol files in a .zip or .tar.gz archive (its members are read), "
+            f"or upload them in several parts.")
+
+
+def bad_request(request, exception=None):
+    """Django's handler400: the limits Django's request parser enforces, in a sentence;
+    any other bad request (a host not allowed, ...) gets Django's own page."""
+    if isinstance(exception, TooManyFilesSent):
+        return _refused(request, 400, too_many_files())
+    if isinstance(exception, TooManyFieldsSent):
+        return _refused(request, 400, (
+            f"A request holds at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} form "
+            f"fields; this one has more."))
+    if isinstance(exception, RequestDataTooBig):
+        return _refused(request, 400, (
+            f"A request's fields other than files may take "
+            f"{exact_size(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}; this one's take more."))
+    return defaults.bad_request(request, exception)
 
 
 class UploadLimitMiddleware:

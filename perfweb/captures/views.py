@@ -8,12 +8,14 @@ from django.db import transaction
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from . import access, pipeline
 from .services import deletion, retention
 from .services.comments import comments_context
 from .services.history import previous_capture
+from .services.share_uses import link_uses
 from .share_links import share_url
 from .explore_views import DATA
 from .exports import export_response
@@ -89,8 +91,10 @@ def capture_gone(request, purged):
 def capture_page(request, capture, status: int = 200, extra: dict | None = None):
     """The page for a team member (`extra`: a refused comment's errors and fields)."""
     context = capture_context(capture)
-    context["share_links"] = [(link, share_url(request, link)) for link in
-                              capture.share_links.order_by("-created_at")]
+    links = list(capture.share_links.order_by("-created_at"))
+    uses = link_uses(links, timezone.now().date())
+    context["share_links"] = [(link, share_url(request, link), uses[link.pk])
+                              for link in links]
     context.update(extra or {})
     return render(request, "captures/capture.html", context, status=status)
 

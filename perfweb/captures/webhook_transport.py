@@ -11,6 +11,13 @@ the IPv4 address that 6to4 and NAT64 addresses carry checked as IPv4); the conne
 goes to the address that was checked (no second lookup to rebind), redirects are not
 followed, and answers are read to 64 KiB at most. The whole exchange, name lookup
 included, ends within three timeouts.
+
+A URL is kept in ASCII (an HTTP request line and Host header carry nothing else): an IRI
+(RFC 3987) is turned into its URI (RFC 3986) when saved, the host name IDNA-encoded
+(UTS #46, punycode) and the path, query and fragment percent-encoded as UTF-8, as
+Django's iri_to_uri does; what cannot be encoded is refused with a sentence. A URL
+with `é` in its path was saved as typed, and every delivery then failed inside
+http.client with a UnicodeEncodeError that left its notification leased and unlogged.
 """
 from __future__ import annotations
 
@@ -22,6 +29,8 @@ import ssl
 import threading
 import time
 import urllib.parse
+
+import idna
 
 
 class InvalidWebhook(ValueError):
@@ -67,19 +76,77 @@ def is_public(address: str) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
+#: what RFC 3986 allows as it is in a path, query or fragment, and `%` (an escape already
+#: made): Django's iri_to_uri keeps the same characters
+_URI_SAFE = "/#%[]=:;$&()+,!?*@'~"
+MAX_URL = 2000
+
+
+def _split(url: str) -> urllib.parse.SplitResult:
+    try:
+        return urllib.parse.urlsplit(url)
+    except ValueError:  # `[` without `]`, or brackets round no IPv6 address
+        raise InvalidWebhook("the URL's host in brackets is not an IPv6 address") from None
+
+
+def _ascii_netloc(netloc: str) -> str:
+    """The netloc with its host name IDNA-encoded (`bücher.example` ->
+    `xn--bcher-kva.example`, UTS #46 mapping as browsers do), the rest percent-encoded."""
+    userinfo, at, hostport = netloc.rpartition("@")
+    if hostport.startswith("["):
+        if not hostport.isascii():
+            raise InvalidWebhook("the URL's IPv6 address holds characters that are not "
+                                 "ASCII")
+        host, port = hostport, ""
+    else:
+        host, colon, port = hostport.partition(":")
+        port = colon + port
+    if not host.isascii():
+        try:
+            host = idna.encode(host, uts46=True).decode("ascii")
+        except (idna.IDNAError, UnicodeError) as e:
+            raise InvalidWebhook(f"the host name {host[:100]!r} cannot be written as an "
+                                 f"international domain name ({e})") from None
+    return urllib.parse.quote(userinfo + at, safe=_URI_SAFE) + host + \
+        urllib.parse.quote(port, safe=_URI_SAFE)
+
+
+def to_uri(url: str) -> str:
+    """The URL in ASCII (RFC 3987 section 3.1: an IRI to its URI): the host name
+    IDNA-encoded, the rest percent-encoded as UTF-8; InvalidWebhook for what cannot be."""
+    if url.isascii():
+        return url
+    parts = _split(url)
+    try:
+        rest = [urllib.parse.quote(x, safe=_URI_SAFE)
+                for x in (parts.path, parts.query, parts.fragment)]
+        return urllib.parse.urlunsplit((parts.scheme, _ascii_netloc(parts.netloc), *rest))
+    except UnicodeError:  # (a lone surrogate: no UTF-8 for it)
+        raise InvalidWebhook("the URL holds characters that have no UTF-8 encoding") \
+            from None
+
+
 def check_url(url: str, allow_private: bool) -> str:
-    """The URL to keep, or InvalidWebhook. Host names are checked again, resolved, at
-    each delivery (an address may change); literal addresses and localhost here."""
+    """The URL to keep, in ASCII (to_uri), or InvalidWebhook. Host names are checked
+    again, resolved, at each delivery (an address may change); literal addresses and
+    localhost here, once encoded (`１２７.０.０.１` is 127.0.0.1 in IDNA)."""
     url = url.strip()
     if not url:
         raise InvalidWebhook("give the webhook's URL")
-    if len(url) > 2000 or any(ord(c) < 33 or ord(c) == 127 for c in url):
+    if len(url) > MAX_URL or any(ord(c) < 33 or 127 <= ord(c) < 160 or c.isspace()
+                                 for c in url):
         raise InvalidWebhook("the URL is longer than 2,000 characters or holds spaces or "
                              "control characters")
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https"):
+    scheme = _split(url).scheme
+    if scheme.lower() not in ("http", "https"):
         raise InvalidWebhook(f"only http:// and https:// URLs are allowed, not "
-                             f"{(parts.scheme or url)[:20]!r}")
+                             f"{(scheme or url)[:20]!r}")
+    url = to_uri(url)
+    if len(url) > MAX_URL:
+        raise InvalidWebhook(f"the URL is longer than 2,000 characters once encoded "
+                             f"({len(url):,}: a character that is not ASCII takes up to "
+                             f"12)")
+    parts = _split(url)
     try:
         host, _ = parts.hostname, parts.port
     except ValueError:
@@ -214,8 +281,8 @@ def post(url: str, body: bytes, headers: dict, timeout: float, allow_private: bo
     total = 3 * timeout
     deadline = time.monotonic() + total
     late = DeliveryError(f"no whole answer within {total:g} s")
-    try:  # again: a row written without the form is held to the same rules
-        check_url(url, allow_private)
+    try:  # again: a row written without the form is held to the same rules (and encoded)
+        url = check_url(url, allow_private)
     except InvalidWebhook as e:
         raise Refused(f"refused: {e}") from None
     parts = urllib.parse.urlsplit(url)

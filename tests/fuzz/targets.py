@@ -7,34 +7,18 @@ import io
 import os
 import tempfile
 
-from analysis.errors import AnalysisError
-from analysis.export.folded import FoldOptions, fold
-from analysis.importers import load, perf_script
-from analysis.symbols import elf, kallsyms, perfmap, procmaps
+from analysis.importers import load
+from analysis.source_archive import text_members
+from analysis.symbols import elf, jitdump, kallsyms, perfmap, procmaps
 from analysis.symbols.inputs import collect, read_bytes
+
+from .twins import TWINS
 
 
 def _importer(fmt):
     def run(data: bytes) -> None:
         len(load(io.BytesIO(data), fmt))  # a profile, readable
     return run
-
-
-def _compiled_alike(data: bytes) -> None:
-    """The compiled perf script loop and fold against the Python ones: the same profile
-    (or the same error) and the same folded lines; a difference fails as an assertion."""
-    from profile_snapshot import snapshot  # tests/, on the path under pytest
-    outcomes = []
-    for compiled in (True, False):
-        try:
-            p = perf_script.parse(io.BytesIO(data), compiled=compiled)
-        except AnalysisError as e:
-            outcomes.append(repr(e))
-            continue
-        outcomes.append((snapshot(p), [list(fold(p, FoldOptions.from_flag(flag, weight=w),
-                                                 compiled=compiled).items())
-                                       for flag, w in ((None, "period"), ("all", "samples"))]))
-    assert outcomes[0] == outcomes[1]
 
 
 def _with_file(fn):
@@ -53,6 +37,16 @@ def _elf(path: str, work: str) -> None:
     len(index)
 
 
+def _elf_tables(path: str, work: str) -> None:
+    """What symbolic and the PLT rule make of the file: its unwind and line tables."""
+    from analysis.symbols.index_cache import file_sha256
+    from analysis.symbols.lines import line_table
+    from analysis.unwind.cfi import table_for
+    digest = file_sha256(path)
+    table_for(path, digest, "x86_64")
+    line_table(path, digest)
+
+
 def _archive(path: str, work: str) -> None:
     out = os.path.join(work, "out")
     os.mkdir(out)
@@ -64,16 +58,27 @@ def _archive(path: str, work: str) -> None:
             read_bytes(f)
 
 
+def _source_archive(path: str, work: str) -> None:
+    for member in text_members(path, "input"):
+        assert b"\0" not in member.text[:8192], member.name  # text files only
+
+
 TARGETS = {
     "perf-data": _importer("perf-data"),
     "perf-script": _importer("perf-script"),
-    "perf-script-compiled": _compiled_alike,
     "perf-report": _importer("perf-report"),
     "folded": _importer("folded"),
     "detect": _importer(None),
     "elf": _with_file(_elf),
+    "elf-fields": _with_file(_elf),
+    "elf-tables": _with_file(_elf_tables),
+    "perf-data-fields": _importer("perf-data"),
     "kallsyms": lambda data: kallsyms.parse(data),
     "procmaps": lambda data: procmaps.parse(data),
     "perfmap": lambda data: perfmap.parse(data),
+    "jitdump": lambda data: jitdump.parse(data),
+    "jitdump-fields": lambda data: jitdump.parse(data),
     "archive": _with_file(_archive),
+    "source-archive": _with_file(_source_archive),
+    **TWINS,  # the compiled loops against their Python twins
 }

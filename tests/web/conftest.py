@@ -60,7 +60,39 @@ def media_root(settings, tmp_path):
 @pytest.fixture(autouse=True)
 def empty_queue(settings):
     """Each test starts with this test process's queue empty."""
-    redis.Redis.from_url(settings.REDIS_URL).delete(settings.CELERY_TASK_DEFAULT_QUEUE)
+    redis.Redis.from_url(settings.REDIS_URL).delete(
+        *queue_keys(settings.CELERY_TASK_DEFAULT_QUEUE))
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits(settings):
+    """Each test starts with nothing counted against a rate limit: the counters are this
+    run's keys in Redis, kept for a window, and every test of a process comes from one
+    address (perfweb/captures/rate_limits.py)."""
+    r = redis.Redis.from_url(settings.REDIS_URL)
+    for key in r.scan_iter(match=f"{settings.PERFWEB_REDIS_PREFIX}:*:rl:*", count=1000):
+        r.delete(key)
+
+
+def redis_key(name: str) -> str:
+    """The key Celery's broker writes for `name` (a queue): with this run's prefix."""
+    from django.conf import settings
+    return settings.PERFWEB_REDIS_PREFIX + name
+
+
+def queue_keys(name: str) -> list[str]:
+    """The Redis lists of queue `name`, one per priority step, in the order a worker
+    takes from them (kombu's Redis transport; perfweb/priorities.py)."""
+    from kombu.transport.redis import PRIORITY_STEPS, Channel
+    return [redis_key(name if step == 0 else f"{name}{Channel.sep}{step}")
+            for step in PRIORITY_STEPS]
+
+
+def queued(redis_url: str | None = None) -> list[int]:
+    """How many messages this test's queue holds at each priority step (0, 3, 6, 9)."""
+    from django.conf import settings
+    r = redis.Redis.from_url(redis_url or settings.REDIS_URL)
+    return [r.llen(key) for key in queue_keys(settings.CELERY_TASK_DEFAULT_QUEUE)]
 
 
 def wait_for(predicate, timeout=90.0, every=0.25):
@@ -142,17 +174,22 @@ def service_env(extra=None) -> dict:
 
 @pytest.fixture
 def server_factory(transactional_db, tmp_path):
-    """Start gunicorn as deployed (perfweb.wsgi, sync workers) on a free port; stopped
-    after the test. `preexec` runs in the child before exec (resource limits)."""
+    """Start gunicorn as deployed (perfweb.wsgi with perfweb/gunicorn_conf.py, sync
+    workers) on a free port; stopped after the test. `preexec` runs in the child before
+    exec (resource limits); `args` replaces the options after the bind address, e.g. with
+    the deployed command line's. Its stdout and stderr go to tmp_path/gunicorn-N.log."""
     import urllib.request
     procs = []
 
-    def start(extra_env=None, workers=2, preexec=None):
+    def start(extra_env=None, workers=2, preexec=None, args=None):
         port = _free_port()
         log = open(tmp_path / f"gunicorn-{len(procs)}.log", "wb")
+        options = args if args is not None else [
+            "-c", "python:perfweb.gunicorn_conf", "--workers", str(workers),
+            "--timeout", "120", "--log-level", "warning"]
         proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "perfweb.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", str(workers), "--timeout", "120", "--log-level", "warning"],
+             *options],
             cwd=ROOT, env=service_env(extra_env), stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=preexec)
         procs.append(proc)

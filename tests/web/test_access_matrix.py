@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from perfweb.captures import pipeline, services
-from perfweb.captures.api_tokens import create_token
+from perfweb.captures.api_tokens import ADMIN, READ, SCOPES, UPLOAD, create_token
 from perfweb.captures.models import (BuildIdEntry, Capture, Membership, ShareLink,
                                      SymbolFile, Team)
 from perfweb.captures.uploads import store_upload
@@ -62,7 +62,9 @@ def world(django_user_model):
     entry = BuildIdEntry.objects.filter(kind="debuginfo").first()
     return {"alice": alice, "bob": bob, "mallory": mallory, "a": a, "b": b, "link": link,
             "symbol": SymbolFile.objects.get(build=a.build), "entry": entry,
-            "keys": {u.username: create_token(u, "t") for u in (alice, bob, mallory)}}
+            # (admin: as every token made before scopes acts)
+            "keys": {u.username: create_token(u, "t", ADMIN) for u in (alice, bob, mallory)},
+            "scoped": {scope: create_token(alice, scope, scope) for scope in SCOPES}}
 
 
 def _routes(w):
@@ -222,6 +224,90 @@ def test_api_tokens_see_what_their_user_sees(world):
                 continue
             r = _call(client, method, url, data, **auth)
             assert r.status_code == (outsider if who == "mallory" else member), (who, name)
+
+
+def _api_calls(w):
+    """Every method of every API route: (route, method, url, data, the scope a token
+    needs, what alice's token of that scope gets). Ordered so that what deletes comes
+    last, the capture before its build before the service; each call is made with the
+    read, then the upload, then the admin token."""
+    a, b, svc = w["a"], w["b"], w["a"].build.service
+    calls = [(name, method, url, data, READ, member)
+             for name, (method, url, data, member, _) in _routes(w).items()
+             if name.startswith("api-") and method == "get"]
+    return calls + [
+        ("api-held-symbols", "post", "/api/v1/symbols/held/",
+         {"sha256": [w["symbol"].sha256]}, UPLOAD, 200),
+        # (the upload token creates it, the admin token finds it there)
+        ("api-service-list", "post", "/api/v1/services/", {"name": "ci"}, UPLOAD, (201, 200)),
+        ("api-service-builds", "post", f"/api/v1/services/{svc.pk}/builds/",
+         {"version": "2.0"}, UPLOAD, (201, 200)),
+        # (no file: a 400 saying so is as far as the scope goes)
+        ("api-capture-list", "post", "/api/v1/captures/", {}, UPLOAD, 400),
+        ("api-capture-comments", "post", f"/api/v1/captures/{a.pk}/comments/", {}, ADMIN,
+         400),
+        ("api-capture-comment", "delete", f"/api/v1/captures/{a.pk}/comments/999999/", None,
+         ADMIN, 404),
+        ("api-capture-detail", "delete", f"/api/v1/captures/{b.pk}/", None, ADMIN, 200),
+        ("api-build-detail", "delete", f"/api/v1/builds/{a.build.pk}/", None, ADMIN, 200),
+        ("api-service-detail", "delete", f"/api/v1/services/{svc.pk}/", None, ADMIN, 200),
+    ]
+
+
+def _served_api_methods():
+    """(route name, method) for every API route and every method its view answers
+    (OPTIONS and HEAD aside: they read)."""
+    served = set()
+
+    def walk(patterns):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns)
+            elif isinstance(p, URLPattern) and (p.name or "").startswith("api-"):
+                methods = getattr(p.callback, "actions", None)  # a viewset's
+                if methods is None:
+                    view = p.callback.view_class
+                    methods = [m for m in view.http_method_names if hasattr(view, m)]
+                served.update((p.name, m) for m in methods if m not in ("options", "head"))
+    walk(get_resolver().url_patterns)
+    return served
+
+
+def test_api_token_scopes(world):
+    """A token's scope allows its own calls and those of the scopes under it; anything
+    more is a 403 naming the scope needed, and changes nothing."""
+    calls = _api_calls(world)
+    assert {(name, method) for name, method, *_ in calls} == _served_api_methods()
+    client = Client()
+    for name, method, url, data, needed, allowed in calls:
+        for scope in SCOPES:
+            auth = {"HTTP_AUTHORIZATION": f"Token {world['scoped'][scope]}"}
+            r = _call(client, method, url, data, **auth)
+            if SCOPES.index(scope) >= SCOPES.index(needed):
+                assert r.status_code in (allowed if isinstance(allowed, tuple)
+                                         else (allowed,)), (scope, name, method, r.status_code)
+            else:
+                assert r.status_code == 403, (scope, name, method, r.status_code)
+                assert r.json() == {"detail": (
+                    f"This token's scope is {scope}; {method.upper()} {url} needs a token "
+                    f"with the {needed} scope (create one on the API tokens page).")}
+    assert not Capture.objects.exists()  # the admin token deleted them, last
+
+
+def test_debuginfod_takes_a_token_of_any_scope(world):
+    """Read is enough (and every scope allows reading)."""
+    for scope in SCOPES:
+        key = world["scoped"][scope]
+        r = Client().get(f"/debuginfod/{key}/buildid/{world['entry'].build_id}/debuginfo")
+        assert r.status_code == 200, scope
+        assert b"".join(r.streaming_content)
+
+
+def test_the_browser_session_has_no_scope(world):
+    """Session users do what their account may: a DELETE needs no token scope."""
+    client = Client()
+    client.force_login(world["alice"])
+    assert client.delete(f"/api/v1/captures/{world['b'].pk}/").status_code == 200
 
 
 FORMS = ["service-webhook",

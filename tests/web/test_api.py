@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from analysis.importers import load
-from perfweb.captures.api_tokens import create_token, revoke_token
-from perfweb.captures.models import ApiToken, Capture, Membership, Team
+from perfweb.captures.api_tokens import READ, create_token, revoke_token
+from perfweb.captures.models import ApiToken, Capture, Membership, SymbolFile, Team
 
 from truth import truth_report
 from .conftest import ROOT, SPINPOOL, wait_for
@@ -147,7 +147,7 @@ def test_two_builds_via_api_and_cli_then_compare(client, live_server, member,
     assert sum(sum(p["weights"]) for p in doc["profiles"]) == 973
     frames = doc["shared"]["frames"]
     assert all(0 <= i < len(frames) for p in doc["profiles"] for s in p["samples"] for i in s)
-    text = client.get(f"/api/v1/captures/{new_id}/export/perf-script/", **_auth(key)).content
+    text = client.get(f"/api/v1/captures/{new_id}/export/perf-script/", **_auth(key)).getvalue()
     again = load(io.BytesIO(text))
     assert again.meta.format == "perf-script" and len(again) == 973
     folded = b"".join(client.get(f"/api/v1/captures/{new_id}/export/folded/",
@@ -166,7 +166,8 @@ def test_debuginfod_find_fetches_a_debug_file(client, live_server, member, worke
     _wait_done(client, key, r.json()["id"])
     from perfweb.captures.models import BuildIdEntry
     entry = BuildIdEntry.objects.get(member="libqualla.so.debug", kind="debuginfo")
-    env = dict(os.environ, DEBUGINFOD_URLS=f"{live_server.url}/debuginfod/{key}",
+    read_key = create_token(member, "gdb", READ)  # as the tokens page advises
+    env = dict(os.environ, DEBUGINFOD_URLS=f"{live_server.url}/debuginfod/{read_key}",
                DEBUGINFOD_CACHE_PATH=str(tmp_path / "cache"), DEBUGINFOD_TIMEOUT="60")
     found = subprocess.run(["debuginfod-find", "debuginfo", entry.build_id], env=env,
                            capture_output=True, text=True, timeout=120)
@@ -257,6 +258,30 @@ def test_cli_reports_refusals_and_failures(client, live_server, member, worker_f
     garbage.write_text("this is not a profile\n")
     r = _cli(live_server, key, str(garbage), "--service", "s", "--build", "1", "--wait")
     assert r.returncode == 1 and "analysis failed" in r.stderr
+
+
+def test_the_cli_states_the_files_limit(live_server, member, tmp_path):
+    """An upload holds at most 100 files: the CLI says so before sending a byte of a
+    101st (the server would stop reading there only after the 100 files before it), and
+    sends 100."""
+    key = create_token(member, "ci")
+    maps = []
+    for i in range(100):
+        maps.append(tmp_path / f"perf-{2000 + i}.map")
+        maps[-1].write_text(f"401000 10 handler_{i}\n")
+    args = [str(SPINPOOL / "1.0.0-idle.perf.data"), "--service", "many", "--build", "1"]
+    r = _cli(live_server, key, *args, *[a for m in maps for a in ("--symbols", str(m))])
+    assert r.returncode == 2 and r.stderr == (
+        "perfweb: upload refused: an upload holds at most 100 files (the capture, symbol "
+        "files and source archives together); this one has 101. Put the symbol files in a "
+        ".zip or .tar.gz archive (its members are read).\n")
+    assert not Capture.objects.exists()
+    r = _cli(live_server, key, *args, *[a for m in maps[:99] for a in ("--symbols", str(m))])
+    assert r.returncode == 0, r.stderr
+    assert Capture.objects.count() == 1 and SymbolFile.objects.count() == 99
+    help_text = subprocess.run([sys.executable, "-m", "perfweb_client", "upload", "--help"],
+                               cwd=ROOT, capture_output=True, text=True).stdout
+    assert "at most 100 files in one upload" in " ".join(help_text.split())
 
 
 def test_openapi_schema(client, member):

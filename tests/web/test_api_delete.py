@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from perfweb.captures import services
-from perfweb.captures.api_tokens import create_token
+from perfweb.captures.api_tokens import ADMIN, UPLOAD, create_token
 from perfweb.captures.models import Build, Capture, Membership, Service, ShareLink
 from perfweb.captures.uploads import store_upload
 
@@ -65,7 +65,7 @@ def world(member, outsider, django_user_model):
                 [SPINPOOL / "kernel-symbols.zip"], for_build=False)
     c = _upload(member, "1.2.0", SPINPOOL / "1.0.0-busy.truth-script.txt")
     return {"a": a, "b": b, "c": c, "service": a.build.service,
-            "keys": {u.username: create_token(u, "t") for u in (member, bob, outsider)}}
+            "keys": {u.username: create_token(u, "t", ADMIN) for u in (member, bob, outsider)}}
 
 
 def test_delete_captures_builds_and_services_with_their_files(world):
@@ -160,6 +160,15 @@ def test_perfweb_delete_capture(world, live_server):
     assert outsider.returncode == 2
     assert outsider.stderr == f"perfweb: deleting capture {b.pk} refused (404): " \
                               "No Capture matches the given query.\n"
+    assert all(p.exists() for p in files)
+    # the token `perfweb upload` needs cannot delete: the server says which one can
+    upload_key = create_token(b.uploaded_by, "ci", UPLOAD)
+    refused = _cli(live_server, upload_key, "capture", str(b.pk))
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"perfweb: deleting capture {b.pk} refused (403): This token's scope is upload; "
+        f"DELETE /api/v1/captures/{b.pk}/ needs a token with the admin scope (create one "
+        "on the API tokens page).\n")
     assert all(p.exists() for p in files)
     done = _cli(live_server, keys["alice"], "capture", str(b.pk))
     assert done.returncode == 0, done.stderr

@@ -94,14 +94,20 @@ def test_hot_lines_come_with_their_source_from_the_builds_archive(client, member
     assert r.status_code == 302, r.content[:500]
     capture = wait_for(lambda: _status(Capture.objects.get().pk))
     assert capture.status == "done", capture.error
-    # the archive is the build's, and no symbol file: the analysis did not read it
-    assert capture.build.symbol_files.filter(kind="source").count() == 1
+    # the archive is the build's, and no symbol file: the analysis did not symbolize
+    # with it, but read it once into its index of text files (the link, the name that
+    # climbs out and the decoy under it are not kept)
+    (sf,) = capture.build.symbol_files.filter(kind="source")
     assert not any("pool-src" in n for n in capture.latest_result().report["notes"])
+    assert sorted(sf.source_members.values_list("name", flat=True)) == \
+        ["cpp-pool/libwork.cpp", "cpp-pool/pool.cpp", "cpp-pool/work.h"]
+    sf.file.storage.delete(sf.file.name)  # requests read the index, never the archive
 
     funcs = {f["n"]: f for f in _data(client, capture, "functions")["functions"]}
     lines = _data(client, capture, "lines", focus=funcs["mix"]["f"])
     src = lines["source"]
     assert src["file"] == "cpp-pool/libwork.cpp" and src["archive"] == "pool-src.tar.gz"
+    assert lines["source_note"] is None
     text = (POOL / "libwork.cpp").read_text().splitlines()
     rows = {r["line"]: r for r in src["rows"]}
     for r in src["rows"]:
@@ -112,7 +118,8 @@ def test_hot_lines_come_with_their_source_from_the_builds_archive(client, member
 
     # a function whose file the archive lacks (libc's) gets no source, and says so
     libc = next(f for f in funcs.values() if f["d"].endswith("libc.so.6"))
-    assert _data(client, capture, "lines", focus=libc["f"])["source"] is None
+    libc_lines = _data(client, capture, "lines", focus=libc["f"])
+    assert libc_lines["source"] is None and libc_lines["source_note"] is None
 
 
 def test_the_upload_cli_sends_a_source_archive(live_server, member, worker_factory,

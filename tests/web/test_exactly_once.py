@@ -4,16 +4,20 @@ its capture to another, and a worker killed with SIGKILL (its beat child and tem
 folder must not outlive it), all with real Celery worker processes."""
 import os
 import signal
+import subprocess
+import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files import File
+from django.utils import timezone
 
 from perfweb.captures import claims, pipeline, work_dirs
 from perfweb.captures.models import AnalysisResult, Build, Capture, Service, Team
 
-from .conftest import SPINPOOL, wait_for
+from .conftest import ROOT, SPINPOOL, queued, service_env, stop, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,13 +26,13 @@ FAST = {"PERFWEB_HEARTBEAT_S": "0.5", "PERFWEB_HEARTBEAT_STALE_S": "2",
         "PERFWEB_SWEEP_EVERY_S": "1"}
 
 
-def _capture(name="1.1.0-busy.perf.data") -> Capture:
+def _capture(name="1.1.0-busy.perf.data", label="busy") -> Capture:
     team = Team.objects.get(name="inference")
     service, _ = Service.objects.get_or_create(team=team, name="svc")
     build, _ = Build.objects.get_or_create(service=service, version="1")
     with open(SPINPOOL / name, "rb") as f:
-        capture = Capture(build=build, original_name=name, sha256=name.ljust(64, "0"),
-                          size=1, label="busy")
+        capture = Capture(build=build, original_name=name,
+                          sha256=(name + label).ljust(64, "0")[:64], size=1, label=label)
         capture.file.save(name, File(f), save=False)
         capture.save()
     return capture
@@ -141,3 +145,37 @@ def test_a_killed_worker_is_taken_back_and_leaves_nothing_running(member, worker
     assert done.attempts == 2
     assert taken_back_in < 30, taken_back_in  # 2 s stale + 1 s sweep + 3 stages x 3 s
     assert not any(p.exists() for p in folders)
+
+
+def test_a_dead_workers_capture_goes_ahead_of_the_backlog(member, worker_factory,
+                                                          tmp_path):
+    """Three uploads queued, and a capture a dead worker left half-done: the worker that
+    starts sends the sweep on connecting, the sweep takes the capture back, and both go
+    ahead of the backlog (priority 0, kombu's first list), so it is analysed first. It
+    was analysed last: the sweep and the capture it sent again were queued behind every
+    upload (and the beat's sweep is sent ahead too)."""
+    backlog = [_capture(label=f"backlog-{n}") for n in range(3)]
+    for capture in backlog:
+        assert pipeline.send(capture.pk)
+    dead = _capture(label="dead-worker's")
+    Capture.objects.filter(pk=dead.pk).update(
+        status="parsing", attempts=1, claim="a" * 32,
+        heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert queued() == [0, 0, 3, 0]  # uploads: priority 6
+
+    beat = subprocess.Popen(  # the beat alone, as docker-compose's worker embeds it
+        [sys.executable, "-m", "celery", "-A", "perfweb", "beat", "--schedule",
+         str(tmp_path / "beat"), "--loglevel=INFO"], cwd=ROOT,
+        env=service_env({"PERFWEB_SWEEP_EVERY_S": "1"}), stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: queued()[0] >= 1, timeout=60)  # its sweep: priority 0
+    finally:
+        stop([beat])
+    assert queued()[1:] == [0, 3, 0]
+
+    worker_factory()
+    wait_for(lambda: Capture.objects.filter(status="done").count() == 4, timeout=180)
+    order = list(Capture.objects.order_by("finished_at").values_list("label", flat=True))
+    assert order[0] == "dead-worker's", order
+    assert Capture.objects.get(pk=dead.pk).attempts == 2

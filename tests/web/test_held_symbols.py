@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from perfweb.captures.api_tokens import create_token
+from perfweb.captures.api_tokens import ADMIN, create_token
 from perfweb.captures.models import Build, Capture, Membership, SymbolFile, Team
 from perfweb.captures.uploads import sent_by, stored_bytes, team_usage
 from perfweb_client import cli
@@ -172,7 +172,7 @@ def _upload(client, key, version, names, held=()):
 
 
 def test_a_shared_file_goes_with_its_last_row(client, member):
-    key = create_token(member, "ci")
+    key = create_token(member, "ci", ADMIN)
     assert _upload(client, key, "1", BUILD_FILES).status_code == 201
     r = _upload(client, key, "2", [], held=BUILD_FILES)
     assert r.status_code == 201, r.content
@@ -197,7 +197,7 @@ def test_a_shared_file_goes_with_its_last_row(client, member):
 def test_the_client_sends_what_went_missing_since_it_asked(client, live_server, member):
     """Between the question and the upload the team's files may be deleted: the server
     answers 409 with the missing digests, and the client sends those files."""
-    key = create_token(member, "ci")
+    key = create_token(member, "ci", ADMIN)
     assert _upload(client, key, "1", BUILD_FILES).status_code == 201
     digests = {str(SPINPOOL / n): _digest(n) for n in BUILD_FILES}
     api = cli.Client(live_server.url, key)

@@ -109,6 +109,32 @@ def test_worker_over_a_limit_fails_that_capture_only(client, member, worker_fact
     assert done.status == "done", done.error  # the same worker, the next capture
 
 
+def test_time_limit_during_a_query_still_fails_the_capture(client, member, worker_factory):
+    """The deadline's alarm lands while the worker waits on the database (here: the
+    capture's row, locked by this test while the worker sleeps between two stages). The
+    interrupted query leaves that connection busy (psycopg cancels only on Ctrl-C); the
+    failure must still be written, on a fresh connection, not left "parsing" for ever."""
+    from django.db import connections
+    from django.db.utils import ConnectionHandler
+    worker_factory({"PERFWEB_ANALYSIS_TIME_LIMIT_S": "3", "PERFWEB_STAGE_DELAY_S": "2"},
+                   pool="prefork")
+    key = create_token(member, "ci")
+    pk = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data").json()["id"]
+    wait_for(lambda: Capture.objects.get(pk=pk).status == Capture.Status.PARSING, 60, 0.05)
+    other = ConnectionHandler({"default": connections["default"].settings_dict})["default"]
+    try:
+        with other.cursor() as cur:  # a transaction of its own, holding the row 6 s
+            cur.execute("BEGIN")
+            cur.execute("SELECT id FROM captures_capture WHERE id = %s FOR UPDATE", [pk])
+            time.sleep(6)
+            cur.execute("COMMIT")
+    finally:
+        other.close()
+    failed = _wait_finished(pk, 60)
+    assert failed.status == "failed" and failed.error.startswith(
+        "processing took longer than the 3-second limit"), failed.error
+
+
 def _private_redis(port, data_dir):
     return subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                              "--save", "", "--appendonly", "no", "--dir", str(data_dir)],

@@ -78,6 +78,35 @@ def test_killed_worker_in_make_run_mode_is_restarted_and_its_capture_taken_back(
     assert not _alive(second)  # stopping rundev stops its worker
 
 
+def test_in_make_run_mode_a_dead_workers_capture_goes_ahead_of_the_backlog(tmp_path):
+    """The filesystem broker had no priorities (files were taken in the order they were
+    written): the four demo captures queued, the last as a killed worker leaves it; the
+    sweep rundev's worker sends on connecting and the capture it takes back are taken
+    before the three others (their files' names begin with their priority)."""
+    var = tmp_path / "var"
+    env = _env(var)
+    _manage(env, "migrate", "--noinput")
+    _manage(env, "load_demo", "--queue", "--path", str(SPINPOOL))
+    with sqlite3.connect(var / "db.sqlite3", timeout=30) as db:
+        (dead,) = db.execute("SELECT max(id) FROM captures_capture").fetchone()
+        db.execute("UPDATE captures_capture SET status = 'parsing', attempts = 1, "
+                   "claim = 'dead', heartbeat_at = '2000-01-01 00:00:00' WHERE id = ?",
+                   (dead,))
+    files = sorted(p.name for p in (var / "broker" / "out").iterdir())
+    assert len(files) == 4 and all(f.startswith("6_") for f in files)  # uploads: 6
+    log = open(tmp_path / "rundev.log", "wb")
+    rundev = subprocess.Popen([sys.executable, "manage.py", "rundev", f"127.0.0.1:{_port()}"],
+                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: _statuses(var) == ["done"] * 4, timeout=180)
+    finally:
+        stop([rundev])
+    with sqlite3.connect(var / "db.sqlite3", timeout=30) as db:
+        order = [i for (i,) in db.execute(
+            "SELECT id FROM captures_capture ORDER BY finished_at")]
+    assert order[0] == dead, (order, dead)
+
+
 def _port() -> int:
     import socket
     with socket.socket() as s:

@@ -9,7 +9,7 @@ alice; a share link to it."""
 import pytest
 from django.test import Client as DjangoClient
 
-from perfweb.captures.api_tokens import create_token
+from perfweb.captures.api_tokens import ADMIN, create_token
 from perfweb.captures.ids import parse_id
 from perfweb.captures.models import Comment, Membership, ShareLink, Team
 
@@ -42,7 +42,7 @@ def world(django_user_model):
     client = Client()
     client.force_login(alice)
     return {"capture": capture, "link": link, "client": client, "alice": alice,
-            "api": {"HTTP_AUTHORIZATION": f"Token {create_token(alice, 'ci')}"},
+            "api": {"HTTP_AUTHORIZATION": f"Token {create_token(alice, 'ci', ADMIN)}"},
             "service": capture.build.service, "build": capture.build, "team": team}
 
 

@@ -14,7 +14,9 @@ from django.utils import timezone
 from perfweb.captures import pipeline, services
 from perfweb.captures.models import Build, Capture, Service, Team
 
-from .conftest import SPINPOOL, wait_for
+from .conftest import ROOT, SPINPOOL, queued, wait_for
+
+FIXTURES = ROOT / "tests" / "fixtures"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,6 +91,35 @@ def test_garbage_fails_with_a_readable_reason(client, member, worker_factory, tm
     assert Capture.objects.get(pk=capture.pk).status == "failed"
 
 
+def test_jit_symbol_files_name_the_jit_code_through_the_worker(client, member,
+                                                                worker_factory):
+    """The JDK's `jcmd Compiler.perfmap` output kept as bad.perf-21082.map and a Node
+    jit-PID.dump, uploaded with their captures: a real worker reads them under the
+    names given (the PID in the name matches), and the capture page says which file
+    named the JIT code."""
+    worker_factory()
+    client.force_login(member)
+    jvm = FIXTURES / "realworld-holdout3" / "jvm-exceptions"
+    _upload(client, jvm / "bad.perf.data", [jvm / "bad.perf-21082.map"], label="jvm")
+    (dump,) = (FIXTURES / "jitdump").glob("jit-*.dump.gz")
+    _upload(client, FIXTURES / "jitdump" / "perf.data", [dump], label="node",
+            symbols_for_build="")
+    for label, source, kind, name in (
+            ("jvm", "bad.perf-21082.map", "perf map",
+             "int java.lang.Integer.parseInt(java.lang.String, int)"),
+            ("node", dump.name, "jitdump", "JS:*fib /tmp/perfweb-jitdump/hot.js:2:13")):
+        capture = Capture.objects.get(label=label)
+        done = wait_for(lambda: _status(capture.pk))
+        assert done.status == "done", done.error
+        report = done.latest_result().report
+        (jit,) = [c for c in report["coverage"] if c["kind"] == "jit"]
+        assert (jit["status"], jit["from"], jit["source"]) == ("resolved", kind, source)
+        names = {f["n"] for f in client.get(reverse("data-functions", args=[capture.pk]))
+                 .json()["functions"]}
+        assert name in names
+        assert source in client.get(capture.get_absolute_url()).content.decode()
+
+
 def test_outsiders_get_404_everywhere(client, member, outsider):
     team = Team.objects.get(name="inference")
     build = Build.objects.create(service=Service.objects.create(team=team, name="llm-api"),
@@ -127,8 +158,7 @@ def test_duplicate_upload_is_linked_not_processed_twice(client, member):
     second = _upload(client, SPINPOOL / "1.1.0-busy.perf.data")
     assert Capture.objects.count() == 1
     assert first["Location"] == second["Location"]
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    assert redis.Redis.from_url(settings.REDIS_URL).llen(queue) <= 1
+    assert sum(queued()) <= 1
 
 
 def test_upload_limit_gives_a_message(client, member, settings):
@@ -166,16 +196,23 @@ def test_sweep_requeues_lost_and_gives_up_on_hopeless(member):
                            status="queued")  # queued a moment ago: left alone
     Capture.objects.create(build=build, original_name="f", sha256="f" * 64, size=1,
                            status="queued", unsent=True)  # the broker was down: sent now
+    run = redis.Redis.from_url(settings.REDIS_URL).info("server")["run_id"]
+    Capture.objects.create(build=build, original_name="g", sha256="1" * 64, size=1,
+                           status="queued", sent_run="0" * 40)  # Redis restarted since
+    Capture.objects.create(build=build, original_name="h", sha256="2" * 64, size=1,
+                           status="queued", sent_run=run)  # in this Redis: left alone
     Capture.objects.filter(pk__in=[lost.pk, stuck.pk, hopeless.pk]).update(
         updated_at=old, heartbeat_at=old)
-    r = redis.Redis.from_url(settings.REDIS_URL)
-    r.delete(settings.CELERY_TASK_DEFAULT_QUEUE)
-    assert pipeline.sweep() == {"requeued": 3, "failed": 1}
-    assert r.llen(settings.CELERY_TASK_DEFAULT_QUEUE) == 3
+    assert pipeline.sweep() == {"requeued": 4, "failed": 1}
+    assert queued() == [4, 0, 0, 0]  # ahead of new work (priority 0, taken first)
     states = dict(Capture.objects.values_list("original_name", "status"))
     assert states == {"a": "queued", "b": "queued", "c": "failed", "d": "parsing",
-                      "e": "queued", "f": "queued"}
+                      "e": "queued", "f": "queued", "g": "queued", "h": "queued"}
     assert not Capture.objects.filter(unsent=True).exists()
+    # sent under this run now: the next sweep leaves them alone
+    assert set(Capture.objects.filter(original_name__in="abfg").values_list(
+        "sent_run", flat=True)) == {run}
+    assert pipeline.sweep() == {"requeued": 0, "failed": 0}
     assert "giving up" in Capture.objects.get(pk=hopeless.pk).error
 
 
@@ -237,7 +274,7 @@ def test_notes_name_the_uploaded_files_not_their_storage_names(member, tmp_path)
     services.run_analysis(capture.pk)
     notes = Capture.objects.get(pk=capture.pk).latest_result().report["notes"]
     assert "mystery-symbols.bin: not a symbol file (ELF, kallsyms, System.map, " \
-           "/proc/PID/maps or perf-PID.map); skipped" in notes
+           "/proc/PID/maps, perf-PID.map or jit-PID.dump); skipped" in notes
     assert not any(os.path.basename(stored) in n for n in notes), notes
 
 

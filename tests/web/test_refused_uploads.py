@@ -149,3 +149,49 @@ def test_one_byte_over_two_gib_says_so(tmp_path, settings):
         f.truncate(2 << 30)  # at the limit: accepted
     with open(path, "rb") as f:
         check_size(File(f, name="huge.perf.data"))
+
+
+def test_more_files_than_an_upload_holds_get_a_sentence(client, member, settings,
+                                                        tmp_path):
+    """Django stops reading a request at its 101st file (DATA_UPLOAD_MAX_NUMBER_FILES)
+    and answered with its HTML page "Bad Request (400)", to the API too; now a sentence
+    saying the limit: JSON for the API and the upload page's script, text for a form
+    posted without it. 100 files (the capture and 99 symbol files) are taken."""
+    assert settings.DATA_UPLOAD_MAX_NUMBER_FILES == 100
+    key = create_token(member, "ci")
+    client.force_login(member)
+    maps = []
+    for i in range(100):
+        maps.append(tmp_path / f"perf-{1000 + i}.map")
+        maps[-1].write_text(f"401000 10 handler_{i}\n")
+
+    def post(url, symbols, **headers):
+        files = [open(BUSY, "rb")] + [open(p, "rb") for p in symbols]
+        try:
+            return client.post(url, {"service": "many", "version": "1.0", "capture": files[0],
+                                     "symbols": files[1:]}, **headers)
+        finally:
+            for f in files:
+                f.close()
+
+    said = ("An upload holds at most 100 files (the capture, symbol files and source "
+            "archives together); this one has more. Put the symbol files in a .zip or "
+            ".tar.gz archive (its members are read), or upload them in several parts.")
+    before = rows()
+    r = post("/api/v1/captures/", maps, HTTP_AUTHORIZATION=f"Token {key}")
+    assert (r.status_code, r["Content-Type"], r.json()) == (400, "application/json",
+                                                           {"detail": said})
+    r = post(reverse("upload"), maps, HTTP_ACCEPT="application/json")  # the page's script
+    assert (r.status_code, r.json()) == (400, {"detail": said})
+    r = post(reverse("upload"), maps)  # the form without JavaScript
+    assert (r.status_code, r["Content-Type"], r.content.decode()) == (
+        400, "text/plain; charset=utf-8", said)
+    assert rows() == before and stored_files(settings) == []
+
+    r = post("/api/v1/captures/", maps[:99], HTTP_AUTHORIZATION=f"Token {key}")
+    assert r.status_code == 201, r.content
+    assert SymbolFile.objects.count() == before["SymbolFile"] + 99
+    # the upload form states the limit
+    page = client.get(reverse("upload")).content.decode()
+    assert "at most 100 files in one upload, the capture included: put more in a .zip " \
+           "or .tar.gz" in page

@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from perfweb.captures import services, tasks
-from perfweb.captures.api_tokens import create_token
+from perfweb.captures.api_tokens import ADMIN, create_token
 from perfweb.captures.models import (AnalysisResult, Build, Capture, Comment, Membership,
                                      PurgedCapture, Service, ShareLink, SymbolFile, Team)
 from perfweb.captures.services import retention
@@ -241,8 +241,8 @@ def test_a_comparison_with_a_purged_capture_says_so(admin, outsider):
     r = member.get(reverse("capture", args=[before.pk]))
     assert r.status_code == 410 and sentence in r.content.decode()
     # the API: the capture and a comparison with it are 410 with the sentence
-    api = {"HTTP_AUTHORIZATION": f"Token {create_token(admin, 'ci')}"}
-    outside = {"HTTP_AUTHORIZATION": f"Token {create_token(outsider, 'ci')}"}
+    api = {"HTTP_AUTHORIZATION": f"Token {create_token(admin, 'ci', ADMIN)}"}
+    outside = {"HTTP_AUTHORIZATION": f"Token {create_token(outsider, 'ci', ADMIN)}"}
     for url in (f"/api/v1/captures/{before.pk}/", f"/api/v1/captures/{before.pk}/result/",
                 f"/api/v1/captures/{after.pk}/compare/?with={before.pk}"):
         r = Client().get(url, **api)
@@ -277,7 +277,7 @@ def test_team_quota_refuses_as_the_user_quota_does(admin, teammate, settings):
     team.save()
     client = Client()
     client.force_login(teammate)
-    key = create_token(teammate, "ci")
+    key = create_token(teammate, "ci", ADMIN)
     assert _form(client, BUSY).status_code == 200  # 18,836 of 20,000 bytes
     before = (Service.objects.count(), Build.objects.count(), Capture.objects.count())
     files = stored_files()
@@ -413,7 +413,7 @@ def test_a_share_link_or_comment_racing_the_purge_is_410(admin):
                 for p, v in ((BUSY, "1.0.0"), (IDLE, "1.1.0"), (BUSY, "1.2.0"))]
     member = Client()
     member.force_login(admin)
-    api = {"HTTP_AUTHORIZATION": f"Token {create_token(admin, 'ci')}"}
+    api = {"HTTP_AUTHORIZATION": f"Token {create_token(admin, 'ci', ADMIN)}"}
     comment = {"kind": "range", "start": "0", "end": "0.5", "body": "warm-up"}
     requests = [
         lambda c: member.post(reverse("share-create", args=[c.pk]), {"days": "7"}),

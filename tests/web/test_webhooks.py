@@ -40,16 +40,17 @@ class Receiver:
     """An HTTP server on 127.0.0.1 answering each POST by the next item of `script`
     (a status code, "hang" to answer nothing for 3 s, "garbage" for a status line that is
     no HTTP, "drip" for one sent a byte every 0.2 s, "slow" for a 200 after 0.5 s), then
-    200; it records every request."""
+    200; it records every request (headers and body) and its path."""
 
     def __init__(self, script=(), tls=None):
-        self.script, self.requests, self.sni = list(script), [], []
+        self.script, self.requests, self.sni, self.paths = list(script), [], [], []
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 receiver.requests.append((dict(self.headers), body))
+                receiver.paths.append(self.path)
                 what = receiver.script.pop(0) if receiver.script else 200
                 if what == "hang":
                     time.sleep(3)
@@ -226,6 +227,43 @@ def test_urls_kept_and_private_ones_when_allowed():
     assert transport.check_url("http://[64:ff9b::a9fe:a9fe]/", allow_private=True)
     assert transport.shown_url(slack) == "https://hooks.slack.com/…"
     assert transport.shown_url("http://93.184.216.34:8080") == "http://93.184.216.34:8080/"
+
+
+@pytest.mark.parametrize("url, kept", [
+    # an IRI is kept as its URI: the path, query and fragment UTF-8 percent-encoded ...
+    ("https://hooks.example/services/café?canal=déploiements#ü",
+     "https://hooks.example/services/caf%C3%A9?canal=d%C3%A9ploiements#%C3%BC"),
+    ("https://hooks.example/%C3%A9/é", "https://hooks.example/%C3%A9/%C3%A9"),  # once
+    # ... the host name IDNA-encoded (UTS #46: case folded, punycode), the port kept
+    ("https://Bücher.example:8443/hook", "https://xn--bcher-kva.example:8443/hook"),
+    ("https://straße.example/", "https://xn--strae-oqa.example/"),  # (IDNA 2008: not ss)
+    ("http://[2606:4700::1111]:81/ä", "http://[2606:4700::1111]:81/%C3%A4"),
+])
+def test_international_urls_are_kept_in_ascii(url, kept):
+    assert transport.check_url(url, allow_private=False) == kept
+    assert transport.check_url(kept, allow_private=False) == kept
+
+
+@pytest.mark.parametrize("url, why", [
+    ("https://☃.example/hook", "the host name '☃.example' cannot be written as an "
+                               "international domain name (Codepoint U+2603"),
+    ("https://\u0301x.example/", "the host name '\u0301x.example' cannot be written"),
+    ("https://hooks.example/\ud800", "the URL holds characters that have no UTF-8 "
+                                     "encoding"),
+    ("https://hooks.example/" + "é" * 900, "longer than 2,000 characters once encoded "
+                                           "(5,422:"),
+    ("https://hooks\u3000example/", "holds spaces or control characters"),
+    ("https://hooks.example/a\x85b", "holds spaces or control characters"),
+    ("https://[::1é]/", "the URL's host in brackets is not an IPv6 address"),
+    ("https://[::1/", "the URL's host in brackets is not an IPv6 address"),
+    # full-width digits are 127.0.0.1 once encoded: judged as that address
+    ("http://１２７.０.０.１/", "127.0.0.1 is not a public address"),
+    ("http://ｌｏｃａｌｈｏｓｔ/", "localhost is this machine"),
+])
+def test_international_urls_refused_with_a_sentence(url, why):
+    with pytest.raises(transport.InvalidWebhook) as e:
+        transport.check_url(url, allow_private=False)
+    assert why in str(e.value)
 
 
 def test_a_name_resolving_to_loopback_is_refused_before_connecting(receiver):
@@ -457,6 +495,52 @@ def test_a_regression_is_posted_once_through_failures(member, receiver, worker_f
     fixed = analysed(member, IDLE_FIXED, "llm-api", "1.3.0", "idle")
     assert fixed.verdict()["verdict"] == "improvement"
     assert WebhookNotification.objects.count() == 1 and len(r.requests) == 4
+
+
+@WITH_WORKER
+def test_a_url_with_a_non_ascii_path_is_encoded_and_delivered(member, receiver,
+                                                              worker_factory, settings):
+    """The form keeps `/hooks/café?canal=déploiements` as its URI, the worker POSTs to
+    it and the receiver gets the encoded path (before: saved as typed, and every attempt
+    raised UnicodeEncodeError inside http.client, leaving the notification leased until
+    the sweep logged "its worker stopped"). A row written without the form is encoded at
+    delivery, and one that cannot be is a failed attempt, logged, not an exception."""
+    settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE = True
+    r = receiver()
+    svc = _service(member, "llm-api")
+    url = r.url.replace("/hooks/perf?channel=ci", "/hooks/café?canal=déploiements")
+    page = _text(_member_client(member).post(f"/services/{svc.pk}/webhook/", {"url": url},
+                                             follow=True))
+    assert f"Webhook saved: regression verdicts of llm-api are POSTed to " \
+           f"http://127.0.0.1:{r.server.server_port}/…." in page
+    encoded = "/hooks/caf%C3%A9?canal=d%C3%A9ploiements"
+    assert Webhook.objects.get(service=svc).url == \
+        f"http://127.0.0.1:{r.server.server_port}{encoded}"
+    worker_factory(_worker_env())
+    analysed(member, IDLE_FIXED, "llm-api", "1.1.0", "idle")
+    analysed(member, IDLE_SPIN, "llm-api", "1.2.0", "idle")
+    wait_for(lambda: WebhookNotification.objects.get().status != "pending", timeout=60)
+    note = WebhookNotification.objects.get()
+    assert (note.status, note.attempts) == ("delivered", 1)
+    assert r.paths == [encoded]
+    assert json.loads(r.requests[0][1])["service"] == "llm-api"
+
+    def again(hook_url):  # the same notification made pending again, attempted here
+        Webhook.objects.filter(pk=note.webhook_id).update(url=hook_url)
+        WebhookNotification.objects.filter(pk=note.pk).update(
+            status="pending", attempts=0, next_attempt_at=None)
+        WebhookDelivery.objects.all().delete()
+        assert webhooks.attempt(note.pk) is None
+        note.refresh_from_db()
+        return note.status, note.deliveries.get().error
+
+    assert again(url) == ("delivered", "")  # saved as typed (before this fix)
+    assert r.paths == [encoded, encoded]
+    status, error = again(f"http://☃.example:{r.server.server_port}/hooks/")
+    assert status == "failed" and error.startswith(
+        "refused: the host name '☃.example' cannot be written as an international domain "
+        "name")
+    assert len(r.paths) == 2
 
 
 @WITH_WORKER

@@ -14,7 +14,7 @@ from rest_framework.exceptions import (APIException, NotFound, PermissionDenied,
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import access, held_symbols
+from .. import access, held_symbols, rate_limits
 from ..ids import ID_PATTERN, parse_id
 from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
@@ -98,6 +98,7 @@ class ServiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                      mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Services of your teams. Creating one that exists returns it (200)."""
     lookup_value_regex = ID_PATTERN
+    upload_actions = ("create", "builds")  # what an upload names (scopes.py)
     serializer_class = ServiceSerializer
 
     def get_queryset(self):
@@ -167,6 +168,7 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                      viewsets.GenericViewSet):
     """Captures of your teams' services: upload, poll, read the analysis."""
     lookup_value_regex = ID_PATTERN
+    upload_actions = ("create",)  # (scopes.py)
     serializer_class = CaptureSerializer
 
     def get_queryset(self):
@@ -253,11 +255,15 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             limit = int(request.query_params.get("limit", 100))
         except ValueError:
             raise ValidationError({"offset": "whole numbers", "limit": "whole numbers"})
-        profile = stored_profile(capture)
-        if profile is None:
-            raise NotReady("the capture has no stored profile; analyze it again")
-        return Response(functions_page(profile, offset, limit,
-                                       request.query_params.get("dso") or None))
+
+        def serve():
+            profile = stored_profile(capture)
+            if profile is None:
+                raise NotReady("the capture has no stored profile; analyze it again")
+            return Response(functions_page(profile, offset, limit,
+                                           request.query_params.get("dso") or None))
+        return rate_limits.limited(request, rate_limits.member_scopes(request), serve,
+                                   api=True)
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
                    parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH,
@@ -272,7 +278,9 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         _finished(capture)
         if fmt not in EXPORTS:
             raise ValidationError({"fmt": f"one of {', '.join(EXPORTS)}"})
-        return export_response(capture, fmt, request, api=True)
+        return rate_limits.limited(request, rate_limits.member_scopes(request),
+                                   lambda: export_response(capture, fmt, request, api=True),
+                                   api=True)
 
     @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
         OpenApiParameter("with", int, description="the capture to compare against; by "
@@ -353,6 +361,7 @@ class HeldSymbolsView(APIView):
     """Which of these symbol files (by SHA-256) your team holds already: name them in
     the upload as `symbols_held` (DIGEST:NAME) instead of sending them again. Only your
     team's own files count; a digest another team holds is not held."""
+    upload_actions = ("post",)  # asked by `perfweb upload` (scopes.py)
 
     @extend_schema(request=HeldSymbolsSerializer, responses=inline_serializer(
         "HeldSymbols", {"held": serializers.ListField(child=serializers.CharField())}))

@@ -15,7 +15,7 @@ import time
 
 from django.conf import settings
 from django.core.files import File
-from django.db import transaction
+from django.db import connection, transaction
 
 from analysis import ANALYSIS_VERSION, compare, profile_io
 from analysis.errors import AnalysisError
@@ -27,7 +27,7 @@ from analysis.report import build_report
 from analysis.symbols import symbolize
 
 from .. import work_dirs
-from . import buildids, debuginfod_client, deletion, history, webhooks
+from . import buildids, debuginfod_client, deletion, history, source_index, webhooks
 from .history import rate_of
 from ..claims import Claim, ClaimLost, claim
 from ..local_files import local_copy
@@ -37,11 +37,6 @@ from ..worker_limits import AnalysisTimeout, deadline, duration, out_of_memory
 
 log = logging.getLogger(__name__)
 Status = Capture.Status
-
-
-class Unreadable(AnalysisError):
-    """The capture file itself cannot be read (not a profile, damaged beyond reading):
-    the same file fails the same way however often it is tried."""
 
 
 def run_analysis(capture_id: int) -> str:
@@ -71,15 +66,19 @@ def _attempt(mine: Claim) -> str:
     except ClaimLost:
         raise
     except AnalysisTimeout:
+        # the alarm may have landed inside a query: psycopg cancels one only on Ctrl-C,
+        # so this connection is left busy and the failure goes through a fresh one
+        connection.close()
         message = (f"processing took longer than the "
                    f"{duration(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S)} limit "
                    f"(PERFWEB_ANALYSIS_TIME_LIMIT_S); a shorter capture fits")
     except AnalysisError as e:
-        message = str(e)
-        if isinstance(e, Unreadable):
-            mine.finish(Status.FAILED, error=message[:2000], retryable=False)
-            return "failed"
+        # the engine's sentence about an input (the capture, a symbol bundle): the same
+        # files fail the same way however often they are tried, so no Retry
+        mine.finish(Status.FAILED, error=str(e)[:2000], retryable=False)
+        return "failed"
     except Exception as e:  # noqa: BLE001 - the user gets a message, we get the trace
+        # transient or ours (a limit, the bucket, a bug): these alone may say retry
         if out_of_memory(e):
             message = (f"the analysis needed more memory than a worker may use "
                        f"({settings.PERFWEB_WORKER_MEMORY_MB} MB, PERFWEB_WORKER_MEMORY_MB);"
@@ -106,11 +105,8 @@ def _run(mine: Claim, capture: Capture) -> None:
     # each engine step's objects frozen at its end, the collector's again when this ends
     with frozen_until_done(), work_dirs.work_dir() as work:
         _stage(mine, Status.PARSING, 10)
-        try:
-            with paused_gc(freeze=True):
-                profile = load(local_copy(capture.file, work, capture.original_name))
-        except AnalysisError as e:
-            raise Unreadable(str(e)) from e
+        with paused_gc(freeze=True):
+            profile = load(local_copy(capture.file, work, capture.original_name))
         mine.update(format=profile.meta.format)
 
         _stage(mine, Status.SYMBOLIZING, 40)
@@ -124,6 +120,9 @@ def _run(mine: Claim, capture: Capture) -> None:
             with paused_gc(freeze=True):
                 symbolize(profile, paths, {p: sf.sha256 for sf, p in zip(ordered, paths)},
                           debuginfod=servers)
+        # the build's source archives, each read once here (within its own budget), so
+        # that no hot-lines request ever decompresses one
+        source_index.index_sources(capture.build, work)
 
         _stage(mine, Status.ANALYZING, 70)
         with paused_gc(freeze=True):  # (the engine's own work only: never around a database call)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from analysis.symbols.elf import ElfUnreadable, read_info
+from analysis.errors import AnalysisError
+from analysis.symbols.elf import read_info
 from analysis.symbols.inputs import BundleError, Collected, collect
 
 from ..local_files import local_copy
@@ -34,7 +35,7 @@ def _elves(collected: Collected):
             continue
         try:
             info = read_info(f.path, f.origin, f.sha256)  # (symbolize reads it next)
-        except ElfUnreadable:
+        except AnalysisError:  # damaged, or over its budget (analysis/symbols/budget.py)
             continue
         build_id = info.build_id or f.build_id_hint
         if build_id:

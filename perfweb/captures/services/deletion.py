@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from ..models import AnalysisResult, Build, Capture, Service, SymbolFile
+from . import export_cache
 
 
 @dataclass
@@ -128,8 +129,10 @@ def _delete(model, pk: int, plan_of) -> Deletion:
 
 
 def remove_files(files) -> None:
-    """Delete stored files, (storage, name) each; one already gone is no error."""
+    """Delete stored files, (storage, name) each, and the exports this host made of
+    them (a result's profile); one already gone is no error."""
     for storage, name in files:
+        export_cache.forget(name)
         try:
             storage.delete(name)
         except OSError:

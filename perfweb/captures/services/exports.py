@@ -1,39 +1,56 @@
 """A stored profile written in other tools' formats: speedscope JSON and `perf script`
 text (the whole capture), pprof's profile.proto and Firefox Profiler's Gecko format (the
-whole capture or the explorer's selection: threads, time range, event, view, transforms)."""
+whole capture or the explorer's selection: threads, time range, event, view, transforms),
+each written to a file (export_cache keeps it), never held whole as one string: the
+`perf script` text of a 158,000-sample capture is 121 MB."""
 from __future__ import annotations
 
 import io
+from typing import BinaryIO
 
 from analysis.errors import AnalysisError
 from analysis.export import firefox, perf_script_text, pprof, speedscope
+from analysis.transforms import normalized, unparse
 
 FORMATS = ("speedscope", "perf-script")
 #: gzipped files of a selection (the explorer's query)
 BINARY_FORMATS = ("pprof", "firefox")
 
-__all__ = ["AnalysisError", "BINARY_FORMATS", "FORMATS", "export_binary", "export_text"]
+__all__ = ["AnalysisError", "BINARY_FORMATS", "FORMATS", "export_key", "write_export"]
 
 
-def export_text(profile, fmt: str, name: str) -> str:
-    buf = io.StringIO()
-    if fmt == "speedscope":
-        speedscope.write_speedscope(profile, buf, name=name)
-    elif fmt == "perf-script":
-        perf_script_text.write_perf_script(profile, buf)
-    else:
-        raise KeyError(fmt)
-    return buf.getvalue()
-
-
-def export_binary(profile, fmt: str, query, name: str, started_ns: int | None) -> bytes:
-    """The gzipped pprof or Firefox Profiler file of `query` (an explore.Query);
+def write_export(out: BinaryIO, profile, fmt: str, query, name: str,
+                 started_ns: int | None) -> None:
+    """The export into `out`; for pprof and Firefox of `query` (an explore.Query),
     AnalysisError for a query the explorer refuses or a capture the format cannot hold.
     `started_ns`: the capture's time in ns since the epoch (perf.data has no wall-clock
     time of its samples: the upload's)."""
     if fmt == "pprof":
-        return pprof.pprof_bytes(profile, query, time_nanos=started_ns, comment=name)
-    if fmt == "firefox":
-        return firefox.firefox_bytes(profile, query, name=name,
-                                     start_ms=None if started_ns is None else started_ns / 1e6)
-    raise KeyError(fmt)
+        out.write(pprof.pprof_bytes(profile, query, time_nanos=started_ns, comment=name))
+    elif fmt == "firefox":
+        out.write(firefox.firefox_bytes(
+            profile, query, name=name,
+            start_ms=None if started_ns is None else started_ns / 1e6))
+    elif fmt in FORMATS:
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+        try:
+            if fmt == "speedscope":
+                speedscope.write_speedscope(profile, text, name=name)
+            else:
+                perf_script_text.write_perf_script(profile, text)
+            text.flush()
+        finally:
+            text.detach()  # (`out` is the caller's to close)
+    else:
+        raise KeyError(fmt)
+
+
+def export_key(fmt: str, query, name: str) -> str:
+    """What tells one export of a profile from another (export_cache's key): the
+    format, the capture's name written in it, and what a selection reads of the query
+    (its transforms normalized, as the explorer keeps them)."""
+    if query is None:
+        return f"{fmt}|{name}"
+    tids = sorted(query.tids) if query.tids is not None else None
+    return (f"{fmt}|{name}|tids={tids}|start={query.start!r}|end={query.end!r}|"
+            f"event={query.event}|view={query.view}|tf={unparse(normalized(query.transforms))}")

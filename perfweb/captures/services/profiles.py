@@ -34,11 +34,15 @@ def budget() -> int:
 
 
 def stored_profile(capture) -> Profile | None:
-    """None when the capture has no analyzed result yet. The caller checks access. The
-    result's row is read without its report and comparison: every explorer request
-    comes here, and needs only the profile's file."""
-    return result_profile(capture.results.order_by("-created_at")
-                          .only("pk", "capture", "profile").first())
+    """None when the capture has no analyzed result yet. The caller checks access."""
+    return result_profile(latest_result(capture))
+
+
+def latest_result(capture):
+    """The capture's latest result (None before one), its row read without its report
+    and comparison: every explorer request comes here, and needs only the profile's
+    file."""
+    return capture.results.order_by("-created_at").only("pk", "capture", "profile").first()
 
 
 def result_profile(result) -> Profile | None:

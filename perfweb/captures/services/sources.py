@@ -1,48 +1,69 @@
 """The hot lines of a function shown in its source, when the capture's build has a source
-archive: the file of the hottest line is looked up in the build's archives (newest first)
-by analysis.sources, and the rows around the hot lines carry their samples.
+archive: the file of the hottest line is looked up among the text files the worker took
+out of the build's archives (services/source_index.py; newest archive first), by the
+longest tail of its debug path (analysis.sources), and the rows around the hot lines
+carry their samples.
 
-Finding a member streams the archive up to it, so what was found is kept per process,
-keyed by the archive's content digest and the debug path, within a byte budget: the
-functions of one file, clicked one after another, read the archive once."""
+A request reads rows, never an archive: a tar member is reached only by decompressing
+all that comes before it, which a 21 KB archive made cost two minutes per request. An
+archive not read yet, or refused, is said in a sentence (`source_note`) instead."""
 from __future__ import annotations
 
-from collections import OrderedDict
+import zlib
 
-from analysis.sources import read_member, rows_around
+from analysis.sources import MAX_SOURCE_BYTES, best_member, member_basename, rows_around
 
-from ..local_files import local_copy
-from ..models import SymbolFile
-from ..work_dirs import work_dir
+from ..models import SourceMember, SymbolFile
 
-#: bytes of source text kept between requests, per process
-CACHE_BYTES = 32 << 20
-_found: OrderedDict[tuple[str, str], tuple[str, bytes] | None] = OrderedDict()
+#: members of one archive sharing the wanted file's name that are compared
+MAX_CANDIDATES = 10_000
+
+NOT_READ = ("Source archive {name} has not been read yet: source archives are read when "
+            "a capture of their build is analysed. Re-analyse this capture to see its "
+            "source.")
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _member(sf: SymbolFile, file: str) -> tuple[str, bytes] | None:
-    key = (sf.sha256, file)
-    if key in _found:
-        _found.move_to_end(key)
-        return _found[key]
-    with work_dir() as work:
-        found = read_member(local_copy(sf.file, work, sf.original_name, sf.sha256), file)
-    _found[key] = found
-    while len(_found) > 1 and sum(len(v[1]) for v in _found.values() if v) > CACHE_BYTES:
-        _found.popitem(last=False)
-    return found
+    """(member name, its text) of the member of `sf` that `file` names, from the index."""
+    base = member_basename(file)
+    if base is None or "\0" in base or not _utf8(base):
+        return None  # no member has such a name (source_archive keeps none)
+    rows = SourceMember.objects.filter(archive=sf, basename=base).order_by("pk")
+    names: dict[str, int] = {}
+    for name, pk in rows.values_list("name", "pk")[:MAX_CANDIDATES]:
+        names.setdefault(name, pk)  # archive order; of a repeated name, the first
+    name = best_member(list(names), file)
+    if name is None:
+        return None
+    packed = SourceMember.objects.filter(pk=names[name]).values_list("text", flat=True).first()
+    if packed is None:  # deleted meanwhile
+        return None
+    return name, zlib.decompressobj().decompress(bytes(packed), MAX_SOURCE_BYTES)
 
 
 def with_source(capture, data: dict) -> dict:
-    """`data` (explore.lines) with a `source` block, or `source: None`."""
-    data["source"] = None
+    """`data` (explore.lines) with a `source` block, or `source: None`, and `source_note`:
+    why an archive of the build gives no source (refused, not read yet), or None."""
+    data["source"] = data["source_note"] = None
     if not data.get("lines"):
         return data
     archives = SymbolFile.objects.filter(build=capture.build, kind=SymbolFile.SOURCE) \
         .order_by("-created_at")
     file = data["lines"][0]["file"]
     hot = {x["line"]: x for x in data["lines"] if x["file"] == file}
+    notes = []
     for sf in archives:
+        if not sf.indexed or sf.refused:
+            notes.append(sf.refused or NOT_READ.format(name=sf.original_name))
+            continue
         found = _member(sf, file)
         if found is None:
             continue
@@ -53,5 +74,6 @@ def with_source(capture, data: dict) -> dict:
             "rows": [{"line": r.line, "text": r.text,
                       "s": hot[r.line]["s"] if r.line in hot else 0,
                       "t": hot[r.line]["t"] if r.line in hot else 0} for r in rows]}
-        break
+        return data
+    data["source_note"] = notes[0] if notes else None
     return data

@@ -168,6 +168,10 @@ def attempt(notification_id: int) -> float | None:
                     settings.PERFWEB_WEBHOOK_ALLOW_PRIVATE)
     except DeliveryError as e:
         error, refused = str(e), isinstance(e, Refused)
+    except Exception as e:  # noqa: BLE001 - a fault of ours: logged as a failed attempt,
+        # never an exception that leaves the notification leased with nothing logged
+        log.exception("webhook notification %s, attempt %s: not sent", note.pk, number)
+        error, refused = f"not sent: {type(e).__name__}: {e}", True
     ms = round(1000 * (time.monotonic() - started))
     ok = code is not None and 200 <= code < 300
     if code is not None and not ok:

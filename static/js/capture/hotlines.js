@@ -105,16 +105,18 @@ export class HotLines {
     }
     this._part("hot-lines-more").textContent = data.more ?
       `and ${data.more} more line${data.more === 1 ? "" : "s"} with fewer samples` : "";
-    this._source(data.source);
+    this._source(data.source, data.source_note);
     this.box.dataset.state = rows.length ? "lines" : "empty";
   }
 
-  /** The function's source around its hot lines, shaded by self weight. */
-  _source(source) {
+  /** The function's source around its hot lines, shaded by self weight; else `note`,
+   * why the build's source archive gives none (refused, not read yet), when there is. */
+  _source(source, note) {
     const box = this._part("hot-source");
     box.replaceChildren();
     if (!source || !Array.isArray(source.rows) || !source.rows.length) {
-      box.hidden = true;
+      box.hidden = !note;
+      if (note) box.append(el("p", note, "source-note hint"));
       return;
     }
     box.hidden = false;

@@ -156,7 +156,7 @@ export class StackChart {
       ` (the busiest of ${data.threads} threads: pick threads below to chart others)` : "";
     this.status.textContent = data.lanes.length ?
       `${shown}${more} · ${seconds(this.view[0])} to ${seconds(this.view[1])}` +
-      (data.truncated ? " · deep frames cut: zoom in to see them" : "") :
+      (data.truncated ? " · cut to fit one answer: zoom in to see the rest" : "") :
       "No timestamped samples in this selection.";
   }
 

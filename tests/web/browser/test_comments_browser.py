@@ -78,7 +78,7 @@ def test_comment_added_on_the_page(page, django_user_model):
                            "=== name && !document.getElementById('callers-box').hidden",
                            arg=LOOP, timeout=30000)
     assert page.url.endswith(f"{capture.get_absolute_url()}?focus={loop.id}")
-    r = page.request.get(f"{page.base}/captures/{capture.pk}/data/flame.json"
+    r = page.answer(f"{page.base}/captures/{capture.pk}/data/flame.json"
                          "?start=1.0&end=2.5")
     in_range = r.json()["total"]
     assert 0 < in_range < 154

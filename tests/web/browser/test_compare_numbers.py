@@ -48,8 +48,8 @@ def test_every_change_on_the_comparison_page_is_signed_in_one_format(page):
     call_command("load_demo", "--username", "alice")
     before = Capture.objects.get(build__version="1.0.0", label="busy")
     after = Capture.objects.get(build__version="1.1.0", label="busy")
-    data = page.request.get(page.base + reverse("compare-data",
-                                                args=[before.pk, after.pk])).json()
+    data = page.answer(page.base + reverse("compare-data",
+                                           args=[before.pk, after.pk])).json()
     page.goto(page.base + reverse("compare", args=[before.pk, after.pk]))
     page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
 

@@ -112,7 +112,7 @@ def test_the_data_endpoints_take_an_event(page, events):
         const out = [];
         for (const base of [a, b]) {
           for (const ev of ["0", "1", "7"]) {
-            const r = await fetch(`${base}flame.json?event=${ev}`);
+            const r = await answer(`${base}flame.json?event=${ev}`);
             out.push([r.status, (await r.json()).total ?? null]);
           }
         }

@@ -2,6 +2,8 @@
 spinpool 1.0.0 busy capture, 973 samples): a transform, a sandwich pick and a time range
 are history entries, and Back redraws every view with the state before, as the server
 counts it; the stack chart follows the transforms and the range like the flame graph."""
+import time
+
 import pytest
 from django.core.management import call_command
 
@@ -13,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _data(page, capture, kind, query=""):
-    r = page.request.get(f"{page.base}/captures/{capture.pk}/data/{kind}.json{query}")
+    r = page.answer(f"{page.base}/captures/{capture.pk}/data/{kind}.json{query}")
     assert r.ok, r.text()
     return r.json()
 
@@ -35,15 +37,19 @@ def _total(page, n):
                            ".textContent === String(n)", arg=n, timeout=30000)
 
 
-def _drop_held(page) -> list:
+def _drop_held(page, expect: int) -> list:
     """Drop the focused function from the toolbar with the answers of its flame and
-    functions requests held (returned, to be released later)."""
+    functions requests held (returned, to be released later), once `expect` of them are
+    asked (a page asks two at once; a held one gives its turn up after 2 s: http.js)."""
     held = []
     page.route(lambda url: "tf=" in url and ("/flame.json" in url or "/functions.json" in url),
                lambda route: held.append(route))
     page.click("#transform-tools button[data-kind='df']")
     page.wait_for_function("() => location.search.includes('tf=')")
-    page.wait_for_timeout(300)
+    end = time.monotonic() + 15
+    while len(held) < expect and time.monotonic() < end:
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(300)  # (and no more than those)
     return held
 
 
@@ -185,7 +191,7 @@ def test_a_slow_answer_does_not_draw_over_the_view_back_returned_to(page):
     syscall = next(f for f in _data(page, busy, "functions")["functions"]
                    if f["n"] == "do_syscall_64")
     _open(page, busy, f"?focus={syscall['f']}")
-    held = _drop_held(page)
+    held = _drop_held(page, 2)
     assert len(held) == 2  # the flame graph's and the top functions'
     page.go_back()
     page.wait_for_function("() => !location.search.includes('tf=')")
@@ -207,7 +213,7 @@ def test_a_slow_call_tree_answer_does_not_draw_over_the_view_back_returned_to(pa
     _open(page, busy, f"?view=topdown&focus={syscall['f']}")
     first = "#calltree tbody tr:first-child td:nth-child(4)"  # the root's total
     page.wait_for_function(f"() => document.querySelector('{first}')?.textContent === '973'")
-    held = _drop_held(page)
+    held = _drop_held(page, 3)
     assert len(held) == 3  # the flame graph's, the call tree's and the top functions'
     page.go_back()
     page.wait_for_function("() => !location.search.includes('tf=')")

@@ -122,3 +122,36 @@ def test_deep_stacks_draw_zoom_and_compare(page, member):
     page.wait_for_selector("#diff[data-frames]", state="attached")
     assert int(page.get_attribute("#diff", "data-frames")) > 1000
     assert page.errors == []
+
+
+def test_a_busy_server_is_asked_again(page, browser, member, settings, tmp_path):
+    """Every compute slot taken (as by other requests): the shared page's data requests
+    get 429 with Retry-After: 1, and the page asks again until a slot frees, then draws
+    its flame graph, without an error (issue 33)."""
+    import fcntl
+    import os
+    import threading
+    capture = _spinpool(member)
+    link = ShareLink.objects.create(capture=capture, token="b" * 32, created_by=member)
+    settings.PERFWEB_COMPUTE_SLOTS = 1
+    settings.PERFWEB_COMPUTE_SLOTS_DIR = str(tmp_path)
+    fd = os.open(tmp_path / "0", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    refused = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    guest = context.new_page()
+    errors = []
+    guest.on("pageerror", lambda e: errors.append(str(e)))
+    guest.on("response", lambda r: r.status == 429 and refused.append(r.url))
+    release = threading.Timer(3.0, os.close, args=(fd,))
+    release.start()
+    try:
+        guest.goto(f"{page.base}/s/{link.url_token}/", timeout=15000)
+        guest.wait_for_selector("#explorer[data-flame-total]", state="attached",
+                                timeout=30000)
+    finally:
+        release.join()
+    assert any("/data/flame.json" in url for url in refused)
+    assert guest.text_content("#selection-total") == "975"
+    assert errors == []
+    context.close()

@@ -33,7 +33,7 @@ def test_selection_links_carry_the_explorers_selection(page, member):
     query = f"event={cpu}&start=0.2&end=0.7"
     page.goto(f"{url}?{query}")
     page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
-    flame = page.request.get(f"{page.base}/captures/{capture.pk}/data/flame.json?{query}").json()
+    flame = page.answer(f"{page.base}/captures/{capture.pk}/data/flame.json?{query}").json()
     assert 0 < flame["total"] < 78  # of perf report's 78 cpu-clock samples
     assert page.evaluate("document.getElementById('explorer').dataset.flameTotal") == \
         str(flame["total"])
@@ -53,6 +53,6 @@ def test_selection_links_carry_the_explorers_selection(page, member):
     # the whole capture's links: the default event's samples, all of them
     data, name = _download(page, "#export-pprof")
     assert name == f"capture-{capture.pk}.pb.gz"
-    whole = page.request.get(f"{page.base}/captures/{capture.pk}/data/flame.json").json()
+    whole = page.answer(f"{page.base}/captures/{capture.pk}/data/flame.json").json()
     assert sum(s.value[0] for s in read_pprof(data).sample) == whole["total"]
     assert page.errors == []

@@ -31,7 +31,7 @@ def _flame(page, **params):
     """The server's flame data for these query parameters, as the page asks for it."""
     return page.evaluate("""async (qs) => {
         const url = document.getElementById('explorer').dataset.flameUrl;
-        return (await fetch(url + (qs ? '?' + qs : ''))).json();
+        return (await answer(url + (qs ? '?' + qs : ''))).json();
     }""", urllib.parse.urlencode(params))
 
 

@@ -76,7 +76,7 @@ def test_hot_lines_and_signatures_of_the_dwarf_capture(page, worker_factory, tmp
     # the answer as the page got it: the build's source archive gives the listing
     focus = re.search(r"focus=(\d+)", page.url).group(1)
     url = page.get_attribute("#explorer", "data-lines-url")
-    data = page.request.get(f"{page.base}{url}?focus={focus}").json()  # not the page's
+    data = page.answer(f"{page.base}{url}?focus={focus}").json()  # not the page's
     assert sum(x["s"] for x in data["lines"]) == 68
     assert data["source"]["file"] == "cpp-pool/libwork.cpp"
     _check_source(page, data["source"])
@@ -197,5 +197,23 @@ def test_names_paths_and_source_text_are_text_not_html(page, worker_factory, tmp
         "source-row hot picked"
     assert page.locator("img[src=x]").count() == 0 and page.locator("script:text('alert')") \
         .count() == 0
+
+    # a refused archive: its sentence (which names the uploaded archive) in place of the
+    # source, as text
+    note = f"Source archive {evil}.tar.bz2 refused: it expands more than 200x its size."
+
+    def refused(route):
+        body = json.loads(route.fetch().text())
+        body["lines"] = [{"file": path, "line": 11, "s": 20, "t": 25}]
+        body["source"], body["source_note"] = None, note
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    page.unroute(re.compile(r".*/data/lines\.json.*"))
+    page.route(re.compile(r".*/data/lines\.json.*"), refused)
+    page.reload()
+    page.wait_for_selector("#hot-source:not([hidden]) .source-note")
+    assert page.text_content("#hot-source .source-note") == note
+    assert page.locator("#hot-source .source-row").count() == 0
+    assert page.locator("img[src=x]").count() == 0
     page.wait_for_timeout(300)
     assert page.dialogs == [] and page.errors == []

@@ -276,7 +276,7 @@ def test_bottom_up_roots_carry_their_self_time_and_sort_by_it(page):
     call_command("load_demo", "--username", "alice")
     idle = Capture.objects.get(build__version="1.0.0", label="idle")
     _open(page, idle)
-    functions = page.evaluate(f"""async () => (await (await fetch(
+    functions = page.evaluate(f"""async () => (await (await answer(
         '/captures/{idle.pk}/data/functions.json')).json()).functions""")
     # (kernel functions have no inline frames: there the leaf-most frame, the
     # bottom-up root, is the function perf report gives the sample to)
@@ -311,7 +311,7 @@ def test_clicking_a_frame_in_the_focused_view_zooms_there_and_stays_focused(page
     assert page.text_content("#focus-label") == "qualla::ThreadPool::loop"
     focus = re.search(r"focus=(\d+)", page.url).group(1)
     # the callee tree as the server gives it: the child to click, and its total there
-    callees = page.evaluate(f"""async () => (await (await fetch(
+    callees = page.evaluate(f"""async () => (await (await answer(
         '/captures/{idle.pk}/data/flame.json?focus={focus}')).json()).callees.nodes""")
     child = max((n for n in callees if n["p"] == 0 and n["f"] >= 0), key=lambda n: n["t"])
     spot = _click_frame(page, child["n"])
@@ -351,7 +351,7 @@ def test_show_in_flame_graph_focuses_a_function_that_holds_the_lock_time(page):
     page.wait_for_selector("#callers-box:not([hidden])")
     assert page.text_content("#focus-label") == "__x64_sys_futex"
     focus = re.search(r"focus=(\d+)", page.url).group(1)
-    callees = page.evaluate(f"""async () => (await (await fetch(
+    callees = page.evaluate(f"""async () => (await (await answer(
         '/captures/{idle.pk}/data/flame.json?focus={focus}')).json()).callees.nodes""")
     # perf report --children on the recording host: __x64_sys_futex 386 samples
     assert callees[0]["t"] == 386

@@ -57,7 +57,7 @@ def test_the_chart_paints_each_samples_stack(page, busy):
     # perf prints microseconds, cut: the sample is within the microsecond after
     asks = [[tid, t - t0 + 1.5e-6] for tid, t, _, _ in script]
     painted = _painted(page, asks)
-    exact = page.evaluate("(u) => fetch(u + '?px=0').then((r) => r.json())",
+    exact = page.evaluate("(u) => answer(u + '?px=0').then((r) => r.json())",
                           reverse("data-stacks", args=[busy.pk]))
     assert len(painted) == 973
     for (tid, t), drawn, (_, _, _, frames) in zip(asks, painted, script):

@@ -41,8 +41,8 @@ def test_share_link_opens_without_login_until_revoked(page, browser, worker_fact
     assert guest.text_content("#selection-total") == "975"
     assert guest.locator("text=Sign out").count() == 0
     assert guest.locator("#sharing").count() == 0  # read-only: no sharing controls
-    uses = ShareLinkUse.objects.filter(link__token=token.split(".")[1]).count()
-    assert uses >= 2  # the page and its data
+    (uses,) = ShareLinkUse.objects.filter(link__token=token.split(".")[1])
+    assert uses.count >= 2 and uses.last_address == "127.0.0.1"  # the page and its data
 
     page.reload()
     page.click("#share-links button:has-text('Revoke')")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _data(page, capture, kind, query=""):
-    r = page.request.get(f"{page.base}/captures/{capture.pk}/data/{kind}.json{query}")
+    r = page.answer(f"{page.base}/captures/{capture.pk}/data/{kind}.json{query}")
     assert r.ok, r.text()
     return r.json()
 

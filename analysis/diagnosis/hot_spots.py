@@ -1,0 +1,403 @@
+"""Where the time goes, for any software: the general pass that names every component
+holding a large share of the CPU, whether or not a table describes it.
+
+Each busy sample is charged to its *cost centre*: the first frame from the leaf that is
+not the kernel or the C runtime working for its caller (memcpy, malloc, a page fault or
+a system call are the cost of the frame that asked for them: `rb_str_plus` pays for the
+memcpy under it). Cost centres are then read at three levels: a runtime's subsystem
+(runtimes.py: the JVM filling in stack traces, Go's collector marking the heap), a
+function, and a library file. What is reported, with its share, its 95% interval, its
+CPUs and the application frames above it:
+
+- a runtime doing something other than running the program (memory management,
+  exceptions, compilation, regular expressions, copying, its locks): what a program
+  makes its runtime do, and what to change when it costs;
+- a library (a shared object other than the C runtime) that dominates another program,
+  or a runtime's own function no table describes: named, with its callers, as the place
+  to look, since nothing says it is the program's intended work;
+- the program's own code, the runtime's interpreter loop, or a described library doing
+  its job: said as where the time goes (low), never as a fault; which work is too much
+  is for a comparison, or the throughput, to say.
+
+The callers are only those the stacks hold: when the stacks stop at the hot code
+(libraries built without frame pointers), the finding says so and how to record them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..identity import library_identity
+from ..profile import JIT, KERNEL, UNKNOWN
+from . import knowledge, runtimes
+from .context import Context
+from .evidence import wilson
+from .finding import Finding, cpus_text, focus_of, pct, severity_of
+from .knowledge import THREAD_ROOTS
+from .stack_columns import StackColumns
+
+#: thresholds (rules.RULES gives them): the lower end of the share's 95% interval a
+#: cost must reach to be named at all ("name"), at medium and at high (a runtime's
+#: overhead; a runtime's undescribed function is at most medium; the program's own code
+#: and a library nothing describes are named, never above low: whether a library doing
+#: most of a program's work is its job or a fault, only knowledge of it can say)
+THRESHOLDS = {"name": 0.15, "medium": 0.35, "high": 0.50}
+
+_SHARED_OBJECT = re.compile(r"\.so(\.|$)")
+#: categories of functions that work for their caller (knowledge.py)
+_FOR_CALLER = frozenset({"copy", "allocator"})
+_NONE: frozenset = frozenset()
+
+
+@dataclass
+class Charges:
+    """The busy samples' cost centres, as columns over the rows of `cols`."""
+    cols: StackColumns
+    centre: np.ndarray  # (S,) function id each row is charged to
+    centre_pos: np.ndarray  # (S,) its position in cols.fn
+    subsystem: np.ndarray  # (S,) index into `subsystems` (-1: none)
+    decider: np.ndarray  # (S,) the function that put the row in its subsystem (-1)
+    subsystems: list  # [(Runtime, Subsystem)]
+    sub_of: np.ndarray  # (functions,) the overhead subsystem of each function (-1)
+    caller: np.ndarray  # (S,) the application function nearest above the centre (-1)
+    cut: np.ndarray  # (S,) bool: the stack ends without its callers (unknown)
+    #: (S,) bool: the interpreter loop is the first frame from the leaf that is the
+    #: runtime running the program or application code: perf sees the interpreter, not
+    #: the program's function (JIT-compiled code under a bottom `Interpreter` frame is not)
+    interpreted: np.ndarray
+
+
+def charges(ctx: Context) -> Charges:
+    return ctx.memo("hot_spot_charges", lambda: _charges(ctx))
+
+
+def _charges(ctx: Context) -> Charges:
+    p = ctx.profile
+    cols = StackColumns.of(p, ctx.busy_stacks(), ctx.stack_funcs.loc_functions)
+    nf = len(p.functions)
+    used = np.zeros(nf, dtype=bool)
+    used[cols.fn] = True
+    fids = np.flatnonzero(used).tolist()
+    through = np.zeros(nf, dtype=bool)
+    unmapped = np.zeros(nf, dtype=bool)
+    app = np.zeros(nf, dtype=bool)
+    root = np.zeros(nf, dtype=bool)
+    sub_of = np.full(nf, -1, dtype=np.int64)  # overhead subsystem index
+    exec_of = np.zeros(nf, dtype=bool)  # an interpreter loop (knowledge.INTERPRETER)
+    subsystems: list = []
+    sub_ix: dict = {}
+    functions, mappings = p.functions, p.mappings
+    for f in fids:
+        fn = functions[f]
+        m = mappings[fn.mapping_id]
+        # (memcpy and malloc are their caller's cost wherever perf placed them: a
+        # DWARF-unwound libc frame may come without its file)
+        through[f] = ctx.passes_through(f) or bool(ctx.cats.get(f, _NONE) & _FOR_CALLER)
+        unmapped[f] = m.kind == UNKNOWN
+        app[f] = ctx.app.get(f, False)
+        root[f] = fn.resolved and fn.name in THREAD_ROOTS
+        exec_of[f] = "interpreter" in ctx.cats.get(f, _NONE)
+        rt, sub = runtimes.subsystem_of(fn.name, m.path, jit=m.kind == JIT,
+                                        resolved=fn.resolved)
+        if sub is None:
+            continue
+        if sub.kind == "execution":
+            continue
+        key = (rt.name, sub.name)
+        if key not in sub_ix:
+            sub_ix[key] = len(subsystems)
+            subsystems.append((rt, sub))
+        sub_of[f] = sub_ix[key]
+    # the cost centre: the first frame that is not the kernel or the C runtime, and is in
+    # a file (an address no file maps is what a frame-pointer register held: no frame);
+    # none (a kernel thread, a libc function whose caller is lost): -1, left to the
+    # rules of the kernel, the allocator and copying
+    pos = cols.first_where(~through & ~unmapped)
+    centre = np.where(pos >= 0, cols.fn[np.maximum(pos, 0)], -1)
+    # a runtime's subsystem: the first frame from the leaf that is application code or
+    # in a subsystem decides (an exception's stack filling above the JVM's frame walker
+    # is the exception's cost; application code under a regex replace callback is not)
+    decides = app | (sub_of >= 0)
+    decide = cols.first_where(decides)
+    decided_fn = cols.fn[np.maximum(decide, 0)]
+    subsystem = np.where(decide >= 0, sub_of[decided_fn], -1)
+    # memory management asked for by another of the runtime's subsystems is that work's
+    # cost: the allocations (and the collections they bring) of regexp.Compile are the
+    # compiling's, of an exception's construction the exception's. (The last entry, read
+    # for index -1, is "no subsystem": not memory management.)
+    memory = np.array([sub.kind == "memory" for _, sub in subsystems] + [False])
+    if memory.any():
+        # the first deciding frame that is not memory management (a Go binary's runtime
+        # is application code too)
+        above = cols.first_where(decides & ~memory[sub_of])
+        above_fn = cols.fn[np.maximum(above, 0)]
+        owner = np.where(above >= 0, sub_of[above_fn], -1)
+        moved = memory[subsystem] & (owner >= 0) & ~memory[owner]
+        subsystem = np.where(moved, owner, subsystem)
+        decided_fn = np.where(moved, above_fn, decided_fn)
+    decider = np.where(subsystem >= 0, decided_fn, -1)
+    # the application frame nearest above the centre that is in no subsystem (a Go
+    # program's reflect and runtime are its own code, but not who asked for them)
+    frame_ix = np.arange(len(cols.fn), dtype=np.int64)
+    above = app[cols.fn] & (sub_of[cols.fn] < 0) & (frame_ix > pos[cols.row]) & \
+        (pos[cols.row] >= 0)
+    caller_pos = cols.first_marked(above)
+    caller = np.where(caller_pos >= 0, cols.fn[np.maximum(caller_pos, 0)], -1)
+    # callers unknown: no application frame above, and the stack's outermost frame is no
+    # thread entry point (the unwinder stopped in code without frame pointers)
+    last = cols.start[1:] - 1
+    outer_root = np.zeros(len(centre), dtype=bool)
+    has = cols.start[1:] > cols.start[:-1]
+    outer_root[has] = root[cols.fn[last[has]]]
+    cut = (caller < 0) & ~outer_root
+    seen = cols.first_where(app | exec_of)
+    interpreted = (seen >= 0) & exec_of[cols.fn[np.maximum(seen, 0)]]
+    return Charges(cols, centre, pos, subsystem, decider, subsystems, sub_of, caller, cut,
+                   interpreted)
+
+
+def _callers_text(ctx: Context, ch: Charges, rows: np.ndarray,
+                  caller: np.ndarray | None = None) -> tuple[str, list[dict]]:
+    """' under A, B' from the application frames above these rows' centres (or
+    `caller`, per row of `rows`), or what is known when the stacks do not hold them."""
+    w = ch.cols.weight[rows]
+    caller = ch.caller[rows] if caller is None else caller
+    known = caller >= 0
+    callers = []
+    if known.any():
+        sums = np.bincount(caller[known], weights=w[known])
+        order = np.argsort(-sums, kind="stable")[:3]
+        callers = [ctx.function_row(int(f), int(round(sums[f])))
+                   for f in order if sums[f] > 0]
+    cut = float(w[ch.cut[rows]].sum())
+    total = float(w.sum())
+    if callers and cut < total / 2:
+        return f", under {', '.join(c['name'] for c in callers[:2])}", callers
+    if cut >= total / 2:
+        return ("; its callers are not in the stacks (the unwinder stopped in code "
+                "without frame pointers: record with --call-graph dwarf to see them)",
+                callers)
+    return "", callers
+
+
+def _top_functions(ctx: Context, ch: Charges, rows: np.ndarray, n: int = 3) -> list[dict]:
+    return _ranked(ctx, ch.centre[rows], ch.cols.weight[rows], n)
+
+
+def _ranked(ctx: Context, fids: np.ndarray, weights: np.ndarray, n: int) -> list[dict]:
+    """The n functions with the most weight (ties by id), as evidence rows."""
+    ok = fids >= 0
+    if not ok.any():
+        return []
+    sums = np.bincount(fids[ok], weights=weights[ok])
+    order = np.argsort(-sums, kind="stable")[:n]
+    return [ctx.function_row(int(f), int(round(sums[f]))) for f in order if sums[f] > 0]
+
+
+def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
+    """A language runtime (or a compiler linked into the program) doing something other
+    than running the program, per subsystem, when it holds a large share."""
+    ch = charges(ctx)
+    total = ch.cols.total
+    if not total or not ch.subsystems:
+        return []
+    ok = ch.subsystem >= 0
+    sums = np.bincount(ch.subsystem[ok], weights=ch.cols.weight[ok],
+                       minlength=len(ch.subsystems))
+    app_fn = np.frombuffer(ctx.app.marks(), dtype=np.uint8).astype(bool)
+    out = []
+    for i in np.argsort(-sums, kind="stable"):
+        samples = float(sums[i])
+        if not samples:
+            break
+        lo, hi = wilson(samples, total)
+        rt, sub = ch.subsystems[i]
+        # work done once and kept (runtimes.Subsystem.steady) is repeated from a share
+        # far below what other work may need
+        floor = min(t["name"], sub.steady) if sub.steady else t["name"]
+        if lo < floor:
+            continue
+        severity = severity_of(lo, t)
+        if sub.steady and lo >= sub.steady and severity == "low":
+            severity = "medium"
+        # matching regular expressions is often the work itself (validating, parsing
+        # logs): a fault only when it holds most of the CPU (a pattern backtracking),
+        # not at a third of it, as a validation job's matching does
+        if sub.kind == "regex" and lo < t["high"]:
+            severity = "low"
+        rows = np.flatnonzero(ch.subsystem == i)
+        share = samples / total
+        funcs = _ranked(ctx, ch.decider[rows], ch.cols.weight[rows], 3)
+        # the C library's own work (strlen) is charged to the application frame that
+        # called it: that frame is the subsystem's caller, not work under it
+        centre = ch.centre[rows]
+        safe = np.maximum(centre, 0)
+        app_centre = (centre >= 0) & app_fn[safe] & (ch.sub_of[safe] < 0)
+        centres = [f for f in _ranked(ctx, np.where(app_centre, -1, centre),
+                                      ch.cols.weight[rows], 4)
+                   if f["id"] not in {g["id"] for g in funcs}][:3]
+        under, callers = _callers_text(ctx, ch, rows,
+                                       np.where(app_centre, centre, ch.caller[rows]))
+        cpus = ctx.cpus(int(samples))
+        what = runtimes.KIND_TEXT[sub.kind]
+        inner = f" (and under them {', '.join(c['name'] for c in centres)})" \
+            if centres else ""
+        out.append(Finding(
+            "runtime-overhead", f"{_cap(rt.name)} spends {pct(share)} on {sub.name}",
+            severity, "high", share, int(samples),
+            f"{pct(share)} of the busy samples{cpus_text(cpus)} (95% interval "
+            f"{pct(lo)}-{pct(hi)}) are {rt.name} {what}: "
+            f"{', '.join(f['name'] for f in funcs)}{inner}{under}.",
+            sub.why or (f"This is {rt.name}'s own work ({what}), not the program's: it "
+                        f"costs whatever the program makes it do."),
+            sub.fix or (f"Find which application code makes {rt.name} do this (the "
+                        f"callers above), and do less of it per unit of work."),
+            cpus=cpus,
+            evidence={"runtime": rt.name, "subsystem": sub.name, "kind": sub.kind,
+                      "functions": funcs + centres, "callers": callers,
+                      "interval": [round(lo, 4), round(hi, 4)]},
+            focus=focus_of(callers or funcs)))
+    return out
+
+
+def hot_spots(ctx: Context, t: dict) -> list[Finding]:
+    """Cost centres no subsystem claims: a function, or a library's code as a whole,
+    holding a large share of the busy samples."""
+    ch = charges(ctx)
+    total = ch.cols.total
+    if not total:
+        return []
+    free = (ch.subsystem < 0) & (ch.centre >= 0)
+    rows_all = np.flatnonzero(free)
+    if not len(rows_all):
+        return []
+    p = ctx.profile
+    w = ch.cols.weight
+    by_fn = np.bincount(ch.centre[rows_all], weights=w[rows_all], minlength=len(p.functions))
+    fmap = np.fromiter((f.mapping_id for f in p.functions), dtype=np.int64,
+                       count=len(p.functions))
+    by_map = np.bincount(fmap[ch.centre[rows_all]], weights=w[rows_all],
+                         minlength=len(p.mappings))
+    out: list[Finding] = []
+    named_maps: set[int] = set()
+    # a library file whose code, named or not, dominates (no one function of it does)
+    for mid in np.argsort(-by_map, kind="stable")[:3]:
+        m = p.mappings[int(mid)]
+        samples = float(by_map[mid])
+        lo, hi = wilson(samples, total)
+        if lo < t["name"] or not _is_library(m):
+            continue
+        rows = rows_all[fmap[ch.centre[rows_all]] == mid]
+        funcs = _top_functions(ctx, ch, rows, 5)
+        if funcs and funcs[0]["samples"] >= samples / 2 and p.functions[
+                funcs[0]["id"]].resolved:
+            continue  # one of its functions is the hot spot: named below
+        named_maps.add(int(mid))
+        out.append(_library_finding(ctx, ch, m, rows, samples, total, funcs))
+    # single functions
+    for f in np.argsort(-by_fn, kind="stable")[:5]:
+        samples = float(by_fn[f])
+        lo, hi = wilson(samples, total)
+        if lo < t["name"]:
+            break
+        fn = p.functions[int(f)]
+        if fn.mapping_id in named_maps:
+            continue
+        rows = rows_all[ch.centre[rows_all] == f]
+        out.append(_function_finding(ctx, ch, int(f), rows, samples, total, t))
+    return out
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _is_library(m) -> bool:
+    """A shared object that is not the C runtime and not the kernel: code a program
+    calls, whose domination says something about how the program uses it."""
+    return m.kind != KERNEL and bool(_SHARED_OBJECT.search(m.basename)) and \
+        not knowledge.is_c_library(m.path)
+
+
+def _library_finding(ctx: Context, ch: Charges, m, rows, samples, total, funcs) -> Finding:
+    lo, hi = wilson(samples, total)
+    share = samples / total
+    cpus = ctx.cpus(int(samples))
+    under, callers = _callers_text(ctx, ch, rows)
+    rt = runtimes.runtime_of_file(m.path)
+    ident = library_identity(m.path)
+    unnamed = sum(f["samples"] for f in funcs if not ctx.profile.functions[f["id"]].resolved)
+    names = ", ".join(f["name"] for f in funcs[:3])
+    # a runtime's own file (libpython, libruby) running the program is the work; a
+    # library nothing describes dominating another program is the place to look
+    severity = "info" if rt is not None else "low"
+    return Finding(
+        "hot-spot", f"{pct(share)} of the CPU in {ident}" + (f" ({rt.name})" if rt else ""),
+        severity, "medium", share, int(samples),
+        f"{pct(share)} of the busy samples{cpus_text(cpus)} (95% interval {pct(lo)}-"
+        f"{pct(hi)}) run in {m.path}, spread over its functions ({names}"
+        + (f"; {pct(unnamed / total)} in code without symbols" if unnamed else "") +
+        f"){under}.",
+        "One library doing most of a program's work sets the program's speed: the work "
+        "it does per request, and how often the program asks for it, is where the time "
+        "can be won.",
+        f"Look at why the program calls {ident} this much: the callers above are the "
+        f"place to start (fewer calls, smaller inputs, or a cheaper way to get the same "
+        f"result)." + ("" if not unnamed else " Upload its debug file to see which of "
+                                              "its functions run."),
+        cpus=cpus,
+        evidence={"dso": m.path, "functions": funcs, "callers": callers,
+                  "interval": [round(lo, 4), round(hi, 4)]},
+        focus=focus_of(callers or funcs))
+
+
+def _function_finding(ctx: Context, ch: Charges, f: int, rows, samples, total,
+                      t: dict) -> Finding:
+    p = ctx.profile
+    fn = p.functions[f]
+    m = p.mappings[fn.mapping_id]
+    lo, hi = wilson(samples, total)
+    share = samples / total
+    cpus = ctx.cpus(int(samples))
+    under, callers = _callers_text(ctx, ch, rows)
+    rt, sub = runtimes.subsystem_of(fn.name, m.path, jit=m.kind == JIT, resolved=fn.resolved)
+    own = ctx.app.get(f, False) or (sub is not None and sub.kind == "execution")
+    in_runtime = rt is not None and not own
+    library = _is_library(m) and not own
+    if own:
+        severity = "info"
+    elif not fn.resolved:
+        severity = "low"
+    elif in_runtime:  # (a library's function doing most of the work may be its job)
+        severity = "medium" if lo >= t["medium"] else "low"
+    else:
+        severity = "low"
+    where = (f"{rt.name}'s own code" if in_runtime else
+             f"{library_identity(m.path)}" if library else
+             "the language's standard library" if knowledge.is_language_runtime(fn.name)
+             else "the program's own code")
+    if own:
+        why = ("This is the program's own work (or its runtime running it): it is where "
+               "the time goes, not a fault by itself. Whether it is too much is for a "
+               "comparison with a faster build, or the CPU per unit of work, to say.")
+        fix = (f"If the throughput must grow, {fn.name} is where to look: do it fewer "
+               f"times per request, on less data, or with a cheaper algorithm.")
+    else:
+        why = (f"{fn.name} is not the program's code but {where}: one such function "
+               f"holding this share says the program makes it work far more than usual.")
+        fix = (f"Find why the program calls it this much (the callers above) and do "
+               f"less of it per unit of work.")
+    return Finding(
+        "hot-spot", f"{pct(share)} of the CPU in {fn.name}" + (
+            f" ({rt.name})" if in_runtime else ""),
+        severity, "medium", share, int(samples),
+        f"{fn.name} ({where}, {m.path}) and the C runtime and kernel work it asks for "
+        f"take {pct(share)} of the busy samples{cpus_text(cpus)} (95% interval "
+        f"{pct(lo)}-{pct(hi)}){under}.",
+        why, fix, cpus=cpus,
+        evidence={"dso": m.path, "functions": [ctx.function_row(f, int(samples))],
+                  "callers": callers, "own_work": own,
+                  "interval": [round(lo, 4), round(hi, 4)]},
+        focus=focus_of([ctx.function_row(f, int(samples))]))

@@ -1,0 +1,841 @@
+"""What the code of a language runtime is doing: its subsystems told apart by their
+function names, so that "78% in libjvm.so" reads as "the JVM fills in exception stack
+traces" and "62% in runtime.*" as "Go's garbage collector marks the heap".
+
+A runtime is known by the file its code is in or by names only it has (a Go program is a
+static binary of any name, but only Go's runtime has `runtime.mallocgc`). Each subsystem
+has a kind: `execution` is the runtime running the program (its interpreter loop, its
+JIT's code), the work itself; the other kinds (memory management, exceptions,
+compilation at run time, regular expressions, copying, the runtime's own locks and
+scheduler) are what a program makes its runtime do besides running it, which a
+diagnosis names when it costs. The general pass (hot_spots.py) names a runtime's costly
+code without these tables; they add what that code is for and what to change.
+
+Every entry says where its names come from (the runtime's own source files).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .software import file_path
+
+#: kinds of subsystem that are not the program's own work
+OVERHEAD = frozenset({"memory", "exceptions", "compilation", "regex", "copying", "locks",
+                      "scheduler", "threads", "locale", "resolution", "parsing",
+                      "scanning", "per-call"})
+
+KIND_TEXT = {
+    "execution": "running the program's code",
+    "memory": "memory management",
+    "exceptions": "exception handling",
+    "compilation": "compiling code at run time",
+    "regex": "regular-expression matching",
+    "copying": "copying data",
+    "locks": "the runtime's own locks",
+    "scheduler": "the runtime's scheduler",
+    "threads": "creating and ending threads",
+    "locale": "locale-aware text handling",
+    "resolution": "looking names up",
+    "parsing": "parsing and serializing data",
+    "scanning": "scanning strings",
+    "per-call": "per-call overhead",
+}
+
+
+@dataclass(frozen=True)
+class Subsystem:
+    kind: str  # execution, or one of OVERHEAD
+    name: str  # what people call it: "garbage collection"
+    functions: str  # regex on function names (searched)
+    why: str = ""
+    fix: str = ""
+    #: work a program does once and keeps (a pattern or a statement compiled, a table
+    #: built): under steady load its share is near nothing, so from this share on (the
+    #: lower end of its interval) it is being done again and again: named at medium,
+    #: below the thresholds that judge work a program may need all the time (0: those).
+    #: Exceptions are the other such kind: rare by design, so from 10% they are the
+    #: expected path (a parse that fails, a lookup that misses).
+    steady: float = 0.0
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str
+    dso: str  # regex on the path of a file of its code ("" : known by names only)
+    signature: str  # regex on names only its code has
+    subsystems: tuple[Subsystem, ...]
+    #: the subsystem of any code of its file, named or not, that no other one claims
+    whole_file: Subsystem | None = None
+
+
+_GC_WHY = ("A garbage collector's work grows with the allocation rate and with the live "
+           "heap it must trace: each collection is paid by the requests that allocate, "
+           "and marking a large heap of pointers again and again is work no request "
+           "asked for.")
+
+RUNTIMES: tuple[Runtime, ...] = (
+    # HotSpot (OpenJDK src/hotspot/share): gc/{g1,parallel,serial,shenandoah,z,shared},
+    # opto/ and c1/ (the C2 and C1 compilers, compiler/compileBroker.cpp),
+    # classfile/javaClasses.cpp java_lang_Throwable::fill_in_stack_trace (JVM_FillInStack
+    # Trace in prims/jvm.cpp), runtime/{objectMonitor,synchronizer,safepoint}.cpp; JIT
+    # frames as named by `jcmd PID Compiler.perfmap` or perf-map-agent ("Interpreter" is
+    # the template interpreter's code blob)
+    Runtime("the JVM (HotSpot)", r"/libjvm\.so", r"^(JavaThread|JavaCalls)::", (
+        Subsystem("exceptions", "exception construction (stack trace filling)",
+                  r"Throwable\.fillInStackTrace|java_lang_Throwable::fill_in_stack_trace|"
+                  r"^JVM_FillInStackTrace|^Exceptions::|^SharedRuntime::\w*exception|"
+                  r"^OptoRuntime::(handle_exception|rethrow)|^InterpreterRuntime::"
+                  r"(create_exception|exception_handler_for_exception|throw_)|"
+                  r"StackTraceElement|^java_lang_StackTraceElement",
+                  "Creating an exception walks the whole Java stack to fill in its stack "
+                  "trace (Throwable.fillInStackTrace): thousands of instructions per "
+                  "frame, per throw. Exceptions thrown as control flow in a hot path "
+                  "(parsing invalid input with Integer.parseInt and catching the "
+                  "NumberFormatException) cost more than the work they guard.",
+                  "Do not throw on the expected path: validate before parsing (check the "
+                  "characters, or use a parser that returns a default), or throw a "
+                  "preallocated exception created without a stack trace (the four-argument "
+                  "Throwable constructor with writableStackTrace = false).", steady=0.10),
+        Subsystem("memory", "garbage collection",
+                  r"^(G1\w*|PS\w+|ParallelScavenge\w*|ParallelCompact\w*|PSParallel\w*|"
+                  r"Shenandoah\w*|Z[A-Z]\w*|SerialHeap|DefNewGeneration|TenuredGeneration|"
+                  r"MarkSweep|GenCollectedHeap|CollectedHeap|MemAllocator|ObjAllocator|"
+                  r"WeakProcessor|ReferenceProcessor|OopMapCache|StackWatermark\w*|"
+                  r"BarrierSet\w*|CardTable\w*)::|^AccessInternal::.*Barrier",
+                  _GC_WHY,
+                  "Allocate less per request (reuse buffers and builders, avoid boxing and "
+                  "temporary collections), size the heap so young collections are rare "
+                  "(-Xmn, -Xmx), and look at the GC log (-Xlog:gc*) for the pause and "
+                  "the cause."),
+        Subsystem("compilation", "JIT compilation",
+                  r"^(C2Compiler|Compile|C1_?Compiler|Compilation|CompileBroker|PhaseIdealLoop|"
+                  r"PhaseChaitin|PhaseCFG|PhaseIterGVN|PhaseGVN|PhaseOutput|PhaseLive|Matcher|"
+                  r"LinearScan|GraphBuilder|ciEnv|ciMethod|ciObjectFactory|IdealLoopTree|"
+                  r"ConnectionGraph|LIR_\w+|Parse|GraphKit)::",
+                  "The JIT compiles hot methods on its own threads; it costs CPU at start-up "
+                  "and after deoptimization, and keeps costing when code is generated "
+                  "again and again (many classes, lambdas or methods made at run time).",
+                  "Warm up before taking load; if compilation never settles, look for code "
+                  "generated at run time (reflection proxies, scripting) and for "
+                  "deoptimization loops (-Xlog:deoptimization, -XX:+PrintCompilation)."),
+        # java.base java/util/regex/Pattern.java: the Pattern(String, int) constructor
+        # runs compile(), which parses with expr, sequence, atom, clazz, group0, closure,
+        # escape, range and RemoveQEQuoting and builds Node trees whose study() sizes
+        # them; String.split/matches/replaceAll(String regex) call Pattern.compile each
+        # time (except split's one-character fast path). (A JDK perf map names a method
+        # after its return type: "java.util.regex.Pattern$Node java.util.regex.Pattern.atom()")
+        Subsystem("compilation", "compiling regular expressions (Pattern.compile)",
+                  r"(^|\s)java\.util\.regex\.Pattern\.(compile|expr|sequence|atom|clazz|"
+                  r"group0|closure|curly|escape|range|RemoveQEQuoting|newCharProperty|"
+                  r"newSlice|bitsOrSingle|single|createGroup|<init>)(\(|$)|"
+                  r"(^|\s)java\.util\.regex\.Pattern\$\w+\.study(\(|$)",
+                  "Compiling a regular expression parses its text and builds a tree of "
+                  "matcher nodes: for the short patterns of a split or a validation, about "
+                  "as costly as matching with them, and garbage for the collector. "
+                  "String.split, String.matches and String.replaceAll with a regular "
+                  "expression compile it on every call.",
+                  "Compile each pattern once (private static final Pattern P = "
+                  "Pattern.compile(...)) and use P.split(s), P.matcher(s).matches() and "
+                  "P.matcher(s).replaceAll(r); a Pattern is safe to share between threads."),
+        # java.base java/util/Formatter.java: String.format(fmt, args) is new
+        # Formatter().format(fmt, args), which parses fmt into FormatSpecifiers on every
+        # call (Formatter.parse, a regular expression in JDK 17 for most specifiers), and
+        # numbers are printed through localizedMagnitude with the locale's
+        # DecimalFormatSymbols (java/text/DecimalFormatSymbols.java getInstance, initialize)
+        Subsystem("parsing", "String.format (java.util.Formatter parsing its format per call)",
+                  r"(^|\s)java\.util\.Formatter(\$\w+)?\.[\w<>]+(\(|$)|"
+                  r"(^|\s)java\.lang\.String\.format(\(|$)|"
+                  r"(^|\s)java\.text\.DecimalFormatSymbols\.(getInstance|initialize|<init>)(\(|$)",
+                  "String.format creates a Formatter, parses the format string into "
+                  "specifiers (with a regular expression) and looks the locale's number "
+                  "symbols up, on every call: for a line of a few fields, many times the "
+                  "cost of appending them.",
+                  "On hot paths append to a StringBuilder (reused per thread) instead of "
+                  "String.format; where a format is needed, build the Formatter once, or use "
+                  "java.text formats created once and kept per thread."),
+        # HotSpot's generated stubs (runtime/stubRoutines.cpp, stubGenerator_x86_64*.cpp:
+        # StubRoutines::initialize2 generates the array-copy stubs that System.arraycopy,
+        # Arrays.copyOf and ArrayList's shifting compile to, beside checksum and crypto
+        # intrinsics; a JDK perf map names the whole blob "StubRoutines (2)")
+        Subsystem("copying", "generated stubs: mostly array copies (System.arraycopy)",
+                  r"^StubRoutines \(\d\)$|^StubRoutines::\w*arraycopy",
+                  "The JVM's generated stubs do System.arraycopy (and checksums and "
+                  "crypto): a large share there is almost always arrays copied again and "
+                  "again, as ArrayList.remove(0) and add(0, x) shift every element, "
+                  "Arrays.copyOf grows a copy per append, or a StringBuilder inserts at "
+                  "its front.",
+                  "Use a structure that does not shift: ArrayDeque for a queue, an index "
+                  "that moves instead of removing from the front, capacity set once "
+                  "(new ArrayList<>(n), StringBuilder(n)) instead of growing copies."),
+        Subsystem("locks", "monitors and safepoints",
+                  r"^(ObjectMonitor|ObjectSynchronizer|SafepointSynchronize|"
+                  r"ThreadBlockInVM|Monitor|Mutex|PlatformMonitor|PlatformEvent|Parker)::",
+                  "Contended synchronized blocks inflate into monitors whose threads spin, "
+                  "then park in the kernel; safepoints stop every thread.",
+                  "Hold monitors for less, split them, or use java.util.concurrent's "
+                  "lock-free structures; see the JFR lock profile for which monitor."),
+        Subsystem("execution", "the bytecode interpreter",
+                  r"^Interpreter$|^InterpreterRuntime::|^TemplateInterpreter|"
+                  r"^BytecodeInterpreter"),
+    )),
+    # Go (src/runtime): mgc*.go (gcBgMarkWorker, gcDrain, scanobject, markroot,
+    # gcAssistAlloc), malloc.go (mallocgc, newobject, makeslice in slice.go), mheap.go,
+    # mcache.go, mcentral.go, mbitmap.go, mwbbuf.go, memclr_*.s; proc.go (schedule,
+    # findRunnable, park_m, ...), lock_futex.go, netpoll*.go; panic.go
+    Runtime("the Go runtime", "",
+            r"^runtime\.[\w(]|^regexp(/syntax)?\.[\w(]|^reflect\.[\w(]|^encoding/json\.[\w(]", (
+        Subsystem("memory", "garbage collection and allocation",
+                  r"^runtime\.(\(\*(mheap|mcache|mcentral|mspan|gcWork|gcControllerState|"
+                  r"pageAlloc|sweepLocked|wbBuf|gcBits|gcCPULimiterState|spanSet)\)\.|"
+                  r"gc[A-Z]\w*|gcDrain\w*|scan\w+|mark\w+|greyobject|shade|mallocgc\w*|"
+                  r"newobject|newarray|makeslice\w*|growslice|mapassign\w*|makemap\w*|"
+                  r"memclrNoHeapPointers|sweep\w*|bgsweep|bgscavenge|heapBits\w*|"
+                  r"findObject|nextFreeFast|deductAssistCredit|bulkBarrier\w*|"
+                  r"typedmemmove|typedslicecopy|wbBuf\w*|writeBarrier|gcWriteBarrier\w*|"
+                  r"(mProf|profilealloc)\w*)",
+                  _GC_WHY + " Go's collector also makes allocating goroutines help mark "
+                  "(mark assists, gcAssistAlloc): the request that allocates pays for it.",
+                  "Allocate less per request: reuse buffers (sync.Pool, a buffer kept per "
+                  "connection), size slices once, avoid pointers in large long-lived "
+                  "structures (the marker scans every pointer of the live heap); GOGC or "
+                  "GOMEMLIMIT trade memory for fewer collections. `GODEBUG=gctrace=1` "
+                  "shows each cycle."),
+        Subsystem("scheduler", "goroutine scheduling and runtime locks",
+                  r"^runtime\.(schedule|findRunnable|findrunnable|stealWork|runqsteal|"
+                  r"runqgrab|park_m|goschedImpl|mcall|gopark|goready|ready|wakep|startm|"
+                  r"stopm|notesleep|notewakeup|futexsleep|futexwakeup|futex|lock2|unlock2|"
+                  r"lockWithRank|usleep|osyield|checkTimers|runtimer|resetspinning|"
+                  r"execute|entersyscall\w*|exitsyscall\w*|casgstatus)$",
+                  "Goroutines handed between threads, parked and woken, and the runtime's "
+                  "own locks: cheap each, costly when work is split into many tiny "
+                  "goroutines or channel operations.",
+                  "Batch work per goroutine and per channel operation, and keep GOMAXPROCS "
+                  "at the CPUs the container may use."),
+        # src/runtime/string.go (concatstrings, concatstring2-5, slicebytetostring,
+        # stringtoslicebyte, rawstring, rawbyteslice) and memmove_amd64.s: a string
+        # built with + is a new string holding copies of both (the compiler calls
+        # concatstrings for every +); memmove sets up no frame, so the frame-pointer
+        # walk charges its samples to the caller's caller
+        Subsystem("copying", "copying memory and building strings",
+                  r"^runtime\.(memmove|concatstrings?\d?|slicebytetostring\w*|"
+                  r"stringtoslicebyte|rawstring\w*|rawbyteslice|rawruneslice)$",
+                  "Copying is bound by memory bandwidth and does no work of its own. A "
+                  "string grown with s += piece in a loop is copied whole at every step: "
+                  "the copies grow with the string (quadratic), and each old copy is "
+                  "garbage the collector must find.",
+                  "Build strings and byte slices once: strings.Builder or bytes.Buffer "
+                  "(with Grow when the size is known), append to a []byte, or write "
+                  "straight to the io.Writer (the http.ResponseWriter) instead of "
+                  "concatenating."),
+        # src/encoding/json (encode.go: Marshal walks the value by reflection, encodeState
+        # and its per-type encoders, string escaping; decode.go Unmarshal); its
+        # allocations are its cost
+        Subsystem("parsing", "JSON encoding and decoding (encoding/json)",
+                  r"^encoding/json\.[\w(]",
+                  "encoding/json walks every value by reflection and escapes every string "
+                  "on each call: for a large document, milliseconds of CPU and its "
+                  "garbage. The same data encoded again per request (a catalogue, a "
+                  "configuration that rarely changes) is paid for each time.",
+                  "Encode data that rarely changes once, when it changes, and write the "
+                  "cached bytes (with an ETag); send less per request (paging, fields "
+                  "asked for); a code-generated encoder avoids reflection where the "
+                  "encoding itself is the work."),
+        # src/reflect (deepequal.go deepValueEqual with its visited map, value.go
+        # Value.Field/Index/MapIndex/Interface, unsafe_New and packEface allocating for
+        # values that escape): every step checks kinds and flags at run time
+        Subsystem("per-call", "reflection (reflect.DeepEqual, reflect.Value)",
+                  r"^reflect\.[\w(]",
+                  "Reflection finds out at run time what compiled code knows: each "
+                  "reflect.Value step checks the kind and flags, map and interface values "
+                  "are copied to the heap (reflect.unsafe_New), and DeepEqual keeps a "
+                  "visited map; a comparison or a copy done by reflection costs ten or a "
+                  "hundred times the same done by typed code, and its garbage.",
+                  "On hot paths compare and copy with typed code (an Equal method, == on "
+                  "comparable structs, a version or hash kept with the value); keep "
+                  "reflection (reflect.DeepEqual, encoding by reflection) for tests and "
+                  "set-up."),
+        Subsystem("exceptions", "panics and recovery",
+                  r"^runtime\.(gopanic|gorecover|recovery|panicwrap|addOneOpenDeferFrame)$",
+                  steady=0.10),
+        # the standard library's regexp (src/regexp/regexp.go Compile, MustCompile,
+        # compile; onepass.go compileOnePass; src/regexp/syntax parse.go, compile.go,
+        # simplify.go): turning a pattern's text into a program, done once per pattern
+        Subsystem("compilation", "compiling regular expressions (regexp.Compile)",
+                  r"^regexp\.(MustCompile|Compile|CompilePOSIX|MustCompilePOSIX|compile|"
+                  r"compileOnePass|onePassCopy|makeOnePass|mergeRuneSets|newOnePassProg)$|"
+                  r"^regexp/syntax\.(Parse|parse|Compile|\(\*parser\)\.|\(\*compiler\)\.|"
+                  r"\(\*Regexp\)\.Simplify|simplify1)",
+                  "Compiling a regular expression parses its text and builds a program: "
+                  "tens of allocations and several times the cost of matching a short "
+                  "string with it. Compiled inside a handler, every request pays it (and "
+                  "its garbage).",
+                  "Compile each pattern once, at package level (var re = "
+                  "regexp.MustCompile(...)), and share it: a *regexp.Regexp is safe for "
+                  "concurrent use."),
+    )),
+    # V8 (src/heap: Heap, Scavenger, MarkCompactCollector, Sweeper, ConcurrentMarking;
+    # src/compiler, src/maglev, src/baseline, src/parsing; src/regexp: irregexp, whose
+    # generated code `--perf-basic-prof` names "RegExp:<pattern>"; src/execution/isolate.cc
+    # Throw and the stack trace capture, src/execution/messages.cc ErrorUtils)
+    Runtime("V8 (Node.js)", r"/node$|/libnode\.so|/nodejs$", r"^v8::internal::|^Builtins?_", (
+        # src/regexp/regexp.cc RegExp::Compile, regexp-parser.cc, regexp-compiler.cc;
+        # builtins-regexp-gen.cc RegExpConstructor; objects/js-regexp.cc
+        # JSRegExp::Initialize (new RegExp(source) builds a new regexp object each time;
+        # the compilation cache spares the parse only for a source it has seen)
+        Subsystem("compilation", "constructing and compiling regular expressions "
+                  "(new RegExp)",
+                  r"^v8::internal::(RegExp::Compile\w*|RegExpImpl::\w*Compile\w*|"
+                  r"RegExpParser\w*|RegExpCompiler\w*|JSRegExp::(Initialize|New)\w*|"
+                  r"CompilationCacheRegExp::\w+)|^Builtins?_RegExpConstructor\b",
+                  "new RegExp(source) builds a regular-expression object each time: it "
+                  "parses the flags, hashes and looks up the source in the compilation "
+                  "cache, and compiles it when the source is new (a pattern assembled "
+                  "per call, '^(?:' + src + ')$', is a new source to hash every time).",
+                  "Build each regular expression once, at module level (a literal, or a "
+                  "new RegExp made at start-up and kept), and reuse it; match with "
+                  "regex.test(s) or s.match(regex).", steady=0.05),
+        Subsystem("regex", "regular expressions (irregexp)",
+                  r"^RegExp:|^v8::internal::(RegExp\w*|Irregexp\w*|NativeRegExpMacroAssembler"
+                  r"\w*|RegExpMacroAssembler\w*|RegExpBytecode\w*|RegExpStack\w*)|"
+                  r"^Builtins?_RegExp\w+",
+                  "A regular expression with nested or overlapping quantifiers backtracks: "
+                  "on an input with a long run of characters it almost matches, its work "
+                  "grows with the square (or worse) of the run's length, on the thread "
+                  "that serves every request.",
+                  "Rewrite the pattern so each character can match one way (no `\\s+` "
+                  "next to another `\\s`-matching part, anchor both ends, or trim with "
+                  "String.prototype.trim), bound the input's length, or use a linear-time "
+                  "engine (re2)."),
+        Subsystem("memory", "garbage collection",
+                  r"^v8::internal::(Heap|Scavenger\w*|ScavengerCollector|MarkCompactCollector|"
+                  r"MinorMarkCompactCollector|MinorMarkSweepCollector|ConcurrentMarking|"
+                  r"IncrementalMarking|Sweeper|MarkingVisitor\w*|MainMarkingVisitor\w*|"
+                  r"MarkingWorklists\w*|EvacuateVisitor\w*|Evacuator|MemoryAllocator|"
+                  r"PagedSpace\w*|LargeObjectSpace|NewSpace|SemiSpace\w*|GlobalHandles|"
+                  r"RememberedSet\w*|LocalHeap|HeapObject::|Factory)::",
+                  _GC_WHY,
+                  "Allocate fewer short-lived objects per request (reuse buffers, avoid "
+                  "building intermediate arrays and strings); --trace-gc shows each "
+                  "collection; raise --max-semi-space-size if scavenges dominate."),
+        Subsystem("compilation", "parsing and JIT compilation",
+                  r"^v8::internal::(compiler|maglev|baseline|wasm|interpreter::Bytecode"
+                  r"Generator)::|^v8::internal::(Compiler|Parser|PreParser|Scanner|Zone|"
+                  r"OptimizingCompileDispatcher|ScopeInfo|Deoptimizer)::",
+                  "V8 parses and compiles functions when they first run and again when "
+                  "they deoptimize: code created at run time (new Function, eval, a "
+                  "template per request) is compiled each time.",
+                  "Create functions once, not per request; look for deoptimization loops "
+                  "(--trace-deopt)."),
+        # src/json/json-parser.cc (JsonParser<Char>::ParseJson, ParseJsonValue,
+        # ScanJsonString, BuildJsonObject; Builtin_JsonParse in builtins-json.cc) and
+        # json-stringifier.cc (JsonStringifier::Serialize_)
+        Subsystem("parsing", "JSON parsing and serialization (JSON.parse, JSON.stringify)",
+                  r"^v8::internal::(JsonParser\b|JsonStringifier::|JsonStringify\b|"
+                  r"Builtin_Json(Parse|Stringify)\b|JsonParseInternalizer)|"
+                  r"^Builtins?_Json(Parse|Stringify)\b",
+                  "JSON.parse builds every object, string and number of the document on "
+                  "the heap (and the collector frees them again): its cost grows with the "
+                  "document's size, whatever part of it the program reads. The same "
+                  "document parsed per request (a configuration file, a cached response) "
+                  "is paid for again each time.",
+                  "Parse a document once and keep the result (reload it when the file "
+                  "changes: fs.watch, a signal); read only what is needed from large "
+                  "inputs (a streaming parser); send and parse less per request."),
+        # src/objects/js-date-time-format.cc JSDateTimeFormat::New and
+        # js-number-format.cc (Intl::NumberToLocaleString), builtins-date.cc
+        # DatePrototypeToLocaleString: toLocaleString/localeCompare with options create
+        # a new ICU formatter (locale resolution, pattern generation) per call; V8 caches
+        # one only for calls without locales and options
+        Subsystem("per-call", "building an Intl formatter per call (toLocaleString)",
+                  r"^v8::internal::(JS(DateTimeFormat|NumberFormat|Collator|PluralRules|"
+                  r"ListFormat|RelativeTimeFormat)::New|Intl::(NumberToLocaleString|"
+                  r"StringLocaleCompare|CanonicalizeLocaleList|ResolveLocale))\b|"
+                  r"^Builtins?_(DatePrototypeToLocale\w*|NumberPrototypeToLocaleString|"
+                  r"StringPrototypeLocaleCompare|BigIntPrototypeToLocaleString)\b",
+                  "Date.prototype.toLocaleString, Number.prototype.toLocaleString and "
+                  "String.prototype.localeCompare given locales or options build a new "
+                  "ICU formatter on every call: resolving the locale, generating and "
+                  "parsing its patterns, tens of microseconds before any formatting.",
+                  "Create the formatter once and reuse it: const fmt = new "
+                  "Intl.DateTimeFormat('en-US', options) (or Intl.NumberFormat, "
+                  "Intl.Collator) at start-up, then fmt.format(date) per value.",
+                  steady=0.10),
+        Subsystem("exceptions", "exceptions and stack traces",
+                  r"^v8::internal::(Isolate::(Throw|ReThrow|CaptureSimpleStackTrace|"
+                  r"CaptureDetailedStackTrace|CaptureAndSetErrorStack)|ErrorUtils|Messages|"
+                  r"CallSiteInfo|StackTraceFrame)|^Builtins?_ErrorConstructor",
+                  "Each Error captures a stack trace when it is created; thrown in a hot "
+                  "path it costs more than the work it reports.",
+                  "Return a value instead of throwing on the expected path, or lower "
+                  "Error.stackTraceLimit.", steady=0.10),
+    )),
+    # CPython (Python/ceval.c, Modules/gcmodule.c or Python/gc.c, Modules/_sre/sre.c and
+    # sre_lib.h, Python/errors.c and traceback.c, Python/compile.c, Parser/)
+    Runtime("CPython", r"/libpython\d|/python\d(\.\d+)?d?$", r"^_?Py[A-Z_]", (
+        Subsystem("memory", "the cycle collector",
+                  r"^(gc_collect\w*|collect|deduce_unreachable|subtract_refs|update_refs|"
+                  r"move_unreachable|visit_decref|visit_reachable|_PyGC_\w+|"
+                  r"gc_collect_main)$",
+                  "CPython's cycle collector traverses every container object of the "
+                  "generations it collects; a program that keeps many objects alive and "
+                  "allocates fast runs it often.",
+                  "Create fewer container objects per request, and call gc.freeze() after "
+                  "start-up so long-lived objects are not traversed again."),
+        Subsystem("regex", "regular expressions (sre)",
+                  r"^(sre_(u|ucs[124])?_?(match|search|count)\w*|_sre_\w+|SRE\(\w+\)|"
+                  r"sre_\w+)$",
+                  "Python's re engine backtracks; a pattern with nested quantifiers on "
+                  "long input can take quadratic or exponential time.",
+                  "Compile the pattern once, anchor it, make each character match one "
+                  "way, or use the google-re2 module for untrusted input."),
+        Subsystem("exceptions", "exceptions and tracebacks",
+                  r"^(_?PyErr_\w+|_?PyTraceBack_\w+|PyTraceBack_Here|BaseException_\w+|"
+                  r"_PyErr_SetObject)$",
+                  "Raising and catching an exception creates the exception and a "
+                  "traceback object per frame it crosses.",
+                  "Test for the expected case instead of raising on it.", steady=0.10),
+        Subsystem("compilation", "compiling source at run time",
+                  r"^(_PyAST_\w+|compiler_\w+|_PyPegen_\w+|_PyCompile_\w+|"
+                  r"Py_CompileString\w*|builtin_compile|builtin_exec|builtin_eval)$",
+                  "eval, exec and compile parse and compile source each time they run.",
+                  "Compile once and keep the code object, or avoid eval on the hot path."),
+        Subsystem("execution", "the bytecode interpreter",
+                  r"^(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx|_PyEval_EvalFrame\w*|"
+                  r"_PyEval_Vector)$"),
+    )),
+    # Ruby MRI (gc.c, string.c rb_str_plus / rb_str_buf_append, regexec.c and regparse.c
+    # of Onigmo, error.c and eval.c rb_raise / setup_exception, vm_exec.c)
+    Runtime("Ruby (MRI)", r"/libruby", r"^rb_", (
+        Subsystem("copying", "String#+ (a new string per concatenation)",
+                  r"^(rb_str_plus|str_plus)$",
+                  "String#+ makes a new string and copies both operands into it; growing "
+                  "a string with += in a loop copies everything built so far at every "
+                  "step, so the work grows with the square of the result's length (and "
+                  "each copy is fresh memory the kernel must fault in and the GC free).",
+                  "Append in place with << (String#concat), or collect the parts in an "
+                  "array and join them once."),
+        Subsystem("memory", "garbage collection",
+                  r"^(gc_\w+|rb_gc\w*|rb_objspace_\w+|newobj_\w+|rb_wb_\w+|obj_free|"
+                  r"rb_data_free|heap_(page|prepare|add)\w*|objspace_\w+|rgengc_\w+)$",
+                  _GC_WHY,
+                  "Allocate fewer objects per request (frozen string literals, reuse "
+                  "buffers); GC.stat shows the collection counts; RUBY_GC_HEAP_* "
+                  "settings trade memory for fewer collections."),
+        Subsystem("regex", "regular expressions (Onigmo)",
+                  r"^(onig_\w+|match_at|rb_reg_(search|match)\w*|onigenc_\w+)$",
+                  "Onigmo backtracks; nested quantifiers on long input are quadratic or "
+                  "worse.",
+                  "Anchor the pattern and make each character match one way; cap the "
+                  "input's length (Regexp.timeout in Ruby 3.2+)."),
+        Subsystem("exceptions", "exceptions and backtraces",
+                  r"^(rb_raise\w*|rb_exc_\w+|setup_exception|rb_ec_backtrace_\w+|"
+                  r"backtrace_\w+|rb_longjmp|exc_setup_cause|rb_ec_setup_exception)$",
+                  "Raising captures a backtrace of every frame.",
+                  "Do not raise on the expected path.", steady=0.10),
+        Subsystem("execution", "the VM",
+                  r"^(vm_exec_core|rb_vm_exec|vm_exec|vm_call\w*|rb_iseq_eval\w*)$"),
+    )),
+    # PHP's Zend engine (Zend/zend_hash.c zend_array_dup / zend_array_destroy, the
+    # copy-on-write separation of zend_types.h SEPARATE_ARRAY; zend_alloc.c zend_mm_*;
+    # zend_gc.c; zend_execute.c execute_ex; ext/pcre php_pcre.c; zend_exceptions.c)
+    Runtime("PHP (Zend engine)", r"/libphp|/php-fpm|/php\d|/php$", r"^(zend_|_emalloc)", (
+        Subsystem("copying", "array copies (copy-on-write separation)",
+                  r"^(zend_array_dup\w*|zend_hash_copy|zend_array_destroy|"
+                  r"zend_hash_destroy|zend_array_to_list)$",
+                  "PHP arrays are copied on write: an array passed or returned by value "
+                  "and then modified is duplicated whole (zend_array_dup), and the old "
+                  "copy freed (zend_array_destroy); done per element of a loop, the work "
+                  "grows with the square of the array's size.",
+                  "Pass the array by reference (&$array) or keep it in an object, so "
+                  "modifying it does not separate a copy; build the result once."),
+        Subsystem("memory", "memory manager and cycle collector",
+                  r"^(zend_mm_\w+|_emalloc\w*|_efree\w*|_erealloc\w*|zend_gc_\w+|"
+                  r"gc_possible_root\w*|zend_gc_collect_cycles)$",
+                  _GC_WHY, "Allocate fewer temporary arrays and strings per request."),
+        Subsystem("regex", "regular expressions (PCRE)",
+                  r"^(php_pcre_\w+|pcre2_match\w*|pcre2_jit_match|pcre2_compile\w*)$",
+                  "PCRE backtracks; nested quantifiers on long input are quadratic or "
+                  "worse.", "Anchor the pattern and make each character match one way."),
+        Subsystem("exceptions", "exceptions",
+                  r"^(zend_throw_exception\w*|zend_exception_\w+|zend_fetch_debug_"
+                  r"backtrace)$",
+                  "Each exception builds a backtrace.", "Do not throw on the expected path.",
+                  steady=0.10),
+        Subsystem("execution", "the executor",
+                  r"^(execute_ex|zend_execute\w*|ZEND_\w+_HANDLER)$"),
+    )),
+    # Perl (regexec.c Perl_regexec_flags / S_regmatch, run.c Perl_runops_standard,
+    # pp_*.c, sv.c Perl_sv_grow / Perl_sv_setsv_flags)
+    Runtime("Perl", r"/libperl\.so|/perl\d*(\.\d+)*$", r"^Perl_", (
+        # regcomp.c (Perl_re_op_compile, reached from pp_ctl.c Perl_pp_regcomp; its
+        # character classes are inversion lists: invlist_inline.h, Perl__invlist_*),
+        # Perl_regfree_internal freeing the pattern replaced; pp_regcomp compiles
+        # again whenever an interpolated pattern's text differs from the last one that
+        # op compiled (perlop: "Regexp Quote-Like Operators", qr//)
+        Subsystem("compilation", "compiling regular expressions",
+                  r"^Perl_(re_op_compile|re_compile|pregcomp|regfree_internal|pregfree2?|"
+                  r"re_dup_guts|regdupe_internal|_new_invlist\w*|_add_range_to_invlist|"
+                  r"_setup_canned_invlist|_invlist(EQ|_intersection\w*|_union\w*|_invert|"
+                  r"_subtract|_contents))$",
+                  "Compiling a pattern parses it, builds its character classes and "
+                  "optimizes the program: many times the cost of matching a short line. "
+                  "A pattern interpolated from a variable (m/$pattern/) is compiled again "
+                  "whenever its text differs from the last one that match compiled, so a "
+                  "loop over several patterns compiles every one of them on every "
+                  "iteration.",
+                  "Compile each pattern once with qr// (my @rules = map { qr/$_/ } "
+                  "@patterns) and match against the compiled object ($line =~ $re); a "
+                  "pattern that never changes can take /o.", steady=0.05),
+        # sv.c Perl_sv_setsv_flags / Perl_newSVsv_flags copy a scalar; pp_hot.c
+        # Perl_pp_aassign is list assignment (my @x = @_ copies every element); av.c
+        # Perl_av_make; calling a sub with an array flattens it onto the stack and @_
+        Subsystem("copying", "copying values (list assignment, arrays passed by value)",
+                  r"^Perl_(sv_setsv_flags|newSVsv_flags|newSVsv|pp_aassign|av_make|"
+                  r"av_extend\w*|sv_mortalcopy_flags|sv_mortalcopy)$",
+                  "Perl copies on assignment: my @items = @_ copies every element of an "
+                  "array passed to a sub (and a sub called with an array receives all of "
+                  "its elements), and each copy is freed again when the sub returns: a "
+                  "call with a large array costs its whole length, per call.",
+                  "Pass arrays and hashes by reference (f(\\@big), then $ref->[$i] or "
+                  "@$ref), and read @_ in place ($_[0]) for large scalars."),
+        Subsystem("regex", "regular expressions",
+                  r"^(Perl_regexec_flags|S_regmatch|S_regtry|S_find_byclass|"
+                  r"Perl_re_intuit_start|S_regrepeat|Perl_pp_match|Perl_pp_subst)$",
+                  "Perl's regex engine backtracks; nested quantifiers on long input are "
+                  "quadratic or worse.",
+                  "Anchor the pattern, make each character match one way, or use "
+                  "possessive quantifiers and atomic groups."),
+        Subsystem("execution", "the interpreter",
+                  r"^(Perl_runops_\w+|Perl_pp_\w+)$"),
+    )),
+    # Lua 5.x (ltablib.c: table.insert and table.remove at a position shift every
+    # element after it one at a time through lua_geti/lua_seti, as do table.move and
+    # table.sort; a program's own t[i] = v runs as VM instructions in lvm.c instead)
+    Runtime("Lua", r"/liblua5\.\d\.so|/lua5\.\d$|/lua$", r"^luaL_|^luaV_|^luaH_", (
+        Subsystem("copying", "the table library moving elements (table.insert/remove at "
+                  "a position)",
+                  r"^(lua_seti|lua_geti|tinsert|tremove|tmove|auxsort)$",
+                  "table.insert(t, pos, v) and table.remove(t, pos) move every element "
+                  "after pos by one, each through the C API (lua_geti, lua_seti): "
+                  "inserting at the front of a long list costs its whole length, per "
+                  "insert.",
+                  "Append at the end (t[#t + 1] = v) and read the list backwards, keep a "
+                  "head index for a queue (or a ring buffer), or two stacks for a deque."),
+    )),
+    # Erlang/OTP's BEAM (erts/emulator/beam/copy.c copy_struct_x / size_object_x: a
+    # message or a reply copied into the receiver's heap; erl_gc.c; erl_process.c the
+    # schedulers; beam_jit: JIT code named "$module:function/arity" with +JPperf)
+    Runtime("Erlang (BEAM)", r"/beam(\.smp)?$", r"^erts_", (
+        Subsystem("copying", "message copying between processes",
+                  r"^(copy_struct\w*|size_object\w*|copy_shallow\w*|copy_shared\w*|"
+                  r"erts_copy_\w+|erts_proc_sig_send\w*|erts_send_message)$",
+                  "Erlang processes share no heap: every message, and every gen_server "
+                  "reply, is sized and copied into the receiver's heap, so sending a "
+                  "large term per request copies all of it per request.",
+                  "Send less: ask the server for the part needed (a lookup in the "
+                  "server, not the whole state), keep shared read-mostly data in ETS or "
+                  "persistent_term, or pass binaries over 64 bytes (reference-counted, "
+                  "not copied)."),
+        Subsystem("memory", "garbage collection",
+                  r"^(erts_garbage_collect\w*|garbage_collect\w*|sweep_\w+|gen_gc_\w+|"
+                  r"erts_gc_\w+|minor_collection|major_collection|do_minor|"
+                  r"erts_alloc\w*|erts_free\w*)$",
+                  _GC_WHY, "Keep per-process heaps small (fewer large terms per process)."),
+        Subsystem("scheduler", "the schedulers",
+                  r"^(erts_schedule|schedule_\w+|erts_sched_\w+|sched_\w+|"
+                  r"erts_check_io\w*|erts_port_task\w*|erts_thr_progress\w*)$",
+                  "BEAM's schedulers move processes and ports between run queues and spin "
+                  "briefly before sleeping.", "Batch messages; +sbwt none lowers the "
+                  "schedulers' busy waiting."),
+    )),
+    # .NET (coreclr: src/coreclr/gc gc.cpp WKS::gc_heap / SVR::gc_heap; libclrjit.so;
+    # exceptions in src/coreclr/vm/excep.cpp and exceptionhandling.cpp)
+    Runtime(".NET (CoreCLR)", r"/libcoreclr\.so|/libclrjit\.so", r"^(WKS|SVR)::gc_heap", (
+        Subsystem("memory", "garbage collection",
+                  r"^(WKS|SVR)::(gc_heap|GCHeap)|^GCHeap::|^gc_heap::", _GC_WHY,
+                  "Allocate less per request (ArrayPool, Span<T>, structs), and check "
+                  "Server vs Workstation GC and GCHeapCount."),
+        Subsystem("compilation", "JIT compilation", r"^(Compiler|CodeGen|emitter|"
+                  r"LinearScan|Lowering|jitNativeCode|CILJit)::?"),
+        Subsystem("exceptions", "exception dispatch",
+                  r"^(ExceptionTracker|StackFrameIterator|ExInfo|IL_Throw|"
+                  r"DispatchManagedException|ProcessCLRException)\b",
+                  "Throwing unwinds the stack twice (first to find the handler, then to "
+                  "run the finally blocks): far costlier than a return.",
+                  "Do not throw on the expected path (TryParse instead of Parse).", steady=0.10),
+    )),
+    # the GNU C library (glibc 2.36): string/strcoll_l.c (__strcoll_l, get_next_seq,
+    # do_compare, findidx in locale/weight.h), string/strxfrm_l.c, wcsmbs/wcscoll.c;
+    # posix/regexec.c and regcomp.c (POSIX regex: re_search_internal, build_trtable);
+    # sysdeps/posix/getaddrinfo.c (gaih_inet), nss/ (the name-service switch, files and
+    # dns back ends); time/tzset.c and tzfile.c. Its string, memory and system-call
+    # functions work for their callers (hot_spots.py) and are not described here.
+    Runtime("the C library (glibc)", r"/libc\.so(\.\d+)?$|/libc-2\.\d+\.so$",
+            r"^__(strcoll|strxfrm|wcscoll)_l$", (
+        Subsystem("locale", "locale-aware string collation (strcoll)",
+                  r"^(__)?(strcoll|wcscoll|strxfrm|wcsxfrm)(_l)?$|^get_next_seq$|"
+                  r"^do_compare$|^findidx$",
+                  "In a locale other than C, strcoll compares strings by the locale's "
+                  "collation rules: each comparison looks every character up in weight "
+                  "tables, in several passes, many times the cost of comparing bytes "
+                  "(memcmp). Sorting, indexing or deduplicating under such a locale pays "
+                  "it for every comparison.",
+                  "Where the order need not be linguistic (feeding join, uniq or comm, "
+                  "keys, deduplication), compare bytes: run with LC_ALL=C (LC_COLLATE=C), "
+                  "use a C collation in the database; when linguistic order is needed, "
+                  "compute sort keys once (strxfrm) instead of collating per comparison."),
+        Subsystem("regex", "POSIX regular expressions (regcomp, regexec)",
+                  r"^(__)?re(gexec|gcomp)$|^re_search_internal$|^re_compile_internal$|"
+                  r"^build_trtable$|^re_acquire_state\w*$|^check_matching$|"
+                  r"^transit_state\w*$|^sift_states_backward$|^proceed_next_node$|"
+                  r"^re_node_set_\w+$|^parse_expression$|^create_initial_state$",
+                  "glibc's regex engine builds its automaton's states as it matches and "
+                  "compiles each pattern from its text: a pattern compiled per use, or "
+                  "backreferences and multibyte locales, make each match costly.",
+                  "Compile a pattern once and reuse it; match in the C locale when the "
+                  "text is ASCII; use a faster engine (PCRE2 with JIT, RE2, Hyperscan)."),
+        # string/ and sysdeps/x86_64/multiarch/ (strlen-evex.S, memchr-avx2.S, ...: the
+        # ifunc variants __strlen_evex, __memchr_avx2 that perf names)
+        Subsystem("scanning", "measuring and searching strings (strlen, strchr, memchr)",
+                  r"^(__)?(strlen|strnlen|strchr|strchrnul|strrchr|memchr|memrchr|"
+                  r"rawmemchr|strstr|memmem|strspn|strcspn|strpbrk|wcslen|wcsnlen|wcschr|"
+                  r"wmemchr)(_\w+)?$",
+                  "Each call reads the string from its start up to its end (or the "
+                  "character sought). Called again and again on the same string, as "
+                  "strlen(s) in a for-loop's condition, strcat onto a growing buffer or a "
+                  "strchr per character, the reads grow with the square of its length.",
+                  "Measure once and keep the length (hoist strlen out of the loop "
+                  "condition, carry an end pointer), append at a known end (memcpy, not "
+                  "strcat), and scan a string once instead of once per character."),
+        Subsystem("resolution", "name resolution (getaddrinfo, NSS)",
+                  r"^(getaddrinfo|gaih_inet\w*|__nss_\w+|_nss_(files|dns)_\w+|"
+                  r"__res_\w+|__libc_res_\w+|gethostbyname\w*|__gethostbyname\w*|"
+                  r"getpwnam\w*|getpwuid\w*|getgr\w+)$",
+                  "Each lookup reads /etc/hosts or /etc/passwd again, or asks a DNS "
+                  "server: a lookup per request costs file reads and parsing or a "
+                  "round trip.",
+                  "Resolve once and keep the result (connect to an address, cache the "
+                  "user and group), or run a caching resolver (nscd, systemd-resolved)."),
+    )),
+    # numpy (numpy/_core/src/umath/ufunc_object.c ufunc_generic_fastcall and the
+    # dispatch of dispatching.c promote_and_get_ufuncimpl; multiarray/mapping.c
+    # array_subscript and prepare_index; scalarapi.c PyArray_Scalar and scalartypes.c
+    # gentype_*: an element read from an array becomes a new numpy scalar object;
+    # umath/scalarmath.c: arithmetic on those scalars, which checks the FPU status
+    # (npy_get_floatstatus_barrier) per operation); the typed inner loops
+    # (loops*.dispatch.c: DOUBLE_add, DOUBLE_pairwise_sum, simd_*) are the work
+    Runtime("NumPy", r"/_multiarray_umath[.-]", r"^(PyArray_|PyUFunc_)", (
+        Subsystem("execution", "numpy's compiled loops over arrays",
+                  r"^(BOOL|U?BYTE|U?SHORT|U?INT|U?LONG|U?LONGLONG|HALF|FLOAT|DOUBLE|"
+                  r"LONGDOUBLE|C?FLOAT|CDOUBLE|CLONGDOUBLE|TIMEDELTA|DATETIME)_\w+$|"
+                  r"pairwise_sum|^simd_\w+|^npyv_\w+|^(aquicksort|quicksort|mergesort|"
+                  r"heapsort|timsort|radixsort)_\w+|^cblas_|^dgemm"),
+        Subsystem("per-call", "per-element calls: dispatch, indexing and scalar boxing",
+                  r"^(ufunc_generic_(fast)?call|PyUFunc_GenericFunction\w*|"
+                  r"promote_and_get_ufuncimpl|get_wrapped_legacy_ufunc_loop|"
+                  r"PyArray_Scalar|scalar_value|gentype_\w+|\w+_richcompare|"
+                  r"array_subscript|array_item|array_assign_subscript|array_assign_item|"
+                  r"prepare_index\w*|get_item_pointer|PyArray_PyIntAsIntp\w*|PyArray_Pack|"
+                  r"PyArray_FromAny\w*|PyArray_DiscoverDTypeAndShape\w*|"
+                  r"PyArray_NewFromDescr\w*|array_dealloc|PyArrayIdentityHash_GetItem|"
+                  r"convert_to_\w+|PyArray_DescrFromType|npy_(clear|get)_floatstatus\w*|"
+                  r"(half|float|double|longdouble|c?float|cdouble|u?byte|u?short|u?int|"
+                  r"u?long|u?longlong)_(add|subtract|multiply|divide|true_divide|"
+                  r"floor_divide|remainder|power|negative|absolute|positive))$",
+                  "Each numpy call pays a fixed cost before any work: finding the loop "
+                  "for its argument types, checking arguments and making a result; an "
+                  "element read as a[i] becomes a new numpy scalar object, and arithmetic "
+                  "on scalars goes through the same machinery. Called per element from a "
+                  "Python loop, that fixed cost (and the interpreter's loop around it) is "
+                  "the whole cost, hundreds of times the arithmetic.",
+                  "Operate on whole arrays instead of looping over elements: express the "
+                  "loop as array expressions (a - a.mean(), np.cumsum, np.convolve, "
+                  "np.where, boolean masks), or, when it cannot be, take the values "
+                  "out once with .tolist() for plain-Python work, or compile the loop "
+                  "(Numba, Cython).", steady=0.10),
+    )),
+    # C++ exceptions: libstdc++ (libsupc++/eh_throw.cc __cxa_throw, eh_personality.cc
+    # __gxx_personality_v0) and libgcc_s's unwinder (libgcc/unwind-dw2.c
+    # _Unwind_RaiseException, uw_frame_state_for, execute_cfa_program; unwind-dw2-fde*.c
+    # _Unwind_Find_FDE, which asks glibc's _dl_find_object or dl_iterate_phdr for the
+    # object): a throw walks and decodes the unwind tables of every frame it crosses,
+    # twice (search, then cleanup). libgcc_s's code is the unwinder (and a few integer
+    # helpers perf names from .dynsym), so its unnamed code is counted with it.
+    Runtime("the C++ exception runtime (libstdc++, libgcc_s)", r"/libgcc_s\.so",
+            r"^(__cxa_(throw|rethrow|allocate_exception|begin_catch|end_catch)|"
+            r"_Unwind_\w+|__gxx_personality_v\d|_dl_find_object)$",
+            (Subsystem("execution", "integer helpers",
+                       r"^__(u?(div|mod)[st]i3|u?divmod[st]i4|mul[st]i3|popcount\w+|"
+                       r"clz\w+|ctz\w+|ffs\w+)$"),),
+            whole_file=Subsystem(
+                "exceptions", "throwing and catching C++ exceptions",
+                r"^(__cxa_\w+|_Unwind_\w+|__gxx_personality_v\d|_dl_find_object|"
+                r"uw_\w+|execute_cfa_program\w*|std::__throw_\w+)$",
+                "A C++ throw allocates the exception, then the unwinder walks the stack "
+                "twice, finding and decoding each frame's unwind table entry (a lookup "
+                "among the loaded objects and a binary search of its FDE table) and "
+                "running personality routines: microseconds per throw, thousands of "
+                "times an ordinary return. Exceptions used for expected outcomes "
+                "(std::stoi on input that is often not a number) make that the common "
+                "path.",
+                "Do not throw on the expected path: parse with std::from_chars or "
+                "strtol and check the result, validate before converting, return "
+                "std::optional or an error code from functions that fail often.",
+                steady=0.10)),
+    # SQLite (src/prepare.c sqlite3_prepare_v2 -> sqlite3LockAndPrepare -> sqlite3Prepare
+    # -> tokenize.c sqlite3RunParser, parse.y's sqlite3Parser/yy_reduce, resolve.c,
+    # select.c, where*.c (the planner), expr.c and vdbeaux.c's sqlite3VdbeAddOp*: all of
+    # it makes a statement's bytecode, once per prepare); vdbe.c sqlite3VdbeExec, btree.c
+    # and pager.c run it. Debian's libsqlite3 exports these internal names in .dynsym.
+    Runtime("SQLite", r"/libsqlite3\.so", r"^sqlite3(RunParser|Parser|VdbeExec)$", (
+        Subsystem("execution", "running statements (the VDBE, b-trees, pages)",
+                  r"^sqlite3(VdbeExec|Vdbe(Record|Mem|Serial|Cursor)\w*|Btree\w*|Pager\w*|"
+                  r"Pcache\w*|GetVarint\w*|PutVarint\w*|VdbeHalt|VdbeReset|_step|_reset|"
+                  r"_column_\w+|_bind_\w+)$"),
+        Subsystem("compilation", "compiling SQL statements (sqlite3_prepare)",
+                  r"^sqlite3(_prepare\w*|LockAndPrepare|Prepare\w*|RunParser|Parser\w*|"
+                  r"GetToken\w*|KeywordCode|Select|SelectPrep|SelectExpand\w*|"
+                  r"Where(Begin|End|Code\w*|Expr\w*|Clause\w*|Loop\w*)|"
+                  r"Expr(Code\w*|Analyze\w*|ListAppend|ListSetSpan|ListSetName|Alloc|"
+                  r"Dup|ListDup|Delete|ListDelete|Attach\w*)|PExpr|Resolve\w+|"
+                  r"VdbeAddOp\w*|VdbeChangeP\d|VdbeMakeReady|VdbeCreate|VdbeDelete|"
+                  r"VdbeClearObject|FinishCoding|GenerateColumnNames|LocateTable\w*|"
+                  r"FindTable|SrcList\w+|IdListAppend|StrICmp|_finalize|VdbeFinalize)$|"
+                  r"^yy_(reduce|find_shift_action|shift)$",
+                  "sqlite3_prepare turns SQL text into a program for SQLite's virtual "
+                  "machine: tokenizing, parsing, resolving names against the schema, "
+                  "planning the joins and generating bytecode. For a short lookup that is "
+                  "several times the cost of running it, and sqlite3_finalize throws it "
+                  "away again.",
+                  "Prepare each statement once per connection and run it again with "
+                  "sqlite3_reset and new bindings (language drivers cache prepared "
+                  "statements: Python's sqlite3 keeps cached_statements, 128 by default; "
+                  "keep the SQL text constant and pass values as parameters, never "
+                  "formatted into it).", steady=0.05),
+    )),
+    # PCRE2 (src/pcre2_match.c: pcre2_match runs the pattern with the interpreter, its
+    # static match(), unless pcre2_jit_compile made machine code for it, which it hands
+    # to pcre2_jit_match in src/pcre2_jit_match.c; that code runs in anonymous memory,
+    # which perf shows as [JIT]. src/pcre2_compile.c; PHP's pcre.jit setting,
+    # ext/pcre/php_pcre.c)
+    Runtime("PCRE2", r"/libpcre2-(8|16|32)\.so", r"^pcre2_", (
+        Subsystem("execution", "running JIT-compiled patterns",
+                  r"^pcre2_jit_match(_8|_16|_32)?$"),
+        Subsystem("compilation", "compiling regular expressions (pcre2_compile)",
+                  r"^pcre2_(compile|jit_compile)(_8|_16|_32)?$",
+                  "Compiling a pattern parses it and builds its program (and, with the JIT, "
+                  "machine code): done per use, it costs more than most matches.",
+                  "Compile each pattern once and keep the compiled code (PHP caches "
+                  "compiled patterns per process: keep the number of distinct patterns "
+                  "under pcre.cache's 4,096).", steady=0.05),
+    ), whole_file=Subsystem(
+        "regex", "matching with PCRE2's interpreter (pcre2_match, no JIT code)",
+        r"^pcre2_(match|dfa_match)(_8|_16|_32)?$",
+        "pcre2_match runs a pattern with PCRE2's interpreter (its match(), which perf "
+        "shows as an address inside libpcre2) unless pcre2_jit_compile turned the "
+        "pattern into machine code: then it hands over to pcre2_jit_match and the JIT's "
+        "code, which perf shows as [JIT] memory, not as libpcre2's own functions. The "
+        "interpreter is several times slower than the JIT's code.",
+        "Turn the JIT on (PHP: pcre.jit=1, the default, and a pcre.jit setting nobody "
+        "turned off in php.ini or with ini_set; C: pcre2_jit_compile after "
+        "pcre2_compile), then match less: anchor the patterns, combine alternatives into "
+        "one pattern, test cheap string functions (strpos, str_starts_with) first.")),
+    # LLVM's libraries linked into a program that compiles code while it runs (a JIT:
+    # PostgreSQL's llvmjit.so, Mesa, Julia): llvm/lib/CodeGen, lib/Transforms, lib/IR
+    Runtime("LLVM (a compiler inside the program)", r"/libLLVM[-.]", r"^llvm::", (), whole_file=
+            Subsystem("compilation", "compiling code at run time (LLVM)", r"^llvm::",
+                      "The program compiles code with LLVM while it runs: each "
+                      "compilation costs milliseconds, far more than short work it "
+                      "compiles for (a query that runs for a fraction of a millisecond).",
+                      "Compile less: only for long-running work (PostgreSQL: raise "
+                      "jit_above_cost, jit_inline_above_cost and jit_optimize_above_cost, "
+                      "or set jit = off for short OLTP queries), and reuse what was "
+                      "compiled."),
+            ),
+)
+
+_DSO_RX = [(re.compile(rt.dso), rt) for rt in RUNTIMES if rt.dso]
+_SIG_RX = [(re.compile(rt.signature), rt) for rt in RUNTIMES]
+_SUB_RX = {rt.name: [(re.compile(s.functions), s) for s in rt.subsystems] for rt in RUNTIMES}
+
+
+@lru_cache(maxsize=None)
+def runtime_of_file(dso: str) -> Runtime | None:
+    for rx, rt in _DSO_RX:
+        if rx.search(file_path(dso)):
+            return rt
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _by_name(name: str) -> Runtime | None:
+    for rx, rt in _SIG_RX:
+        if rx.search(name):
+            return rt
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _subsystem(runtime_name: str, name: str) -> Subsystem | None:
+    for rx, sub in _SUB_RX[runtime_name]:
+        if rx.search(name):
+            return sub
+    return None
+
+
+#: compiling known by the name alone, for code no table describes: a pattern, a query, a
+#: template or code compiled while the program runs (gnulib's re_compile_internal inside
+#: gawk or grep, libstdc++'s std::__detail::_Compiler behind every std::regex, an
+#: application's own compile_rules): under steady load what is compiled is kept, so from
+#: a small share it is compiled again per use. A word "compile", "compiler" or "regcomp"
+#: between non-letters (not CompileBroker, not "compiled_code" either).
+_COMPILE_WORD = re.compile(r"(?i)(?<![a-z])(re_?)?(compile|compiler|regcomp)(?![a-z])")
+_COMPILING_BY_NAME = Subsystem(
+    "compilation", "compiling at run time (functions named for it)", _COMPILE_WORD.pattern,
+    "Compiling (a regular expression, a query, a template, a format) parses its text and "
+    "builds a program; a program under steady load compiles what it uses once and keeps "
+    "it, so compiling that holds a share of the CPU is being done again per use: per "
+    "request, per line or per call.",
+    "Find the code that compiles per use (the callers above) and keep what it compiles: "
+    "build the pattern, statement or template once (a static or module-level object, a "
+    "prepared statement, a cache keyed by its text) and reuse it.", steady=0.05)
+
+
+@lru_cache(maxsize=None)
+def _named_for(dso: str) -> Runtime:
+    """Whose code it is, for a finding's title, when no table knows the file."""
+    base = file_path(dso).rsplit("/", 1)[-1] or dso
+    if re.match(r"(perf|jit)-\d+\.(map|dump)$", base):  # a JIT's symbol file
+        base = "the JIT-compiled code"
+    return Runtime(base, "", "", ())
+
+
+def subsystem_of(name: str, dso: str, jit: bool = False, resolved: bool = True
+                 ) -> tuple[Runtime | None, Subsystem | None]:
+    rt, sub = _from_tables(name, dso, jit, resolved)
+    if sub is None and resolved and _COMPILE_WORD.search(name):
+        return rt or _named_for(dso), _COMPILING_BY_NAME
+    return rt, sub
+
+
+def _from_tables(name: str, dso: str, jit: bool, resolved: bool
+                 ) -> tuple[Runtime | None, Subsystem | None]:
+    """(runtime, subsystem) of a function, as far as the tables know: the runtime of its
+    file, else the one only whose code has such a name; its subsystem by its name, else
+    the runtime's whole-file one (every function of libLLVM compiles). JIT code (a perf
+    map's frames) is in no runtime's file: its name alone is asked of every runtime
+    (`java.lang.Throwable.fillInStackTrace`, V8's `RegExp:<pattern>`)."""
+    rt = runtime_of_file(dso)
+    if rt is None and resolved and not jit:
+        rt = _by_name(name)
+    if rt is not None:
+        sub = _subsystem(rt.name, name) if resolved else None
+        return rt, sub or rt.whole_file
+    if jit and resolved:
+        for other in RUNTIMES:
+            sub = _subsystem(other.name, name)
+            if sub is not None:
+                return other, sub
+    return None, None

@@ -1,0 +1,86 @@
+"""Threads made and ended while the capture ran, read from the samples themselves: every
+format with a thread id and a time per sample carries them (perf script text as much as
+perf.data). A thread that first appears after the window began and is gone well before
+it ended lived briefly; tens of them a second is a program creating a thread (or a
+client that owns threads: a gRPC channel, an HTTP client with its pool) per unit of work.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..profile import NO_ID
+from .context import Context
+from .finding import Finding, focus_of, pct
+
+#: a thread seen for less than this share of the window, away from its edges, is short
+SHORT_SPAN = 0.1
+EDGE = 0.05
+MIN_THREADS = 20
+MIN_PER_S = 10.0
+
+
+def thread_churn(ctx: Context, t: dict) -> Finding | None:
+    p = ctx.profile
+    if not ctx.total or ctx.event_id is None:
+        return None
+    tid = np.asarray(p.s_tid, dtype=np.int64)
+    time = np.asarray(p.s_time, dtype=np.float64)
+    ok = (tid != NO_ID) & (tid != 0) & np.isfinite(time)
+    if not p.only_event(ctx.event_id):
+        ok &= np.asarray(p.s_event, dtype=np.int64) == ctx.event_id
+    if ok.sum() < 2:
+        return None
+    pid = np.asarray(p.s_pid, dtype=np.int64)[ok] if len(p.s_pid) == len(p.s_tid) else None
+    tid, time = tid[ok], time[ok]
+    t0, t1 = float(time.min()), float(time.max())
+    window = t1 - t0
+    if window <= 0:
+        return None
+    u, inv = np.unique(tid, return_inverse=True)
+    first = np.full(len(u), np.inf)
+    last = np.full(len(u), -np.inf)
+    np.minimum.at(first, inv, time)
+    np.maximum.at(last, inv, time)
+    n = np.bincount(inv)
+    short = ((last - first) < SHORT_SPAN * window) & (first > t0 + EDGE * window) & \
+        (last < t1 - EDGE * window)
+    count = int(short.sum())
+    per_s = count / window
+    if count < MIN_THREADS or per_s < MIN_PER_S:
+        return None
+    samples = int(n[short].sum())
+    share = ctx.share(samples)
+    tids = u[short].tolist()
+    names = ctx.thread_names(tids)[:3]
+    severity = "medium" if per_s >= t["medium_per_s"] else "low"
+    # a thread that is its process's first (tid == pid) is a process: a program run per
+    # request (exec) is said as processes, not threads
+    procs = 0
+    if pid is not None:
+        first_pid = np.zeros(len(u), dtype=np.int64)
+        first_pid[inv] = pid
+        procs = int((short & (first_pid == u)).sum())
+    what = (f"{count} short-lived processes" if procs == count else
+            f"{count} short-lived threads ({procs} of them processes)" if procs else
+            f"{count} short-lived threads")
+    noun = "processes" if procs == count else "threads"
+    return Finding(
+        "thread-churn", f"Threads made and ended: {what} ({per_s:,.0f} a second)",
+        severity, "medium", share, samples,
+        f"{count} {noun}" + (f" ({', '.join(names)})" if names else "") +
+        f" appeared after the capture began and were gone before it ended, each seen "
+        f"for under {pct(SHORT_SPAN)} of the {window:.2f} s window: about {per_s:,.0f} "
+        f"{noun} created and ended a second. Their samples are {pct(share)} of the "
+        f"capture; creating and ending them (clone, stack set-up, the kernel's exit "
+        f"work) is paid by whoever waits for them and is undersampled here.",
+        "A thread per unit of work costs its creation, its first touches of a fresh "
+        "stack and its teardown, more than the work of a short request; a client object "
+        "made per call that starts its own threads (an RPC channel, an HTTP client with "
+        "a pool, an executor) pays this on every call.",
+        "Create threads, pools and clients once and reuse them: one RPC channel or HTTP "
+        "client for the process, a fixed thread pool that takes the work.",
+        cpus=ctx.cpus(samples),
+        evidence={"threads_created": count, "processes": procs,
+                  "per_second": round(per_s, 3),
+                  "window_s": round(window, 6), "functions": [], "threads": tids[:32]},
+        focus=focus_of([], tids[:32]))
