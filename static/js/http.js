@@ -41,12 +41,27 @@ async function turn() {
   return () => { clearTimeout(timer); giveUp(); };
 }
 
+// How many answers the page is still waiting for (in the queue, asked, or waiting to ask
+// again after a "busy"), on <html data-asking>: "the page has settled" is this at 0, which
+// no network-idle wait can tell while an ask sleeps between tries.
+let asking = 0;
+
+function counted(step) {
+  asking += step;
+  document.documentElement.dataset.asking = String(asking);
+}
+
 export async function getJSON(url, params) {
-  const release = await turn();
+  counted(1);
   try {
-    return await ask(url, params);
+    const release = await turn();
+    try {
+      return await ask(url, params);
+    } finally {
+      release();
+    }
   } finally {
-    release();
+    counted(-1);
   }
 }
 

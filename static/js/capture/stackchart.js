@@ -53,6 +53,11 @@ export class StackChart {
     this.params = params;
     this.extent = extent;
     this.view = extent ? extent.slice() : null;
+    // what was drawn is of the old selection: nothing is read from it (hover, wheel,
+    // stackAt) until the new answer is drawn, and data-boxes says when that is
+    this.data = null;
+    this.painted = [];
+    delete this.canvas.dataset.boxes;
     await this._fetch();
   }
 
@@ -111,7 +116,7 @@ export class StackChart {
 
   draw() {
     const data = this.data;
-    if (!data) return;
+    if (!data || !this.view) return;
     const canvas = this.canvas;
     const width = this._width();
     let height = 0;
@@ -166,7 +171,7 @@ export class StackChart {
 
   /** The names painted over time `t` in thread `tid`'s lane, root first. */
   stackAt(tid, t) {
-    const li = this.data ? this.data.lanes.findIndex((l) => l.tid === tid) : -1;
+    const li = this.data && this.view ? this.data.lanes.findIndex((l) => l.tid === tid) : -1;
     if (li < 0) return null;
     const x = this._x(t, this._width());
     return this.painted.filter((r) => r.lane === li && r.x <= x && x < r.x + r.w)

@@ -51,6 +51,17 @@ def _answer(page, url: str):
         time.sleep(wait)
 
 
+def settle(page, timeout: float = 30000) -> None:
+    """Until the page waits for no answer: the network idle, and no ask of the page's
+    queued, in flight or sleeping before it asks again after a "busy" 429 (http.js
+    counts them on <html data-asking>); a network-idle wait alone passed during that
+    sleep, and a test then read a view whose answer had not come."""
+    page.wait_for_load_state("networkidle")
+    page.wait_for_function("() => (document.documentElement.dataset.asking || '0') === '0'",
+                           timeout=timeout)
+    page.wait_for_load_state("networkidle")
+
+
 @pytest.fixture
 def page(browser, live_server, member):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -67,5 +78,6 @@ def page(browser, live_server, member):
     page.wait_for_url(f"{live_server.url}/")
     page.base = live_server.url
     page.answer = lambda url: _answer(page, url)
+    page.settle = lambda: settle(page)
     yield page
     context.close()

@@ -159,7 +159,7 @@ def test_wheel_zooms_about_the_pointer_and_a_drag_pans_without_clicking(page):
     page.wait_for_function("() => window.perfweb.flameView().end === 52")
     assert page.text_content("#selection-total") == "52"
     assert page.text_content("#selection-whole") == f"in the zoomed frame, of {data['total']}"
-    page.wait_for_load_state("networkidle")
+    page.settle()
     assert not page.errors
 
 
@@ -369,7 +369,7 @@ def _menu(page, name):
     # are scrolled into view, change the page around the canvas (under load a
     # right-click aimed before they settled missed its frame): aimed once they are in
     _box(page)
-    page.wait_for_load_state("networkidle")
+    page.settle()
     box = page.locator("#flame-canvas").bounding_box()
     spot = _spot(page, name)
     page.mouse.click(box["x"] + spot["x"], box["y"] + spot["y"], button="right")

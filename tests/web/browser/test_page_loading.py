@@ -28,6 +28,7 @@ from perfweb.captures.services.profiles import stored_profile
 from perfweb.captures.uploads import store_upload
 
 from ..conftest import ROOT, SPINPOOL, service_env
+from .conftest import settle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -121,7 +122,7 @@ def test_plotly_waits_for_the_timeline_and_the_flame_graph_goes_first(deployed, 
     page.goto(base + shared[1])
     page.wait_for_selector("#explorer[data-flame-total]", state="attached")
     page.wait_for_selector("#functions tbody tr")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     page.wait_for_timeout(500)
     assert page.text_content("#selection-total") == "975"
     # the flame graph's data alone until its answer was in, the others after it (as

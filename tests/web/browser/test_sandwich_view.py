@@ -112,5 +112,5 @@ def test_sandwich_table_sorts_and_shows_callers_and_callees(page):
     page.click("#view-tabs button[data-view='topdown']")
     page.wait_for_selector("#calltree tbody tr", state="attached", timeout=30000)
     assert page.is_hidden("#sandwich-panel") and page.is_visible("#tree-panel")
-    page.wait_for_load_state("networkidle")
+    page.settle()
     assert not page.errors

@@ -166,5 +166,5 @@ def test_a_wheel_down_zoomed_all_the_way_out_scrolls_the_page(page, busy):
                            "(window.perfweb.stackView())", arg=whole)
     assert page.evaluate("window.scrollY") == y1
     page.wait_for_selector("#stack-canvas[data-boxes]", state="attached")
-    page.wait_for_load_state("networkidle")
+    page.settle()
     assert page.errors == []

@@ -26,13 +26,13 @@ def _settled(page, applied):
     page.wait_for_selector(f"#transforms[data-transforms='{applied}']", state="attached",
                            timeout=30000)
     page.wait_for_selector("#explorer[data-flame-total]", state="attached")
-    page.wait_for_load_state("networkidle")
+    page.settle()
 
 
 def _open(page, capture, query=""):
     page.goto(page.base + capture.get_absolute_url() + query)
     page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
-    page.wait_for_load_state("networkidle")
+    page.settle()
 
 
 def _chips(page):
