@@ -27,7 +27,7 @@ from perfweb import broker
 from perfweb.priorities import FIRST, NEW
 
 from . import claims
-from .models import Capture
+from .models import Capture, SymbolFile
 
 log = logging.getLogger(__name__)
 Status = Capture.Status
@@ -63,6 +63,21 @@ def send(capture_id: int, priority: int = NEW, run: str | None = None) -> bool:
         return False
     Capture.objects.filter(pk=capture_id, status=Status.QUEUED).update(sent_run=run)
     return True
+
+
+def index_source(symbol_file_id: int, priority: int = NEW) -> None:
+    """Have a worker read a source archive once its row is committed; with the broker
+    down the sweep sends it later (an archive not read is also read by the next analysis
+    of its build)."""
+    def send_index() -> None:
+        from .tasks import index_source_archive
+        try:
+            index_source_archive.apply_async((symbol_file_id,), retry=False,
+                                             priority=priority)
+        except Exception:  # noqa: BLE001 - as in send()
+            log.warning("could not queue source archive %s; the sweep will",
+                        symbol_file_id, exc_info=True)
+    transaction.on_commit(send_index)
 
 
 def retry(capture: Capture) -> bool:
@@ -116,4 +131,10 @@ def sweep() -> dict[str, int]:
                 claims.release(capture.pk, (capture.status,), unsent=False)
                 enqueue(capture, FIRST, run)
                 requeued += 1
+    # source archives left unread past the grace: their message was lost
+    unread = SymbolFile.objects.filter(kind=SymbolFile.SOURCE, indexed=False,
+                                       created_at__lt=now - timedelta(
+                                           seconds=settings.PERFWEB_QUEUED_GRACE_S))
+    for pk in unread.values_list("pk", flat=True)[:100]:
+        index_source(pk, FIRST)
     return {"requeued": requeued, "failed": failed}

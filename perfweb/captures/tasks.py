@@ -18,6 +18,16 @@ def analyze_capture(capture_id: int) -> str:
     return services.run_analysis(capture_id)
 
 
+# A source archive is read when it is uploaded, never by a request (issue 33); reading
+# it twice is harmless (index_archive records it once), so a duplicate message is too.
+@shared_task(acks_late=True, reject_on_worker_lost=True,
+             autoretry_for=(OperationalError, InterfaceError), retry_backoff=2,
+             retry_backoff_max=60, max_retries=10)
+def index_source_archive(symbol_file_id: int) -> None:
+    from .services import source_index
+    source_index.index_uploaded(symbol_file_id)
+
+
 @shared_task
 def sweep_captures() -> dict:
     return pipeline.sweep()

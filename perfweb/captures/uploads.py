@@ -170,6 +170,8 @@ def store_symbol(f, user, build=None, capture=None, stored: list | None = None,
     try:
         _store_file(sf.file, f, mine)
         sf.save()
+        if kind == SymbolFile.SOURCE:  # read by a worker now, never by a request
+            pipeline.index_source(sf.pk)
     except OSError as e:
         if stored is None:  # on its own: clean up here; in an upload: the caller does
             _remove(mine)

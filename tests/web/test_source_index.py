@@ -9,15 +9,19 @@ import json
 import threading
 import time
 import urllib.request
+from datetime import timedelta
 
 import pytest
+import redis
 from django.urls import reverse
+from django.utils import timezone
 
+from perfweb.captures import pipeline
 from perfweb.captures.models import Capture, ShareLink, SourceMember, SymbolFile
 from perfweb.captures.services.sources import NOT_READ
 from tests.source_bombs import zeros_then_source
 
-from .conftest import wait_for
+from .conftest import queue_keys, wait_for
 from .test_dwarf_capture import FILES, POOL, _source_archive
 from .test_pipeline import _status, _upload
 
@@ -123,15 +127,17 @@ def test_a_source_archive_bomb_is_refused_once_and_requests_stay_fast(
         [text[r["line"] - 1] for r in before["source"]["rows"]]
 
 
-def test_an_archive_added_after_the_analysis_is_read_by_the_next_one(client, member,
-                                                                     worker_factory,
-                                                                     tmp_path):
-    """Source archives added on the build page, or stored before the worker read them
-    (captures analysed before this change), are not read by a request: the hot lines say
-    so, and re-analysing the build reads them."""
-    worker_factory()
+def test_an_archive_added_on_the_build_page_is_read_at_upload(client, member, worker_factory,
+                                                             tmp_path):
+    """A source archive added on the build page is read by a worker when it is uploaded
+    (the task index_source_archive), with no analysis: before this, it stayed "not read
+    yet" until someone re-analysed the build. Until a worker has read it, a request
+    still does not: the hot lines say so."""
+    worker = worker_factory()
     client.force_login(member)
     capture = _analysed(client, "1.0")
+    worker.terminate()
+    worker.wait(30)
     archive = _source_archive(tmp_path)
     with open(archive, "rb") as f:
         r = client.post(reverse("build", args=[capture.build.pk]), {"sources": [f]})
@@ -143,12 +149,40 @@ def test_an_archive_added_after_the_analysis_is_read_by_the_next_one(client, mem
     data = client.get(url, {"focus": focus}).json()
     assert data["source"] is None
     assert data["source_note"] == NOT_READ.format(name="pool-src.tar.gz") == (
-        "Source archive pool-src.tar.gz has not been read yet: source archives are read "
-        "when a capture of their build is analysed. Re-analyse this capture to see its "
-        "source.")
+        "Source archive pool-src.tar.gz has not been read yet: a worker reads each source "
+        "archive once it is uploaded. Reload in a moment to see its source.")
 
-    assert client.post(reverse("build-reanalyze", args=[capture.build.pk])).status_code == 302
-    wait_for(lambda: SymbolFile.objects.get(pk=sf.pk).indexed and _status(capture.pk))
+    worker_factory()  # the message waited in the queue; no re-analysis is asked
+    wait_for(lambda: SymbolFile.objects.get(pk=sf.pk).indexed)
+    assert Capture.objects.get(pk=capture.pk).finished_at == capture.finished_at
+    assert SourceMember.objects.filter(archive=sf).exists()
     data = client.get(url, {"focus": focus}).json()
     assert data["source"]["file"] == "cpp-pool/libwork.cpp"
     assert data["source"]["archive"] == "pool-src.tar.gz" and data["source_note"] is None
+
+
+def test_an_archive_whose_message_was_lost_is_read_after_the_sweep(client, member,
+                                                                   worker_factory, tmp_path,
+                                                                   settings):
+    """The read's message lost (the queue emptied before any worker took it): the sweep
+    sends it again once the archive has waited past the grace, ahead of new work."""
+    worker = worker_factory()
+    client.force_login(member)
+    capture = _analysed(client, "1.0")
+    worker.terminate()
+    worker.wait(30)
+    with open(_source_archive(tmp_path), "rb") as f:
+        assert client.post(reverse("build", args=[capture.build.pk]),
+                           {"sources": [f]}).status_code == 302
+    redis.Redis.from_url(settings.REDIS_URL).delete(
+        *queue_keys(settings.CELERY_TASK_DEFAULT_QUEUE))  # the message is lost
+    sf = SymbolFile.objects.get(kind="source")
+    pipeline.sweep()  # within the grace: not sent again yet
+    assert not any(redis.Redis.from_url(settings.REDIS_URL).llen(k)
+                   for k in queue_keys(settings.CELERY_TASK_DEFAULT_QUEUE))
+    SymbolFile.objects.filter(pk=sf.pk).update(
+        created_at=timezone.now() - timedelta(seconds=settings.PERFWEB_QUEUED_GRACE_S + 1))
+    pipeline.sweep()
+    worker_factory()
+    wait_for(lambda: SymbolFile.objects.get(pk=sf.pk).indexed)
+    assert SourceMember.objects.filter(archive=sf).exists()

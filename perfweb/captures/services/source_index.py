@@ -1,5 +1,6 @@
-"""The worker reads each source archive of a build once, when a capture of the build is
-analysed: its text files go into SourceMember rows (zlib-compressed), or the archive is
+"""A worker reads each source archive once, when it is uploaded (the task
+index_source_archive, queued when the upload commits; the sweep sends it again should the
+message be lost), or at the latest when a capture of its build is analysed: its text files go into SourceMember rows (zlib-compressed), or the archive is
 refused with the sentence analysis.source_archive gives (kept in SymbolFile.refused).
 Either way it is marked indexed and never read again; hot-lines requests read only
 these rows (services/sources.py), so no request decompresses an upload.
@@ -28,6 +29,25 @@ log = logging.getLogger(__name__)
 BATCH_ROWS = 500
 BATCH_BYTES = 16 << 20
 _FRAME = struct.Struct("<II")  # the name's bytes, the compressed text's bytes
+
+
+def index_uploaded(pk: int) -> None:
+    """The task's work: one archive, in a folder of its own, within the analysis's time
+    limit (the reading has its own budget, analysis.source_archive; this is behind it)."""
+    from django.conf import settings
+    from django.db import connection
+
+    from .. import work_dirs
+    from ..worker_limits import AnalysisTimeout, deadline, duration
+    try:
+        with work_dirs.work_dir() as work, deadline(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S):
+            index_archive(pk, work)
+    except AnalysisTimeout:
+        connection.close()  # (a query the alarm interrupted leaves it busy)
+        limit = duration(settings.PERFWEB_ANALYSIS_TIME_LIMIT_S)
+        SymbolFile.objects.filter(pk=pk, indexed=False).update(
+            indexed=True, refused=f"Reading this archive took longer than the {limit} "
+                                  f"limit (PERFWEB_ANALYSIS_TIME_LIMIT_S).")
 
 
 def index_sources(build, work: str) -> None:

@@ -18,9 +18,8 @@ from ..models import SourceMember, SymbolFile
 #: members of one archive sharing the wanted file's name that are compared
 MAX_CANDIDATES = 10_000
 
-NOT_READ = ("Source archive {name} has not been read yet: source archives are read when "
-            "a capture of their build is analysed. Re-analyse this capture to see its "
-            "source.")
+NOT_READ = ("Source archive {name} has not been read yet: a worker reads each source "
+            "archive once it is uploaded. Reload in a moment to see its source.")
 
 
 def _utf8(text: str) -> bool:
