@@ -45,12 +45,13 @@ def test_what_grew_has_perf_reports_shares(busy):
                              "__GI___pthread_mutex_unlock_usercnt")):
         assert (movers[name]["self_before"], movers[name]["self_after"]) == \
             (0.0, truth[perf_name])
-    # no rates: judged by the waiting it shows, 0% -> 81.3% of the busy time in locks
+    # no rates: judged by the costs the diagnosis names that appeared (issue 38)
     assert c["verdict"] == "regression"
     assert c["reason"] == (
-        "Time in lock waits, locking grew from 0.0% to 81.3% of the busy time (under "
-        "qualla::ThreadPool::loop); no throughput was given, so this is judged by what "
-        "the captures show.")
+        "A cost grew: Threads spin instead of waiting: qualla::ThreadPool::loop burns "
+        "1.6 CPUs, 0.0% before; Lock contention: threads wait for and wake each other, "
+        "0.0% before; no throughput was given, so this is judged by what the captures "
+        "show.")
     reg = c["regression"]
     assert reg["rule"] == "regression" and reg["severity"] == "high"
     assert reg["functions"][:3] == ["pthread_mutex_lock", "do_syscall_64",

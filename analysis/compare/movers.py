@@ -1,9 +1,12 @@
 """What moved between two captures: functions and libraries by their identities
 (identity.py), as shares of each capture's own samples, so a capture with twice the
-samples does not look twice as bad."""
+samples does not look twice as bad. A row is listed only when its change is beyond the
+sampling noise (noise.py) as well as MOVER_MIN_PP: two captures of the same work list
+nothing, and no row moved by 0.00."""
 from __future__ import annotations
 
 from ..identity import function_key, library_identity
+from . import noise
 
 #: a function or DSO moving by this many percentage points of the capture is notable
 MOVER_MIN_PP = 1.0
@@ -28,33 +31,55 @@ def _total(report: dict) -> int:
     return report.get("view_total") or report["samples"] or 1
 
 
+def counted(report: dict) -> int:
+    """How many independent observations the report's shares are of: its samples, or
+    for an off-CPU or wall view (weighted by µs) its waits, the number that sets the
+    noise of a share of time (a few long waits move it more than many short ones; this
+    is its floor)."""
+    if report.get("view_total"):
+        waits = ((report.get("off_cpu") or {}).get("totals") or {}).get("switches")
+        return int(waits or report["samples"] or 1)
+    return int(report["samples"] or 1)
+
+
 def movers(ra: dict, rb: dict, n: int = 30) -> dict:
     """From the two reports (build_report with every function): their function and DSO
-    tables already hold what moved."""
+    tables already hold what moved. Each row carries the half-width of its change's 99%
+    interval (`self_noise`, `total_noise`, in points)."""
     fa, fb = _function_shares(ra), _function_shares(rb)
     ta, tb = _total(ra), _total(rb)
+    na, nb = counted(ra), counted(rb)
     rows = []
     for key in set(fa) | set(fb):
         a = fa.get(key, (0.0, 0.0))
         b = fb.get(key, (0.0, 0.0))
+        ds, hs = noise.share_change(a[0] * na, na, b[0] * nb, nb)
+        dt, ht = noise.share_change(a[1] * na, na, b[1] * nb, nb)
         rows.append({"name": key[0], "dso": key[1],
                      "self_before": round(100 * a[0], 2), "self_after": round(100 * b[0], 2),
                      "total_before": round(100 * a[1], 2), "total_after": round(100 * b[1], 2),
-                     "self_change": round(100 * (b[0] - a[0]), 2),
-                     "total_change": round(100 * (b[1] - a[1]), 2)})
+                     "self_change": round(ds, 2), "total_change": round(dt, 2),
+                     "self_noise": round(hs, 2), "total_noise": round(ht, 2)})
     rows.sort(key=lambda r: (-abs(r["self_change"]), -abs(r["total_change"]), r["name"]))
     da, db = _dso_self(ra), _dso_self(rb)
     dsos = []
     for dso in set(da) | set(db):
-        a, b = da.get(dso, 0), db.get(dso, 0)
-        dsos.append({"dso": dso, "self_before": round(100 * a / ta, 2),
-                     "self_after": round(100 * b / tb, 2),
-                     "self_change": round(100 * (b / tb - a / ta), 2)})
-    dsos.sort(key=lambda r: -abs(r["self_change"]))
-    return {"functions": [r for r in rows if abs(r["self_change"]) >= MOVER_MIN_PP or
-                          abs(r["total_change"]) >= MOVER_MIN_PP][:n],
-            "dsos": [d for d in dsos if abs(d["self_change"]) >= MOVER_MIN_PP][:n],
+        a, b = da.get(dso, 0) / ta, db.get(dso, 0) / tb
+        ds, hs = noise.share_change(a * na, na, b * nb, nb)
+        dsos.append({"dso": dso, "self_before": round(100 * a, 2),
+                     "self_after": round(100 * b, 2), "self_change": round(ds, 2),
+                     "self_noise": round(hs, 2)})
+    dsos.sort(key=lambda r: (-abs(r["self_change"]), r["dso"]))
+    return {"functions": [r for r in rows if moved(r, "self") or moved(r, "total")][:n],
+            "dsos": [d for d in dsos if moved(d, "self")][:n],
+            "largest": rows[0] if rows else None,  # (listed or not: the noise's example)
             "samples_before": ra["samples"], "samples_after": rb["samples"]}
+
+
+def moved(row: dict, column: str) -> bool:
+    """The row's `column` (self or total) changed by MOVER_MIN_PP and beyond its noise."""
+    change = row[f"{column}_change"]
+    return abs(change) >= MOVER_MIN_PP and noise.beyond(change, row[f"{column}_noise"])
 
 
 def _dso_self(report: dict) -> dict[str, int]:

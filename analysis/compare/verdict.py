@@ -11,17 +11,22 @@ so CPU use alone never makes a regression. What decides, in order:
    offered load), CPU-seconds per unit of work decide the same way.
 2. No work at all. Two captures labelled idle did no work: every CPU they used is
    waste, so CPU use itself decides.
-3. Otherwise, what the captures show: the share of busy time in waiting and slow paths
-   (lock waits, spinning, commits to disk, scheduling; diagnosis/time_in.py). Grown by
-   WASTE_PP points or more is a regression, fallen as much an improvement.
-4. Else `inconclusive`, asking for the throughput of both captures.
+3. Otherwise, what the captures show: blocked time that grew; a cost the diagnosis
+   names as waste that appeared or went away beyond its noise (costs.py); the share of
+   busy time in waiting and slow paths (lock waits, spinning, commits to disk,
+   scheduling; diagnosis/time_in.py). Grown by WASTE_PP points or more is a regression,
+   fallen as much an improvement.
+4. Nothing moved beyond sampling noise (noise.py), and CPUs busy within SIGNIFICANT:
+   `no significant change`, the largest move and its interval said.
+5. Else `inconclusive`, asking for the throughput of both captures.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..diagnosis.finding import seconds_text
-from . import blocked
+from . import blocked, costs, noise
+from .movers import movers
 from ..diagnosis.time_in import WASTE
 from ..identity import library_identity
 
@@ -39,6 +44,9 @@ WASTE_PP = 5.0
 #: different work (one compressed everything, the other serves files) and the waiting
 #: that grew may be only what is left
 DIFFERENT_WORK = 3.0
+
+#: kinds of busy time that grow with the work done (a switch per request served)
+GROWS_WITH_WORK = frozenset({"scheduler"})
 
 _CLASS_NAMES = {"lock_wait": "lock waits", "lock": "locking", "spin": "spinning",
                 "commit_io": "commits to disk", "writes": "file writes",
@@ -109,7 +117,9 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
     paths = slow_paths(ra, rb)
     per_unit = _per_unit(ra, rb, rate_before, rate_after)
     waits = blocked.blocked_movers(ra, rb, rate_before, rate_after)
-    out = {"cpu_per_unit": per_unit, "slow_paths": paths, "blocked": waits}
+    cost_rows = costs.cost_changes(ra, rb)
+    out = {"cpu_per_unit": per_unit, "slow_paths": paths, "blocked": waits,
+           "costs": cost_rows}
     if per_unit is not None and "change" in per_unit:
         more = per_unit["rate_after"]["value"] / per_unit["rate_before"]["value"] - 1
         if abs(more) >= SIGNIFICANT:
@@ -135,6 +145,16 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         return dict(out, verdict=IMPROVEMENT, reason=(
             f"Threads spend less of their time blocked: {blocked.describe(blocked.fell(waits))}"
             f"; no throughput was given, so this is judged by what the captures show."))
+    up, down = costs.grew(cost_rows), costs.fell(cost_rows)
+    if up and not down:
+        return dict(out, verdict=REGRESSION, reason=(
+            f"A cost grew: {costs.describe(up)}; no throughput was given, so this is "
+            f"judged by what the captures show."))
+    if down and not up:
+        return dict(out, verdict=IMPROVEMENT, reason=(
+            f"A cost went away: {costs.describe(down, grown=False)}; no throughput was "
+            f"given, so this "
+            f"is judged by what the captures show."))
     waste_a = sum(p["before"] for p in paths if p["waste"])
     waste_b = sum(p["after"] for p in paths if p["waste"])
     moved = [p for p in paths if p["waste"] and abs(p["change"]) >= 1.0]
@@ -147,22 +167,66 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
             f"{waste_b:.1f}% of the busy time, but {lib} went from {a:.1f}% to {b:.1f}%: "
             f"the captures did different work; give the throughput of both captures (a "
             f"rate and its unit) to judge by CPU per unit of work."))
-    if waste_b - waste_a >= WASTE_PP:
+    # scheduling grows and falls with the requests served (a switch per request), so
+    # it alone decides nothing: a faster build switches more; a round trip per row is
+    # named by its own finding (costs above)
+    work_a = waste_a - sum(p["before"] for p in paths if p["class"] in GROWS_WITH_WORK)
+    work_b = waste_b - sum(p["after"] for p in paths if p["class"] in GROWS_WITH_WORK)
+    named = [p for p in moved if p["class"] not in GROWS_WITH_WORK]
+    if work_b - work_a >= WASTE_PP:
         return dict(out, verdict=REGRESSION, reason=(
-            f"Time in {_names(moved)} grew from {waste_a:.1f}% to "
-            f"{waste_b:.1f}% of the busy time{_under(moved)}; no throughput was given, "
+            f"Time in {_names(named)} grew from {work_a:.1f}% to "
+            f"{work_b:.1f}% of the busy time{_under(named)}; no throughput was given, "
             f"so this is judged by what the captures show."))
-    if waste_a - waste_b >= WASTE_PP:
+    if work_a - work_b >= WASTE_PP:
         return dict(out, verdict=IMPROVEMENT, reason=(
-            f"Time in {_names(moved)} fell from {waste_a:.1f}% to "
-            f"{waste_b:.1f}% of the busy time; no throughput was given, so this is judged "
+            f"Time in {_names(named)} fell from {work_a:.1f}% to "
+            f"{work_b:.1f}% of the busy time; no throughput was given, so this is judged "
             f"by what the captures show."))
+    same = _same_work(ra, rb, paths, waits, cost_rows)
+    if same is not None:
+        return dict(out, verdict=NO_CHANGE, reason=same)
     kernel = _kernel_moved(ra, rb)
     return dict(out, verdict=INCONCLUSIVE, reason=(
         f"CPUs busy {_cpus(ra['cpus_busy'])} -> {_cpus(rb['cpus_busy'])} and no named "
         f"waiting or slow path moved by {WASTE_PP:g} points{kernel}; more CPU may mean "
         f"more work done: give the throughput of both captures (a rate and its unit) to "
         f"judge by CPU per unit of work."))
+
+
+def _same_work(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
+               cost_rows: list[dict]) -> str | None:
+    """The reason of `no significant change`, or None when something moved: a function
+    or library beyond its noise (movers.py), a kind of busy time or a named cost beyond
+    its noise, blocked time by WASTE_PP, or CPUs busy by SIGNIFICANT and beyond noise."""
+    moved = movers(ra, rb)
+    if moved["functions"] or moved["dsos"]:
+        return None
+    ta, tb = ra.get("time_in") or {}, rb.get("time_in") or {}
+    na, nb = ta.get("busy") or ra["samples"] or 1, tb.get("busy") or rb["samples"] or 1
+    for p in paths:
+        change, half = noise.share_change(p["before"] * na / 100, na,
+                                          p["after"] * nb / 100, nb)
+        if abs(change) >= 1.0 and noise.beyond(change, half):
+            return None
+    if any(abs(r["change"]) >= 1.0 and noise.beyond(r["change"], r["noise"])
+           for r in cost_rows):
+        return None
+    if any(abs(r["change"]) >= WASTE_PP for r in waits if not r["benign"]):
+        return None
+    a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
+    if a is None or b is None:
+        return None
+    rel, half = noise.ratio_of_cpus(a, ra["samples"], b, rb["samples"])
+    if abs(rel) >= SIGNIFICANT and noise.beyond(rel, half):
+        return None
+    top = moved["largest"]
+    example = "" if top is None else (
+        f" (the largest, {top['name']} {top['self_before']:.1f}% -> "
+        f"{top['self_after']:.1f}% self, is within ±{top['self_noise']:.1f} points)")
+    return (f"No function, library or kind of time moved beyond sampling noise at 99%"
+            f"{example}, and CPUs busy {_cpus(a)} -> {_cpus(b)}: the two captures did the "
+            f"same work the same way.")
 
 
 def _kernel_moved(ra: dict, rb: dict) -> str:

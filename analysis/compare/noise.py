@@ -1,0 +1,53 @@
+"""How sure a comparison is of a change: the sampling noise of each figure.
+
+A profile counts samples. A function's share of a capture is k of its n samples, a
+binomial proportion; two captures of the same work differ by chance alone, by about
+sqrt(p(1-p)/n) per capture. A change is significant when it lies outside its interval,
+here 99% (Z): a comparison tests every function and library at once, and at 95% one
+row in twenty would move by chance. The interval is Agresti and Caffo's (one sample
+added to each side of each proportion), which stays honest for a function with no
+sample in one capture, where the plain Wald interval is zero wide.
+
+Counts per second (waits, samples as CPU use) are Poisson: a count k has variance k.
+Samples of one run are not independent (a program's phases come in bursts), so these
+intervals are a floor of the noise; repeated captures of one build measure the rest.
+"""
+from __future__ import annotations
+
+import math
+
+#: two-sided 99%
+Z = 2.576
+
+
+def share_change(ka: float, na: float, kb: float, nb: float) -> tuple[float, float]:
+    """(the change of the share in points, the half-width of its interval in points)
+    for k of n samples before and after."""
+    na, nb = max(na, 0.0), max(nb, 0.0)
+    pa = ka / na if na else 0.0
+    pb = kb / nb if nb else 0.0
+    qa = (ka + 1) / (na + 2)
+    qb = (kb + 1) / (nb + 2)
+    se = math.sqrt(qa * (1 - qa) / (na + 2) + qb * (1 - qb) / (nb + 2))
+    return 100 * (pb - pa), 100 * Z * se
+
+
+def count_change(ka: float, ta: float, kb: float, tb: float) -> tuple[float, float]:
+    """(the change of a rate, its half-width) for counts ka in ta seconds (or units of
+    work) and kb in tb: Poisson, one count added to each side as for shares."""
+    ra, rb = ka / ta, kb / tb
+    se = math.sqrt((ka + 1) / ta ** 2 + (kb + 1) / tb ** 2)
+    return rb - ra, Z * se
+
+
+def beyond(change: float, half: float) -> bool:
+    return abs(change) > half
+
+
+def ratio_of_cpus(a: float, na: int, b: float, nb: int) -> tuple[float, float]:
+    """(the relative change of CPUs busy b/a - 1, its half-width): CPUs busy are the
+    samples over the capture's time, so their relative noise is that of a Poisson count,
+    1/sqrt(samples), on each side."""
+    if not a or not na or not nb:
+        return 0.0, math.inf
+    return b / a - 1, Z * (b / a) * math.sqrt(1 / na + 1 / nb)
