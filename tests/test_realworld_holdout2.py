@@ -18,7 +18,8 @@ import yaml
 from analysis.importers import load
 from analysis.report import build_report
 from conftest import FIXTURES
-from realworld_pairs import assert_follows_throughput, assert_pairs_on_disk
+from realworld_pairs import (assert_follows_throughput, assert_judged_without_rates,
+                             assert_pairs_on_disk)
 
 HERE = FIXTURES / "realworld-holdout2"
 PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
@@ -67,4 +68,6 @@ def test_the_fixed_capture_does_not_carry_it(kind):
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_comparison_follows_the_throughput(kind):
-    assert_follows_throughput(PAIRS[kind], _report(kind, "bad"), _report(kind, "fixed"))
+    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
+    assert_follows_throughput(PAIRS[kind], bad, fixed)
+    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)

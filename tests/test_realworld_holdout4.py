@@ -30,7 +30,8 @@ from analysis.importers import load
 from analysis.report import build_report
 from conftest import FIXTURES
 from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
-                             assert_rates_decide, problems, reports)
+                             assert_judged_without_rates, assert_rates_decide, problems,
+                             reports)
 
 HERE = FIXTURES / "realworld-holdout4"
 PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
@@ -103,7 +104,9 @@ def test_condition_variable_handoffs_are_not_lock_contention():
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_with_the_throughputs_the_fix_is_an_improvement(kind):
-    assert_rates_decide(PAIRS[kind], _report(kind, "bad"), _report(kind, "fixed"))
+    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
+    assert_rates_decide(PAIRS[kind], bad, fixed)
+    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
 
 
 def test_a_program_run_per_request_is_counted_in_processes():

@@ -30,7 +30,8 @@ import yaml
 
 from conftest import FIXTURES
 from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
-                             assert_rates_decide, problems, reports)
+                             assert_judged_without_rates, assert_rates_decide, problems,
+                             reports)
 
 HERE = FIXTURES / "realworld-holdout7"
 PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
@@ -93,4 +94,6 @@ def test_the_fixed_capture_has_no_problem_finding(kind):
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_comparison_follows_the_throughput(kind):
-    assert_rates_decide(PAIRS[kind], _report(kind, "bad"), _report(kind, "fixed"))
+    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
+    assert_rates_decide(PAIRS[kind], bad, fixed)
+    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
