@@ -40,8 +40,8 @@ def counted(report: dict) -> int:
     is its floor)."""
     if report.get("view_total"):
         waits = ((report.get("off_cpu") or {}).get("totals") or {}).get("switches")
-        return int(waits or report["samples"] or 1)
-    return int(report["samples"] or 1)
+        return int(waits or report["samples"] or 0)
+    return int(report["samples"] or 0)
 
 
 def movers(ra: dict, rb: dict, n: int = 30) -> dict:

@@ -34,10 +34,17 @@ def share_change(ka: float, na: float, kb: float, nb: float) -> tuple[float, flo
     na, nb = max(na, 0.0), max(nb, 0.0)
     pa = ka / na if na else 0.0
     pb = kb / nb if nb else 0.0
-    qa = (ka + 1) / (na + 2)
-    qb = (kb + 1) / (nb + 2)
-    se = math.sqrt(qa * (1 - qa) / (na + 2) + qb * (1 - qb) / (nb + 2))
+    se = math.sqrt(_variance(ka, na) + _variance(kb, nb))
     return 100 * (pb - pa), 100 * Z * DISPERSION * se
+
+
+def _variance(k: float, n: float) -> float:
+    """A capture with no sample at all ran nothing in its time (an idle service that
+    stopped spinning): its share is known, not uncertain."""
+    if not n:
+        return 0.0
+    q = (k + 1) / (n + 2)
+    return q * (1 - q) / (n + 2)
 
 
 def count_change(ka: float, ta: float, kb: float, tb: float) -> tuple[float, float]:
