@@ -189,7 +189,9 @@ def render_comparison(c: dict) -> str:
                      f"{c['regression']['summary']}")
     for key, title in (("findings_appeared", "appeared"), ("findings_gone", "went away")):
         for f in c[key]:
-            lines.append(f"finding {title}: [{f['severity']}] {f['title']}")
+            gone_with = " (gone with the lower throughput: no fix)" \
+                if f.get("with_less_work") else ""
+            lines.append(f"finding {title}: [{f['severity']}] {f['title']}{gone_with}")
     for b in [r for r in c.get("blocked", []) if not r["benign"]][:5]:
         lines.append(f"blocked:    {b['kind']}: {b['before']:.1f}% -> {b['after']:.1f}% of "
                      f"the threads' time ({b['change']:+.1f})")

@@ -49,8 +49,17 @@ def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
                           "so no verdict is drawn from it.")
     else:
         out.update(decide(ra, rb, rate_before, rate_after))
+    if out["verdict"] == "regression":  # what went with the work is no fix
+        out["findings_gone"] = [dict(f, with_less_work=True) if f["rule"] in WITH_THE_LOAD
+                                else f for f in out["findings_gone"]]
     out["regression"] = regression_finding(out, ra, rb)
     return out
+
+
+#: findings that go away when fewer requests are served: in a regression their going is
+#: the regression's doing, not a fix (issue 38: "Scheduling pressure" listed as gone read
+#: like an improvement)
+WITH_THE_LOAD = frozenset({"scheduling-pressure"})
 
 
 def _rate_of(report: dict) -> Rate | None:

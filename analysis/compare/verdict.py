@@ -131,10 +131,12 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         doubt = _rates_doubted(ra, rb, paths, waits, cost_rows, more, per_unit["change"])
         if doubt is not None:
             return dict(out, verdict=INCONCLUSIVE, reason=doubt)
-        if abs(more) >= SIGNIFICANT:
+        blocking = _blocking(ra, rb, more)
+        if abs(more) >= SIGNIFICANT or blocking:
             verdict = IMPROVEMENT if more > 0 else REGRESSION
             return dict(out, verdict=verdict,
-                        reason=_throughput_reason(per_unit, more, paths, verdict, waits))
+                        reason=_throughput_reason(per_unit, more, paths, verdict, waits,
+                                                  blocking))
         ch = per_unit["change"]
         verdict = REGRESSION if ch >= SIGNIFICANT else IMPROVEMENT if ch <= -SIGNIFICANT \
             else NO_CHANGE
@@ -314,12 +316,40 @@ def _per_unit(ra, rb, rate_a: Rate | None, rate_b: Rate | None) -> dict | None:
 
 
 def _throughput_reason(u: dict, more: float, paths: list[dict], verdict: str,
-                       waits: list[dict] = ()) -> str:
+                       waits: list[dict] = (), blocking: str = "") -> str:
     ra, rb = u["rate_before"], u["rate_after"]
     text = (f"Throughput {more:+.0%} ({_num(ra['value'])} -> {_num(rb['value'])} "
             f"{ra['unit']}) at {u['change']:+.0%} CPU per {u['unit']} "
             f"({seconds_text(u['before'])} -> {seconds_text(u['after'])})")
-    return text + _waits_tail(waits, verdict) + _slow_paths_tail(paths, verdict) + "."
+    tail = _waits_tail(waits, verdict) + _slow_paths_tail(paths, verdict)
+    return text + (f"; {blocking}" if blocking else "") + tail + "."
+
+
+#: throughput down by this much (less than SIGNIFICANT) decides when CPUs busy fell too
+BLOCKED_DROP = 0.05
+#: what perfweb asks for to see where threads wait (the upload page says the same)
+SWITCH_RECORDING = ("perf record -g --switch-events -e cpu-clock/freq=499/ "
+                    "-e sched:sched_switch -p PID -- sleep 5")
+
+
+def _blocking(ra: dict, rb: dict, more: float) -> str:
+    """"CPUs busy fell from 1.99 to 1.76 while throughput fell: ..." when the service,
+    driven under load, did less work with less CPU: its threads block (a lock, the
+    disk, a peer) instead of working. Less CPU per unit of work then is no improvement.
+    Without context switches in the capture, the text gives the recording that shows
+    where they wait. "" otherwise (idle captures, CPU use unknown, no real fall)."""
+    a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
+    if more > -BLOCKED_DROP or not a or b is None or _is_idle(ra) or _is_idle(rb):
+        return ""
+    rel, half = noise.ratio_of_cpus(a, ra["samples"], b, rb["samples"])
+    if rel > -SIGNIFICANT or not noise.beyond(rel, half):
+        return ""
+    text = (f"CPUs busy fell from {_cpus(a)} to {_cpus(b)} while the throughput fell: "
+            f"the threads block (on a lock, the disk or a peer) instead of working")
+    if not (rb.get("off_cpu") or {}).get("timed"):
+        text += (f"; these captures have no context switches to show where: record both "
+                 f"builds again with `{SWITCH_RECORDING}`")
+    return text
 
 
 def _waits_tail(waits: list[dict], verdict: str) -> str:
