@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..diagnosis.stack_rules import RECORDING_RULES
 from ..profile import Profile
 from ..report import build_report
+from . import comparable
 from .diff_tree import diff_tree
 from .movers import movers
 from .regression import regression_finding
@@ -43,12 +44,23 @@ def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
         "findings_gone": [rules_a[r] for r in sorted(set(rules_a) - set(rules_b))],
         "findings_kept": sorted(set(rules_a) & set(rules_b)),
     }
+    diffs = comparable.differences(ra, rb)
+    out["differences"] = diffs
+    # another program doing the same job is compared by the work both did, when given
+    refused = [d for d in diffs if d["refuses"] and not (
+        d["what"] == "program" and rate_before is not None and rate_after is not None)]
     if ra["metadata"].get("damaged") or rb["metadata"].get("damaged"):
         out.update(verdict="inconclusive", cpu_per_unit=None, slow_paths=[],
                    reason="One of the captures could not be read whole (it is damaged), "
                           "so no verdict is drawn from it.")
+    elif refused:
+        out.update(verdict="inconclusive", cpu_per_unit=None, slow_paths=[],
+                   reason=f"These captures cannot be compared: "
+                          f"{comparable.describe(refused)}.")
     else:
         out.update(decide(ra, rb, rate_before, rate_after))
+        if diffs:
+            out["reason"] += f" Note: {comparable.describe(diffs)}."
     if out["verdict"] == "regression":  # what went with the work is no fix
         out["findings_gone"] = [dict(f, with_less_work=True) if f["rule"] in WITH_THE_LOAD
                                 else f for f in out["findings_gone"]]

@@ -15,7 +15,7 @@ MOVER_MIN_PP = 1.0
 def _function_shares(report: dict) -> dict:
     """Self and total share per function identity (identity.py): the clones and
     signatures of one function in one build are one row, and the same row in the next."""
-    total = _total(report)
+    total = out_of(report)
     out: dict[tuple[str, str], tuple[float, float]] = {}
     for f in report["functions"]:
         if f.get("kind") == "unknown" and f["name"].startswith("0x"):
@@ -27,7 +27,7 @@ def _function_shares(report: dict) -> dict:
     return out
 
 
-def _total(report: dict) -> int:
+def out_of(report: dict) -> int:
     """What the functions' weights are out of: samples, or the µs of an off-CPU or wall
     view (build_report's view_name)."""
     return report.get("view_total") or report["samples"] or 1
@@ -49,7 +49,7 @@ def movers(ra: dict, rb: dict, n: int = 30) -> dict:
     tables already hold what moved. Each row carries the half-width of its change's 99%
     interval (`self_noise`, `total_noise`, in points)."""
     fa, fb = _function_shares(ra), _function_shares(rb)
-    ta, tb = _total(ra), _total(rb)
+    ta, tb = out_of(ra), out_of(rb)
     na, nb = counted(ra), counted(rb)
     rows = []
     for key in set(fa) | set(fb):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..diagnosis.finding import seconds_text
 from . import blocked, costs, noise
-from .movers import movers
+from .movers import movers, out_of
 from ..diagnosis.time_in import WASTE
 from ..identity import library_identity
 
@@ -281,10 +281,11 @@ def _kernel_moved(ra: dict, rb: dict) -> str:
 
 
 def _largest_library_shift(ra: dict, rb: dict) -> tuple[str, float, float, float] | None:
-    """(library, change, before, after) in points of each capture's samples, for the
-    library whose self share moved most."""
+    """(library, change, before, after) in points of each capture's samples (or µs of
+    an off-CPU or wall view: its DSOs are weighted so), for the library whose self share
+    moved most."""
     def shares(r):
-        total = r["samples"] or 1
+        total = out_of(r)
         out: dict[str, float] = {}
         for d in r.get("dsos", []):
             key = library_identity(d["dso"])
