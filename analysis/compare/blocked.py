@@ -1,10 +1,13 @@
 """What moved in off-CPU time between two captures with context switches: per kind of
 wait (a lock, the disk, a peer...), the share of the threads' time, seconds per second
-and, with rates, per unit of work. A throughput drop with lower CPU use is explained
+and, with rates, per unit of work, each change with its noise from the number of waits. A throughput drop with lower CPU use is explained
 here: the time the threads spent waiting grew."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
+
+from . import noise
 
 if TYPE_CHECKING:
     from .verdict import Rate
@@ -28,6 +31,8 @@ def blocked_movers(ra: dict, rb: dict, rate_a: Rate | None = None,
         sa, sb = 100 * (a.get("share") or 0.0), 100 * (b.get("share") or 0.0)
         row = {"kind": kind, "benign": (a or b).get("benign", False),
                "before": round(sa, 2), "after": round(sb, 2), "change": round(sb - sa, 2),
+               "noise": round(math.hypot(_noise(sa, a.get("waits")),
+                                         _noise(sb, b.get("waits"))), 2),
                "per_second_before": a.get("per_second", 0.0) or 0.0,
                "per_second_after": b.get("per_second", 0.0) or 0.0,
                "under": [u["name"] for u in (b or a).get("under", [])]}
@@ -40,12 +45,25 @@ def blocked_movers(ra: dict, rb: dict, rate_a: Rate | None = None,
     return rows
 
 
+def _noise(share_pp: float, waits: int | None) -> float:
+    """Half-width in points of a kind's share of time made of `waits` waits: their
+    count is Poisson (noise.count_change's reasoning), so the share's relative noise is
+    1/sqrt(waits); a few long waits move it more than many short ones."""
+    if not share_pp:
+        return 0.0
+    return noise.Z * noise.DISPERSION * share_pp / math.sqrt(max(waits or 1, 1))
+
+
+def significant(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if noise.beyond(r["change"], r["noise"])]
+
+
 def grew(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if not r["benign"] and r["change"] >= MOVED_PP]
+    return [r for r in significant(rows) if not r["benign"] and r["change"] >= MOVED_PP]
 
 
 def fell(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if not r["benign"] and r["change"] <= -MOVED_PP]
+    return [r for r in significant(rows) if not r["benign"] and r["change"] <= -MOVED_PP]
 
 
 def describe(rows: list[dict]) -> str:

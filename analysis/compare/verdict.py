@@ -147,7 +147,7 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
     if _is_idle(ra) and _is_idle(rb):
         return dict(out, **_idle_verdict(ra["cpus_busy"], rb["cpus_busy"]))
     # blocked time is waste whatever the work: threads waiting on a lock or the disk
-    wait_change = sum(r["change"] for r in waits if not r["benign"])
+    wait_change = sum(r["change"] for r in blocked.significant(waits) if not r["benign"])
     if wait_change >= WASTE_PP:
         return dict(out, verdict=REGRESSION, reason=(
             f"Threads spend more of their time blocked: {blocked.describe(blocked.grew(waits))}"
@@ -247,7 +247,8 @@ def _same_work(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
     if any(abs(r["change"]) >= 1.0 and noise.beyond(r["change"], r["noise"])
            for r in cost_rows):
         return None
-    if any(abs(r["change"]) >= WASTE_PP for r in waits if not r["benign"]):
+    if any(abs(r["change"]) >= WASTE_PP for r in blocked.significant(waits)
+           if not r["benign"]):
         return None
     a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
     top = moved["largest"]
