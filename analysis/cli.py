@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 the input could not be read (the message says why), 1 u
 from __future__ import annotations
 
 import argparse
+import re
 import os
 import sys
 
@@ -139,19 +140,23 @@ def _debuginfod():
     return Client.from_env(os.environ, cache_dir().parent)
 
 
-def _rate(value: float | None, unit: str):
+def _rate(values: tuple[float, ...] | None, unit: str):
     from .compare import Rate
-    return None if value is None else Rate(value, unit)
+    return None if values is None else Rate.of(values, unit)
 
 
-def _positive(text: str) -> float:
+def _positive(text: str) -> tuple[float, ...]:
+    """One measurement or several, "7.5,7.9,8.1" or "7.5 7.9 8.1": their spread is the
+    rate's noise (a comma always separates measurements: 53556, not 53,556)."""
+    text = text.strip().replace("_", "")
+    parts = [p for p in re.split(r"[\s,;]+", text) if p]
     try:
-        value = float(text.replace(",", "").replace("_", ""))
+        values = tuple(float(p) for p in parts)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
+    if not values or not all(v > 0 for v in values):
         raise argparse.ArgumentTypeError("a rate must be a positive number")
-    return value
+    return values
 
 
 def _compare(args, before, after, out) -> int:
@@ -322,7 +327,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--label-after", default="", help="the label of AFTER, if it differs")
     c.add_argument("--rate-before", type=_positive, metavar="R",
                    help="the throughput while BEFORE was taken: the verdict is then CPU "
-                        "per unit of work")
+                        "per unit of work; several measurements (7.5,7.9,8.1) give the "
+                        "spread a change of throughput is judged against")
     c.add_argument("--rate-after", type=_positive, metavar="R",
                    help="the throughput while AFTER was taken")
     c.add_argument("--rate-unit", default="req/s", metavar="UNIT",

@@ -160,6 +160,13 @@ def test_cli_compare_and_exports():
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("verdict:    regression: CPU per job +524%")
     r = run("compare", SPINPOOL / "1.1.0-busy.truth-script.txt",
+            SPINPOOL / "1.0.0-busy.truth-script.txt", "--rate-before", "400,410,395",
+            "--rate-after", "380 390 385", "--rate-unit", "jobs/s")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("verdict:    regression: CPU per job +551% (787 µs -> "
+                               "5.12 ms of CPU per job) at 402 -> 385 jobs/s")
+    assert "The throughput's change is -4% ± 4% at 95% (3 and 3 measurements)." in r.stdout
+    r = run("compare", SPINPOOL / "1.1.0-busy.truth-script.txt",
             SPINPOOL / "1.0.0-busy.truth-script.txt", "--rate-before", "0")
     assert r.returncode == 2 and "a rate must be a positive number" in r.stderr
     r = run("report", SPINPOOL / "1.0.0-busy.truth-script.txt", "--rate", "400",

@@ -104,3 +104,25 @@ def test_intervals():
     assert noise.beyond(*noise.share_change(0, 1000, 60, 1000))
     # nothing in one capture is not certainty: the interval is not zero wide
     assert noise.share_change(0, 100, 0, 100)[1] > 0
+
+
+def test_rates_measured_several_times_are_judged_by_their_spread():
+    """The same command's rate measured three times each: a 3% move within a ±25% spread
+    is no change; the same means measured tightly are a change beyond it."""
+    a, b = _report("gzip-compress", "first"), _report("gzip-compress", "second")
+    c = compare_reports(a, b, Rate.of([7.5, 9.2, 8.1], "MB/s"),
+                        Rate.of([7.9, 9.2, 8.4], "MB/s"))
+    assert c["verdict"] == "no significant change", c["reason"]
+    assert c["reason"].endswith("The throughput's change is +3% ± 25% at 95% (3 and 3 "
+                                "measurements).")
+    assert c["rates"]["before"] == {"value": pytest.approx(8.2667, abs=1e-4),
+                                    "unit": "MB/s", "values": [7.5, 9.2, 8.1]}
+    c = compare_reports(a, b, Rate.of([7.5, 7.9, 8.1], "MB/s"),
+                        Rate.of([9.0, 9.2, 9.4], "MB/s"))
+    assert c["verdict"] == "improvement"
+    assert c["reason"].startswith("Throughput +17% (7.83 -> 9.2 MB/s)")
+    assert c["reason"].endswith("+17% ± 10% at 95% (3 and 3 measurements).")
+    # one side measured once: the other side's spread stands for both
+    c = compare_reports(a, b, Rate.of([7.5, 7.9, 8.1], "MB/s"), Rate(9.2, "MB/s"))
+    assert c["verdict"] == "no significant change"
+    assert c["throughput"]["measured"] == (3, 1)

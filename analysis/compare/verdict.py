@@ -23,11 +23,11 @@ so CPU use alone never makes a regression. What decides, in order:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..diagnosis.finding import seconds_text
 from . import blocked, costs, noise
 from .movers import movers, out_of
+from .rates import Rate, throughput_change
 from ..diagnosis.time_in import WASTE
 from ..identity import library_identity
 
@@ -60,45 +60,6 @@ _CLASS_NAMES = {"lock_wait": "lock waits", "lock": "locking", "spin": "spinning"
                 "allocator": "allocation", "copy": "copying", "interpreter": "interpreting"}
 
 
-@dataclass(frozen=True)
-class Rate:
-    """Work done per second while the capture was taken, e.g. Rate(53556, "req/s")."""
-    value: float
-    unit: str
-
-    def __post_init__(self):
-        if not self.value > 0:
-            raise ValueError(f"a rate must be a positive number, not {self.value!r}")
-
-    @property
-    def per(self) -> str:
-        """What one unit of work is: "req/s" -> "req", "rows per second" -> "rows"."""
-        u = self.unit.strip()
-        for tail in ("/s", "/sec", " per second", " per sec"):
-            if u.lower().endswith(tail) and len(u) > len(tail):
-                u = u[: -len(tail)].strip()
-                break
-        return _UNIT_WORDS.get(u.lower(), _singular(u)) or "unit"
-
-    def to_dict(self) -> dict:
-        return {"value": self.value, "unit": self.unit}
-
-
-#: units whose name is their rate: what one unit of work is called
-_UNIT_WORDS = {"req": "request", "tps": "transaction", "qps": "query", "rps": "request", "ops": "operation",
-               "iops": "I/O"}
-
-
-def _singular(word: str) -> str:
-    """"rows" -> "row", "queries" -> "query"; "req", "MB", "bytes" stay readable."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3 and \
-            word[:-1].isalpha() and word[:-1].islower():
-        return word[:-1]
-    return word
-
-
 def slow_paths(ra: dict, rb: dict) -> list[dict]:
     """Each class of time_in whose share moved, by points of busy time, largest first,
     with the application frames it ran under in the new capture."""
@@ -128,20 +89,28 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
            "costs": cost_rows}
     if per_unit is not None and "change" in per_unit:
         more = per_unit["rate_after"]["value"] / per_unit["rate_before"]["value"] - 1
-        doubt = _rates_doubted(ra, rb, paths, waits, cost_rows, more, per_unit["change"])
-        if doubt is not None:
-            return dict(out, verdict=INCONCLUSIVE, reason=doubt)
-        blocking = _blocking(ra, rb, more)
-        if abs(more) >= SIGNIFICANT or blocking:
+        spread = throughput_change(rate_before, rate_after)
+        out["throughput"] = spread
+        # measured several times, the rates' own spread says what is noise; once each,
+        # profiles that show no change make a moderate move of the rates doubtful
+        noise_of_rates = spread["half"] if spread else 0.0
+        if spread is None:
+            doubt = _rates_doubted(ra, rb, paths, waits, cost_rows, more,
+                                   per_unit["change"])
+            if doubt is not None:
+                return dict(out, verdict=INCONCLUSIVE, reason=doubt)
+        blocking = _blocking(ra, rb, more) if abs(more) > noise_of_rates else ""
+        if (abs(more) >= SIGNIFICANT and abs(more) > noise_of_rates) or blocking:
             verdict = IMPROVEMENT if more > 0 else REGRESSION
             return dict(out, verdict=verdict,
                         reason=_throughput_reason(per_unit, more, paths, verdict, waits,
-                                                  blocking))
+                                                  blocking) + _spread_tail(spread))
         ch = per_unit["change"]
-        verdict = REGRESSION if ch >= SIGNIFICANT else IMPROVEMENT if ch <= -SIGNIFICANT \
-            else NO_CHANGE
+        moved = abs(ch) >= SIGNIFICANT and abs(ch) > noise_of_rates
+        verdict = NO_CHANGE if not moved else REGRESSION if ch > 0 else IMPROVEMENT
         return dict(out, verdict=verdict,
-                    reason=_per_unit_reason(per_unit, paths, verdict, waits))
+                    reason=_per_unit_reason(per_unit, paths, verdict, waits)
+                    + _spread_tail(spread))
     if per_unit is not None:  # rates given, but they cannot be compared
         return dict(out, verdict=INCONCLUSIVE, reason=per_unit["why"])
     if _is_idle(ra) and _is_idle(rb):
@@ -203,6 +172,16 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         f"waiting or slow path moved by {WASTE_PP:g} points{kernel}; more CPU may mean "
         f"more work done: give the throughput of both captures (a rate and its unit) to "
         f"judge by CPU per unit of work."))
+
+
+def _spread_tail(spread: dict | None) -> str:
+    """The sentence saying how sure the throughput's change is, when the rates were
+    measured several times: +17% ± 10% at 95% (3 and 3 measurements)."""
+    if spread is None:
+        return ""
+    na, nb = spread["measured"]
+    return (f" The throughput's change is {spread['change']:+.0%} ± {spread['half']:.0%} "
+            f"at 95% ({na} and {nb} measurements).")
 
 
 def _rates_doubted(ra: dict, rb: dict, paths: list[dict], waits: list[dict],

@@ -1,0 +1,93 @@
+"""A throughput: the work done per second while a capture was taken, measured once or
+several times. Measured several times, its spread is the noise a change of throughput
+is judged against (a rate measured once has none: verdict.SHARED_NOISE stands in)."""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+#: two-sided 95% Student t for the degrees of freedom 1..30 (beyond: the normal's 1.96):
+#: the means of 3 measurements against 3 have 4 (Welch's approximation gives fewer)
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
+        2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074,
+        2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Work done per second while the capture was taken, e.g. Rate(53556, "req/s")."""
+    value: float
+    unit: str
+    #: every measurement, when there were several (value is then their mean)
+    values: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        for v in (self.value, *self.values):
+            if not v > 0:
+                raise ValueError(f"a rate must be a positive number, not {v!r}")
+
+    @classmethod
+    def of(cls, values, unit: str) -> "Rate":
+        """Rate.of([7.5, 7.9, 8.1], "MB/s"): their mean, with the measurements kept."""
+        values = tuple(float(v) for v in values)
+        if not values:
+            raise ValueError("a rate needs at least one measurement")
+        if len(values) == 1:
+            return cls(values[0], unit)
+        return cls(statistics.fmean(values), unit, values)
+
+    @property
+    def per(self) -> str:
+        """What one unit of work is: "req/s" -> "req", "rows per second" -> "rows"."""
+        u = self.unit.strip()
+        for tail in ("/s", "/sec", " per second", " per sec"):
+            if u.lower().endswith(tail) and len(u) > len(tail):
+                u = u[: -len(tail)].strip()
+                break
+        return _UNIT_WORDS.get(u.lower(), _singular(u)) or "unit"
+
+    def to_dict(self) -> dict:
+        out = {"value": self.value, "unit": self.unit}
+        if self.values:
+            out["values"] = list(self.values)
+        return out
+
+
+#: units whose name is their rate: what one unit of work is called
+_UNIT_WORDS = {"req": "request", "tps": "transaction", "qps": "query", "rps": "request", "ops": "operation",
+               "iops": "I/O"}
+
+
+def _singular(word: str) -> str:
+    """"rows" -> "row", "queries" -> "query"; "req", "MB", "bytes" stay readable."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3 and \
+            word[:-1].isalpha() and word[:-1].islower():
+        return word[:-1]
+    return word
+
+
+
+
+def throughput_change(a: Rate, b: Rate) -> dict | None:
+    """{"change": b/a - 1, "half": half-width of its 95% interval, "measured": (n_a,
+    n_b)} when at least one side was measured several times, else None. With one side
+    measured once, the other side's relative spread stands for both (the machine's noise
+    is the same for both builds)."""
+    na, nb = len(a.values) or 1, len(b.values) or 1
+    if na < 2 and nb < 2:
+        return None
+    ra = statistics.stdev(a.values) / a.value if na >= 2 else None
+    rb = statistics.stdev(b.values) / b.value if nb >= 2 else None
+    ra = ra if ra is not None else rb
+    rb = rb if rb is not None else ra
+    va, vb = ra ** 2 / na, rb ** 2 / nb  # relative variances of the means
+    var = va + vb
+    # Welch-Satterthwaite degrees of freedom (a side measured once lends the other's)
+    df = var ** 2 / ((va ** 2 / max(na - 1, 1)) + (vb ** 2 / max(nb - 1, 1))) if var else 1
+    t = _T95[min(int(df), len(_T95)) - 1] if df < len(_T95) + 1 else 1.96
+    ratio = b.value / a.value
+    return {"change": ratio - 1, "half": ratio * t * math.sqrt(var),
+            "measured": (na, nb)}
