@@ -6,7 +6,6 @@ Exit codes: 0 success, 2 the input could not be read (the message says why), 1 u
 from __future__ import annotations
 
 import argparse
-import re
 import os
 import sys
 
@@ -147,16 +146,12 @@ def _rate(values: tuple[float, ...] | None, unit: str):
 
 def _positive(text: str) -> tuple[float, ...]:
     """One measurement or several, "7.5,7.9,8.1" or "7.5 7.9 8.1": their spread is the
-    rate's noise (a comma always separates measurements: 53556, not 53,556)."""
-    text = text.strip().replace("_", "")
-    parts = [p for p in re.split(r"[\s,;]+", text) if p]
+    rate's noise (compare.rates.parse_measurements)."""
+    from .compare.rates import parse_measurements
     try:
-        values = tuple(float(p) for p in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not values or not all(v > 0 for v in values):
-        raise argparse.ArgumentTypeError("a rate must be a positive number")
-    return values
+        return parse_measurements(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _compare(args, before, after, out) -> int:

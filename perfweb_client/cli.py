@@ -13,7 +13,9 @@ import argparse
 import hashlib
 import http.client
 import json
+import math
 import os
+import re
 import sys
 import time
 import urllib.parse
@@ -163,7 +165,7 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
     if args.team:
         fields["team"] = args.team
     if args.rate is not None:
-        fields["rate"] = repr(args.rate)
+        fields["rate"] = ",".join(repr(v) for v in args.rate)
         fields["rate_unit"] = args.rate_unit
     client = Client(args.url, args.token)
     digests = {} if args.resend_symbols else {s: _sha256(s) for s in args.symbols}
@@ -331,7 +333,8 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--label", help="e.g. idle, load-test")
     u.add_argument("--rate", type=_rate, metavar="R",
                    help="the throughput your load generator measured while the capture "
-                        "was taken, e.g. 53556: comparisons judge by CPU per unit of work")
+                        "was taken, e.g. 53556, or several runs' (7.5,7.9,8.1): "
+                        "comparisons judge by CPU per unit of work and the runs' spread")
     u.add_argument("--rate-unit", default="req/s", metavar="UNIT",
                    help="the unit of --rate (default req/s), e.g. rows/s, MB/s")
     u.add_argument("--symbols", action="append", default=[], metavar="PATH",
@@ -378,16 +381,19 @@ def _fail_on(text: str) -> list[str]:
     return names
 
 
-def _rate(text: str) -> float:
-    # the check `python -m analysis` makes too: this client installs alone, with no import
-    # of the engine, so it keeps its own copy
+def _rate(text: str) -> tuple[float, ...]:
+    # the check `python -m analysis` makes too (analysis/compare/rates.py): this client
+    # installs alone, with no import of the engine, so it keeps its own copy. Several
+    # measurements are separated by commas or spaces (53556, not 53,556).
+    parts = [p for p in re.split(r"[\s,;]+", text.strip().replace("_", "")) if p]
     try:
-        value = float(text.replace(",", "").replace("_", ""))
+        values = tuple(float(p) for p in parts)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number, or numbers separated "
+                                         f"by commas") from None
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
         raise argparse.ArgumentTypeError("a rate must be a positive number")
-    return value
+    return values
 
 
 def main(argv=None) -> int:

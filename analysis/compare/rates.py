@@ -4,6 +4,7 @@ is judged against (a rate measured once has none: verdict.SHARED_NOISE stands in
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -69,6 +70,31 @@ def _singular(word: str) -> str:
     return word
 
 
+
+
+#: measurements of one rate, at most (a form field is no data set)
+MAX_MEASUREMENTS = 100
+
+
+def parse_measurements(text) -> tuple[float, ...]:
+    """"7.5, 7.9, 8.1", "7.5 7.9 8.1", 53556 or [7.5, 7.9] -> the measurements; a comma
+    always separates measurements (53556, not 53,556). ValueError with a sentence."""
+    if isinstance(text, (int, float)):
+        parts = [text]
+    elif isinstance(text, (list, tuple)):
+        parts = list(text)
+    else:
+        parts = [p for p in re.split(r"[\s,;]+", str(text).strip().replace("_", "")) if p]
+    if len(parts) > MAX_MEASUREMENTS:
+        raise ValueError(f"at most {MAX_MEASUREMENTS} measurements of a rate")
+    try:
+        values = tuple(float(p) for p in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"{text!r} is not a number, or numbers separated by commas") \
+            from None
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError("a rate must be a positive number")
+    return values
 
 
 def throughput_change(a: Rate, b: Rate) -> dict | None:

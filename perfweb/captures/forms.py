@@ -5,6 +5,8 @@ from django import forms
 from django.conf import settings
 from django.utils.safestring import mark_safe
 
+from analysis.compare.rates import parse_measurements
+
 from .uploads import UploadTooLarge, check_size
 
 
@@ -61,13 +63,24 @@ class UploadForm(forms.Form):
     version = forms.CharField(max_length=100, label="Build version", help_text="e.g. 1.4.2")
     git_revision = forms.CharField(max_length=64, required=False)
     label = forms.CharField(max_length=100, required=False, help_text="e.g. idle, load test")
-    rate = forms.FloatField(required=False, min_value=1e-9, label="Throughput",
-                            help_text="what the load generator measured while the capture "
-                                      "was taken, e.g. 53556: comparisons then judge by "
-                                      "CPU per unit of work")
+    rate = forms.CharField(required=False, max_length=2000, label="Throughput",
+                           help_text="what the load generator measured while the capture "
+                                     "was taken, e.g. 53556, or several runs, e.g. 7.5, "
+                                     "7.9, 8.1: comparisons then judge by CPU per unit of "
+                                     "work, and by the runs' spread")
     rate_unit = forms.CharField(max_length=32, required=False, initial="req/s",
                                 label="Throughput unit", help_text="e.g. req/s, rows/s, MB/s")
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def clean_rate(self):
+        """The measurements, or () when none was given."""
+        text = self.cleaned_data.get("rate")
+        if text in (None, ""):
+            return ()
+        try:
+            return parse_measurements(text)
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from None
 
     def __init__(self, *args, teams=(), **kwargs):
         super().__init__(*args, **kwargs)

@@ -110,6 +110,9 @@ class Capture(models.Model):
     #: the throughput measured while the capture was taken (e.g. 53556 "req/s"): with
     #: it, comparisons judge by CPU per unit of work
     rate = models.FloatField(null=True, blank=True)
+    #: every measurement of the rate when it was measured several times (rate is their
+    #: mean): their spread is the noise a change of throughput is judged against
+    rate_values = models.JSONField(default=list, blank=True)
     rate_unit = models.CharField(max_length=32, blank=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                     on_delete=models.SET_NULL)

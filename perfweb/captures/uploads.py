@@ -3,6 +3,7 @@ into memory whole."""
 from __future__ import annotations
 
 import hashlib
+import statistics
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -145,10 +146,12 @@ def store_upload(user, team, d) -> tuple[Capture, bool]:
 
 def _store_capture(user, build, digest: str, d, stored: list) -> Capture:
     upload = d["capture"]
+    rates = d.get("rate") or ()  # the measurements (forms and API parse them)
     capture = Capture(build=build, original_name=upload.name[:255], sha256=digest,
                       size=upload.size, label=d.get("label", ""), notes=d.get("notes", ""),
-                      rate=d.get("rate") or None,
-                      rate_unit=(d.get("rate_unit") or "req/s")[:32] if d.get("rate") else "",
+                      rate=statistics.fmean(rates) if rates else None,
+                      rate_values=list(rates) if len(rates) > 1 else [],
+                      rate_unit=(d.get("rate_unit") or "req/s")[:32] if rates else "",
                       uploaded_by=user)
     _store_file(capture.file, upload, stored)
     capture.save()

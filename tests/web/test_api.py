@@ -329,3 +329,39 @@ def test_a_rate_must_be_a_positive_number(client, live_server, member):
     client.force_login(member)
     page = client.get("/upload/").content.decode()
     assert 'name="rate"' in page and 'name="rate_unit"' in page and "CPU per unit" in page
+
+
+def test_a_rate_measured_several_times_keeps_its_runs(client, live_server, member):
+    """Several runs' throughputs (issue 38): through the API (a string or a list), the
+    CLI and the form, the capture keeps their mean and every run; the comparison reads
+    them as one rate with its spread."""
+    from perfweb.captures.services.history import rate_of
+    from .test_pipeline import _upload
+    key = create_token(member, "ci")
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", rate="7.5, 7.9, 8.1",
+                    rate_unit="MB/s")
+    assert r.status_code == 201, r.content[:300]
+    api = Capture.objects.get()
+    assert (api.rate, api.rate_values) == (pytest.approx(7.8333, abs=1e-4), [7.5, 7.9, 8.1])
+    got = client.get(f"/api/v1/captures/{api.pk}/", **_auth(key)).json()
+    assert got["rate_values"] == [7.5, 7.9, 8.1]
+    rate = rate_of(api)
+    assert (rate.values, rate.unit, rate.per) == ((7.5, 7.9, 8.1), "MB/s", "MB")
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", rate="7.5, x")
+    assert r.status_code == 400
+    assert r.json()["rate"] == ["'7.5, x' is not a number, or numbers separated by commas"]
+    cli = _cli(live_server, key, str(SPINPOOL / "1.1.0-busy.perf.data"), "--service", "s",
+               "--build", "2", "--rate", "9.0,9.2,9.4", "--rate-unit", "MB/s")
+    assert cli.returncode == 0, cli.stderr
+    assert Capture.objects.get(build__version="2").rate_values == [9.0, 9.2, 9.4]
+    client.force_login(member)
+    r = _upload(client, SPINPOOL / "1.1.0-busy.perf.data", version="3", rate="100 110",
+                rate_unit="req/s")
+    assert r.status_code == 302, r.content[:300]
+    form = Capture.objects.get(build__version="3")
+    assert (form.rate, form.rate_values) == (105.0, [100.0, 110.0])
+    one = _api_upload(client, key, SPINPOOL / "1.1.0-busy.perf.data", version="4",
+                      rate="53556")
+    assert one.status_code == 201
+    single = Capture.objects.get(build__version="4")
+    assert (single.rate, single.rate_values) == (53556.0, [])

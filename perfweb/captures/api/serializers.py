@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
+from analysis.compare.rates import parse_measurements
+
 from .. import held_symbols
 from ..models import Build, Capture, Service
 from ..uploads import UploadTooLarge, check_size
@@ -17,6 +19,20 @@ def _sized(f):
         raise serializers.ValidationError(str(e)) from None
     return f
 
+
+
+class RateField(serializers.Field):
+    """A number, a list of numbers, or numbers in a string separated by commas: the
+    measurements of one rate (analysis.compare.rates.parse_measurements)."""
+
+    def to_internal_value(self, data):
+        try:
+            return parse_measurements(data)
+        except ValueError as e:
+            raise serializers.ValidationError(str(e)) from None
+
+    def to_representation(self, value):
+        return list(value)
 
 class ServiceSerializer(serializers.ModelSerializer):
     team = serializers.CharField(source="team.name", required=False,
@@ -56,7 +72,8 @@ class CaptureSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Capture
-        fields = ["id", "service", "build", "version", "label", "notes", "rate", "rate_unit",
+        fields = ["id", "service", "build", "version", "label", "notes", "rate", "rate_values",
+                  "rate_unit",
                   "original_name",
                   "format", "size", "sha256", "status", "progress", "error", "finished",
                   "created_at", "finished_at", "url", "top_finding", "verdict"]
@@ -104,10 +121,11 @@ class CaptureUploadSerializer(serializers.Serializer):
     git_revision = serializers.CharField(max_length=64, required=False, allow_blank=True)
     label = serializers.CharField(max_length=100, required=False, allow_blank=True)
     notes = serializers.CharField(required=False, allow_blank=True)
-    rate = serializers.FloatField(required=False, allow_null=True, min_value=1e-9,
-                                  help_text="the throughput measured while the capture was "
-                                            "taken, e.g. 53556; comparisons then judge by "
-                                            "CPU per unit of work")
+    rate = RateField(required=False, allow_null=True,
+                     help_text="the throughput measured while the capture was taken, e.g. "
+                               "53556, or several runs' (a list, or \"7.5, 7.9, 8.1\"); "
+                               "comparisons then judge by CPU per unit of work and the "
+                               "runs' spread")
     rate_unit = serializers.CharField(max_length=32, required=False, allow_blank=True,
                                       default="req/s", help_text="e.g. req/s, rows/s, MB/s")
 

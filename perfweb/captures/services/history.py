@@ -15,7 +15,9 @@ WHOLE_CAPTURE = 0.999
 
 
 def rate_of(capture: Capture) -> Rate | None:
-    return Rate(capture.rate, capture.rate_unit or "req/s") if capture.rate else None
+    if not capture.rate:
+        return None
+    return Rate.of(capture.rate_values or [capture.rate], capture.rate_unit or "req/s")
 
 
 def history(service) -> dict:
