@@ -43,6 +43,34 @@ document.getElementById("chart-cpus").on("plotly_click", (ev) => {
   const id = ev.points[0] && ev.points[0].customdata;
   if (Number.isInteger(id)) window.location.assign(`/captures/${id}/`);
 });
+// with rates: the throughput of each capture, its runs' spread as error bars (one
+// measurement has none), and CPU per unit of work: what a verdict judges by
+const rated = data.points.filter((p) => p.rate);
+if (rated.length) {
+  document.getElementById("rates").hidden = false;
+  const series = [...new Set(rated.map((p) => `${p.label} (${p.rate.unit})`))];
+  const of = (name) => rated.filter((p) => `${p.label} (${p.rate.unit})` === name);
+  const spread = (values) => {
+    if (!values || values.length < 2) return 0;
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    return Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1));
+  };
+  const trace = (name, y, extra = {}) => {
+    const pts = of(name);
+    return {type: "scatter", mode: "lines+markers", name: plotlyText(name),
+            x: pts.map((p) => plotlyText(p.build)), y: pts.map(y),
+            text: pts.map((p) => plotlyText(describe(p))),
+            customdata: pts.map((p) => p.capture), ...extra};
+  };
+  window.Plotly.newPlot("chart-throughput", series.map((name) => trace(
+    name, (p) => p.rate.value,
+    {error_y: {type: "data", visible: true,
+               array: of(name).map((p) => spread(p.rate.values))}})),
+  layout("throughput", Math.ceil(series.length / 4)), config);
+  window.Plotly.newPlot("chart-per-unit", series.map((name) => trace(
+    name, (p) => (p.cpu_per_unit == null ? null : 1000 * p.cpu_per_unit))),
+  layout("ms of CPU per unit", Math.ceil(series.length / 4)), config);
+}
 const versions = data.builds.map((b) => plotlyText(b.version));
 window.Plotly.newPlot("chart-functions", data.top_functions.map((name) => ({
   type: "bar", name: plotlyText(short(name)), x: versions,

@@ -78,6 +78,17 @@ def test_spinpool_history_and_comparison(page):
     rules = page.evaluate("""() => Object.fromEntries(document.getElementById('chart-rules')
         .data.map((t) => [t.name, t.y]))""")
     assert rules["spin-wait"][0] > 0 and rules["spin-wait"][1] == 0
+    # the busy captures ran at 400 jobs/s: their throughput and CPU per job are charted
+    assert page.is_visible("#rates")
+    throughput = page.evaluate("""() => document.getElementById('chart-throughput').data
+        .map((t) => [t.name, t.y, t.error_y.array])""")
+    assert throughput == [["busy (jobs/s)", [400, 400], [0, 0]]]
+    per_job = page.evaluate("""() => document.getElementById('chart-per-unit').data
+        .map((t) => t.y.map((v) => Math.round(v * 1000) / 1000))""")
+    busy = page.evaluate("""() => document.getElementById('chart-cpus').data
+        .find((t) => t.name === 'busy').y""")
+    # (CPUs busy are charted rounded to 0.01: 1.971 -> 1.97)
+    assert per_job == [pytest.approx([1000 * c / 400 for c in busy], rel=0.005)]
 
     before = Capture.objects.get(build__version="1.0.0", label="idle")
     after = Capture.objects.get(build__version="1.1.0", label="idle")
