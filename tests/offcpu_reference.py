@@ -4,7 +4,8 @@ captures (tests/test_offcpu_compiled.py). Read it to see what the C code does.
 """
 from __future__ import annotations
 
-from analysis.offcpu.switches import BLOCKED, IN, OUT, RAN, RECORD, RUNNABLE, WAKE, SwitchLog
+from analysis.offcpu.switches import (BLOCKED, DEAD, EXIT, FORK, IN, OUT, RAN, RECORD,
+                                      RUNNABLE, WAKE, SwitchLog)
 from analysis.offcpu.threads import SAME_SWITCH_S, OffCpu, ThreadTime, _off, window_of
 
 
@@ -26,7 +27,7 @@ def compute(profile) -> OffCpu:
         rows = rows_of.pop(tid)
         if tid <= 0:
             continue
-        if OUT not in (kinds[r] for r in rows):
+        if not any(kinds[r] in (OUT, FORK, EXIT) for r in rows):
             continue
         if any(times[a] > times[b] for a, b in zip(rows, rows[1:])):
             rows = sorted(rows, key=times.__getitem__)
@@ -43,12 +44,14 @@ def _merged(log: SwitchLog, rows):
     time, kind_, state, stack, source = log.time, log.kind, log.state, log.stack, \
         log.source
     # with PERF_RECORD_SWITCH rows the records time every switch; the tracepoint only
-    # describes the switch-out that follows it (system-wide, the two interleave)
+    # describes the switch-out that follows it (system-wide, the two interleave), but
+    # for a dying thread's last one (dead), which ends its time with or without a record
     records = any(source[r] == RECORD for r in rows)
     told: tuple | None = None  # (time, state, stack) of a tracepoint switch-out
     for r in rows:
         t, kind, st, sk, src = time[r], kind_[r], state[r], stack[r], source[r]
-        if records and src != RECORD and kind in (IN, OUT):
+        if records and src != RECORD and kind in (IN, OUT) and \
+                not (kind == OUT and st == DEAD):
             if kind == OUT:
                 told = (t, st, sk)
             continue
@@ -58,12 +61,12 @@ def _merged(log: SwitchLog, rows):
                     st = told[1]
                 sk = told[2]
             told = None
-        if kind == RAN or kind == WAKE:
+        if kind == RAN or kind == WAKE or kind == FORK or kind == EXIT:
             if last is not None:
                 yield last
                 last = None
             yield (t, kind, 0, sk if kind == WAKE else -1, src,
-                   log.value[r] if kind == RAN else log.peer[r])
+                   log.value[r] if kind == RAN else log.peer[r] if kind == WAKE else 0.0)
             continue
         if last is not None and last[1] == kind and t - last[0] < SAME_SWITCH_S and \
                 last[4] != src:
@@ -90,6 +93,7 @@ def _thread(out: OffCpu, pid: int, tid: int, events, start: float, end: float) -
     came_in = False  # a switch-in says when the current on-CPU stretch began
     ran = 0.0  # seconds sched_stat_runtime says the thread ran since its last out
     woke = (-1, -1)  # (waker tid, its stack) of the wakeup since the last switch-out
+    exited = False  # an EXIT with no switch after it: the thread's time ended there
     for k, (t, kind, st, sk, _src, value) in enumerate(events):
         if kind == RAN:
             ran += value
@@ -97,6 +101,37 @@ def _thread(out: OffCpu, pid: int, tid: int, events, start: float, end: float) -
         if kind == WAKE:
             if off is not None:
                 woke = (int(value), sk)
+            continue
+        if kind == FORK:
+            # created: runnable until its first switch-in, nothing before (it did not
+            # exist when the window began, or the tid was another, exited, thread's)
+            if k > 0 and not exited:
+                if off is not None:
+                    _off(out, tt, off[0], t, off[1], off[2], woke)
+                elif on_since is not None:
+                    tt.on_cpu_s += t - on_since
+            off = [t, RUNNABLE, -1]
+            on_since = None
+            came_in = False
+            ran = 0.0
+            woke = (-1, -1)
+            exited = False
+            continue
+        if kind == EXIT:
+            # it exits running: on a CPU up to here (or off since its last switch-out if
+            # the switch-in was lost), nothing after unless a switch follows (-a records
+            # the dying thread's last switch-out, in the dead state; -p stops here)
+            if not exited:
+                if off is not None:
+                    _off(out, tt, off[0], t, off[1], off[2], woke)
+                elif on_since is not None:
+                    tt.on_cpu_s += t - on_since
+            off = None
+            on_since = t
+            came_in = True
+            ran = 0.0
+            woke = (-1, -1)
+            exited = True
             continue
         if kind == OUT:
             if not came_in and ran > 0:
@@ -113,8 +148,16 @@ def _thread(out: OffCpu, pid: int, tid: int, events, start: float, end: float) -
             came_in = False
             ran = 0.0
             tt.switches += 1
-            off = [t, st, sk]
+            off = [t, st, sk] if st != DEAD else None  # dead: its last switch-out
+            exited = False
         else:
+            if exited:  # a new thread with the tid of one that exited (no FORK seen)
+                on_since = t
+                came_in = True
+                ran = 0.0
+                woke = (-1, -1)
+                exited = False
+                continue
             if off is None and on_since is not None and k > 0:
                 continue  # already on a CPU: a second switch-in (CPU-wide records)
             if off is not None:
@@ -128,7 +171,7 @@ def _thread(out: OffCpu, pid: int, tid: int, events, start: float, end: float) -
             woke = (-1, -1)
     if off is not None and out.timed:
         _off(out, tt, off[0], end, off[1], off[2])
-    elif on_since is not None:
+    elif on_since is not None and not exited:
         tt.on_cpu_s += end - on_since
 
 

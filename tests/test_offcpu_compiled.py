@@ -1,7 +1,8 @@
 """The compiled off-CPU loop (analysis/offcpu/_intervals.c) gives the seconds and the
 intervals of its Python original (tests/offcpu_reference.py) bit for bit: on the off-CPU
 captures recorded for this product and on random switch logs that mix both sources of a
-switch, wakeups, sched_stat_runtime rows and rows out of time order."""
+switch, wakeups, sched_stat_runtime rows, threads created and ended (FORK, EXIT, a
+switch-out in the dead state) and rows out of time order."""
 from __future__ import annotations
 
 import random
@@ -12,7 +13,7 @@ import pytest
 
 import offcpu_reference
 from analysis.importers import load
-from analysis.offcpu.switches import IN, OUT, RAN, RECORD, TRACEPOINT, WAKE
+from analysis.offcpu.switches import EXIT, FORK, IN, OUT, RAN, RECORD, TRACEPOINT, WAKE
 from analysis.offcpu.threads import off_cpu
 from analysis.profile import Profile
 
@@ -49,9 +50,10 @@ def _random_log(rng: random.Random) -> Profile:
     t = 1.0
     for _ in range(rng.randrange(1, 400)):
         t += rng.choice((0.0, 0.0001, 0.0005, 0.002, 0.01))
-        kind = rng.choice((OUT, OUT, IN, IN, RAN, WAKE))
+        kind = rng.choice((OUT, OUT, IN, IN, RAN, WAKE) * 4 + (FORK, EXIT))
         log.add(t + rng.choice((0.0, 0.0, -0.003)), rng.choice((-1, 0, 5, 6, 7)),
-                rng.choice((5, 6)), 0, kind, rng.randrange(0, 6), rng.choice((-1, 0, 3)),
+                rng.choice((5, 6)), 0, kind, rng.randrange(0, 6) if rng.random() < 0.3 else
+                rng.randrange(0, 5), rng.choice((-1, 0, 3)),
                 rng.choice((RECORD, TRACEPOINT)),
                 rng.choice((0.0, 0.0004, 0.003)) if kind == RAN else 0.0,
                 rng.choice((-1, 9)) if kind == WAKE else -1)

@@ -25,7 +25,8 @@ from array import array
 
 from ..errors import ParseError
 from ..perfdata import records as R
-from ..offcpu.switches import IN, OUT, RAN, RECORD, TRACEPOINT, WAKE, state_of_bits
+from ..offcpu.switches import (EXIT, FORK, IN, OUT, RAN, RECORD, TRACEPOINT, WAKE,
+                               state_of_bits)
 from ..perfdata import _scan
 from ..perfdata.attr import CPU, ID, IDENTIFIER, REGS_USER, STACK_USER, STREAM_ID, TID, TIME, \
     Attr, parse_attr
@@ -186,6 +187,9 @@ class _Reader:
         self.chains: list[tuple] | None = []
         self.chain_ips = array("Q")
         self.side: list[tuple] = []  # (time, seq, kind, ...)
+        #: PERF_RECORD_EXIT: (time ns, pid, tid) of the threads that ended (with FORK,
+        #: the bounds of the threads' timelines in the switch log)
+        self.exits: list[tuple[int, int, int]] = []
         self.seq = 0  # the number of the last record read (orders sideband of one time)
         self.thread_names: dict[int, str] = {}  # THREAD_MAP: comm of threads perf saw
         self.lost = 0
@@ -263,6 +267,11 @@ class _Reader:
                 self._sideband(rtype, misc, b, s, end, t, seq, fpos)
             # (each kind read only when its record holds its fields: a record cut short is
             # skipped, never read into the next one's bytes or past the buffer)
+            elif rtype == R.EXIT and end - s >= 16:
+                pid, _ppid, tid, _ptid = struct.unpack_from(e + "iiii", b, s)
+                t = self._record_time(b, s, end)
+                if t:  # (an untimed one cannot end a timeline)
+                    self.exits.append((t, pid, tid))
             elif rtype == R.LOST and end - s >= 16:
                 self.lost += struct.unpack_from(e + "QQ", b, s)[1]
             elif rtype == R.LOST_SAMPLES and end - s >= 8:
@@ -839,11 +848,27 @@ class _Reader:
         self.c_time = None
         p.user_stacks = user_stacks
         self.snaps = {}
-        self._switches(order)
         p.switches.recorded = any(a.context_switch or self._sched_kind(a) == "sched_switch"
                                   for a in self.attrs)
+        if p.switches.recorded:
+            self._lives()
+        self._switches(order)
         # (-a writes one entry, -1 as a u64: all threads, none watched in particular)
         p.switches.watched = sorted(t for t in self.thread_names if 0 < t < 1 << 31)
+
+    def _lives(self) -> None:
+        """FORK and EXIT rows in the switch log, after the switches (the thread loop
+        sorts a thread's rows by time): when the threads created or ended in the window
+        began and ended, so that neither the time before a thread existed nor the time
+        after it exited counts as on or off CPU (issue 38). Synthesized records (time 0,
+        threads that existed before perf started) say nothing about the window."""
+        for ev in self.side if self._has_sideband_time() else ():
+            if ev[2] == _SIDE_FORK and ev[0] > 0:
+                t, _, _, pid, _ppid, tid, _ptid = ev
+                self._switch(t, tid, pid, -1, FORK, 0, -1, RECORD)
+        for t, pid, tid in self.exits:
+            self._switch(t, tid, pid, -1, EXIT, 0, -1, RECORD)
+        self.exits = []
 
     def _in_time_order(self, name: str, order: array) -> array:
         """File-order column `name` in time order; the reader lets go of it."""

@@ -21,8 +21,8 @@ import re
 from typing import Iterable
 
 from ..errors import UnrecognizedFormat
-from ..offcpu.switches import (BLOCKED, IN, OUT, RAN, RUNNABLE, TRACEPOINT, WAKE,
-                               state_of_letters)
+from ..offcpu.switches import (BLOCKED, EXIT, FORK, IN, OUT, RAN, RUNNABLE, TRACEPOINT,
+                               WAKE, state_of_letters)
 from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
                        Location, Profile, init_fields, unresolved_name)
 from ..textio import Source, open_binary
@@ -356,6 +356,8 @@ class _Parser:
         self.seen_event_line = False
         self.unparsed = 0
         self.switch_row: int | None = None  # the switch-out this sample's stack is for
+        #: --show-task-events' PERF_RECORD_FORK/EXIT: (time, tid, pid, FORK or EXIT)
+        self.lives: list[tuple[float, int, int, int]] = []
 
     # ---- blocks: the fast path, and the slow path that teaches it ----------------------
     def block(self, block: bytes) -> None:
@@ -468,6 +470,16 @@ class _Parser:
             _switch_line(p, more, pid, tid, cpu, time)
             self.in_sample = False
             return
+        if (not event and more.startswith("PERF_RECORD_")) or \
+                event.startswith("PERF_RECORD_"):
+            # --show-task-events & co. (`PERF_RECORD_COMM: ...` parses as an event named
+            # so): sideband, no sample; FORK and EXIT bound the threads' timelines
+            m = _TASK.match(more)
+            if m is not None and time == time and time > 0:
+                self.lives.append((time, int(m.group(3)), int(m.group(2)),
+                                   FORK if m.group(1) == "FORK" else EXIT))
+            self.in_sample = False
+            return
         if event.endswith("sched_switch") and "prev_state=" in more:
             self.switch_row = _sched_switch_line(p, more, pid, tid, cpu, time)
         elif event.endswith(("sched_wakeup", "sched_waking")) and "pid=" in more:
@@ -491,6 +503,12 @@ class _Parser:
 
     def finish(self) -> Profile:
         p = self.p
+        if len(p.switches):
+            # after the switches (the thread loop sorts a thread's rows by time); only
+            # with switches: a thread's creation and exit alone say nothing off-CPU
+            for time, tid, pid, kind in self.lives:
+                p.switches.add(time, tid, pid, NO_ID, kind)
+        self.lives = []
         if self.in_sample:
             self._end_sample()
             p.truncated_tail = True
@@ -508,6 +526,8 @@ class _Parser:
 
 # numbers bounded as the event line's are (pid below 10^9, runtime a u64): a longer one
 # makes the line no such event, not an overflow
+# PERF_RECORD_FORK(pid:tid):(ppid:ptid), PERF_RECORD_EXIT(pid:tid):(ppid:ptid)
+_TASK = re.compile(r"^PERF_RECORD_(FORK|EXIT)\((-?\d{1,9}):(-?\d{1,9})\)")
 _WAKEE = re.compile(r"\bpid=(\d{1,9})\b")
 _RUNTIME_FIELDS = re.compile(r"\bpid=(\d{1,9})\s+runtime=(\d{1,20})\b")
 _SWITCH_FIELDS = re.compile(r"prev_pid=(-?\d{1,9})\b.*?prev_state=(\S{1,16}).*?"

@@ -17,8 +17,8 @@
 #include "_column.h"
 
 /* analysis/offcpu/switches.py */
-enum { OUT = 0, IN = 1, RAN = 2, WAKE = 3 };
-enum { BLOCKED = 0, RUNNABLE = 1, SLEEPING = 2, DISK = 3 };
+enum { OUT = 0, IN = 1, RAN = 2, WAKE = 3, FORK = 4, EXIT = 5 };
+enum { BLOCKED = 0, RUNNABLE = 1, SLEEPING = 2, DISK = 3, DEAD = 5 };
 enum { RECORD = 0 };
 /* threads.SAME_SWITCH_S, passed in */
 
@@ -81,7 +81,8 @@ static Py_ssize_t merged(const Log *L, const int32_t *rows, Py_ssize_t n, double
         double t = L->time[r];
         int8_t kind = L->kind[r], st = L->state[r], src = L->source[r];
         int32_t sk = L->stack[r];
-        if (records && src != RECORD && (kind == IN || kind == OUT)) {
+        if (records && src != RECORD && (kind == IN || kind == OUT) &&
+            !(kind == OUT && st == DEAD)) {
             if (kind == OUT) {
                 have_told = 1;
                 told_t = t;
@@ -97,10 +98,10 @@ static Py_ssize_t merged(const Log *L, const int32_t *rows, Py_ssize_t n, double
             }
             have_told = 0;
         }
-        if (kind == RAN || kind == WAKE) {
+        if (kind == RAN || kind == WAKE || kind == FORK || kind == EXIT) {
             if (have_last) { ev[m++] = last; have_last = 0; }
             Event e = {t, kind, 0, src, kind == WAKE ? sk : -1,
-                       kind == RAN ? L->value[r] : (double)L->peer[r]};
+                       kind == RAN ? L->value[r] : kind == WAKE ? (double)L->peer[r] : 0.0};
             ev[m++] = e;
             continue;
         }
@@ -126,7 +127,7 @@ static Py_ssize_t merged(const Log *L, const int32_t *rows, Py_ssize_t n, double
 /* threads._thread */
 static int thread(Column *col, Thread *tt, const Event *ev, Py_ssize_t m, double start,
                   double end, int timed) {
-    int have_on = 1, have_off = 0, came_in = 0;
+    int have_on = 1, have_off = 0, came_in = 0, exited = 0;
     double on_since = start, ran = 0.0;
     double off_t = 0;
     int8_t off_st = 0;
@@ -137,6 +138,34 @@ static int thread(Column *col, Thread *tt, const Event *ev, Py_ssize_t m, double
         if (e->kind == RAN) { ran += e->value; continue; }
         if (e->kind == WAKE) {
             if (have_off) { woke_tid = (int32_t)e->value; woke_sk = e->stack; }
+            continue;
+        }
+        if (e->kind == FORK || e->kind == EXIT) {
+            /* FORK: runnable until the first switch-in, nothing before (k == 0, or after
+             * an exit); EXIT: on a CPU up to here, nothing after unless a switch follows */
+            if (e->kind == FORK ? k > 0 && !exited : !exited) {
+                if (have_off) {
+                    if (off(col, tt, off_t, t, off_st, off_sk, woke_tid, woke_sk)) return -1;
+                } else if (have_on) {
+                    tt->on_cpu += t - on_since;
+                }
+            }
+            if (e->kind == FORK) {
+                have_off = 1;
+                off_t = t;
+                off_st = RUNNABLE;
+                off_sk = -1;
+                have_on = 0;
+                came_in = 0;
+            } else {
+                have_off = 0;
+                have_on = 1;
+                on_since = t;
+                came_in = 1;
+            }
+            ran = 0.0;
+            woke_tid = woke_sk = -1;
+            exited = e->kind == EXIT;
             continue;
         }
         if (e->kind == OUT) {
@@ -157,11 +186,21 @@ static int thread(Column *col, Thread *tt, const Event *ev, Py_ssize_t m, double
             came_in = 0;
             ran = 0.0;
             tt->switches++;
-            have_off = 1;
+            have_off = e->state != DEAD;  /* dead: its last switch-out */
+            exited = 0;
             off_t = t;
             off_st = e->state;
             off_sk = e->stack;
         } else {
+            if (exited) {  /* a new thread with the tid of one that exited, no FORK */
+                have_on = 1;
+                on_since = t;
+                came_in = 1;
+                ran = 0.0;
+                woke_tid = woke_sk = -1;
+                exited = 0;
+                continue;
+            }
             if (!have_off && have_on && k > 0) continue;
             if (have_off) {
                 if (off(col, tt, off_t, t, off_st, off_sk, woke_tid, woke_sk)) return -1;
@@ -178,7 +217,7 @@ static int thread(Column *col, Thread *tt, const Event *ev, Py_ssize_t m, double
     }
     if (have_off && timed) {
         if (off(col, tt, off_t, end, off_st, off_sk, -1, -1)) return -1;
-    } else if (have_on) {
+    } else if (have_on && !exited) {
         tt->on_cpu += end - on_since;
     }
     return 0;
@@ -271,7 +310,8 @@ static PyObject *intervals(PyObject *self, PyObject *args) {
         Py_ssize_t hi = lo;
         int has_out = 0, sorted = 1;
         while (hi < n && L.tid[order[hi]] == tid) {
-            if (L.kind[order[hi]] == OUT) has_out = 1;
+            int8_t kind = L.kind[order[hi]];
+            if (kind == OUT || kind == FORK || kind == EXIT) has_out = 1;
             if (hi > lo && L.time[order[hi - 1]] > L.time[order[hi]]) sorted = 0;
             hi++;
         }
@@ -279,7 +319,7 @@ static PyObject *intervals(PyObject *self, PyObject *args) {
         Py_ssize_t nrows = hi - lo;
         lo = hi;
         /* the idle task (one per CPU, all tid 0) and unknown ones: no thread; threads
-         * seen only coming in (next_pid of others): not ours */
+         * seen only coming in (next_pid of others), never created or ended: not ours */
         if (tid <= 0 || !has_out) continue;
         if (!sorted) {
             g_time = L.time;

@@ -16,17 +16,28 @@ OUT, IN = 0, 1
 RAN = 2
 #: sched_wakeup/sched_waking: `peer` woke the thread, from `stack` (the waker's)
 WAKE = 3
+#: PERF_RECORD_FORK: the thread was created at `time` (runnable, waiting for its first CPU);
+#: PERF_RECORD_EXIT: it ended. A thread's timeline runs from its creation (or the window's
+#: start) to its exit (or the window's end): a server that runs a thread or a child
+#: process per request would otherwise show each one blocked from the window's start to
+#: its creation and on a CPU from its exit to the window's end (issue 38)
+FORK, EXIT = 4, 5
 #: what a thread was doing when it left the CPU (the kernel's task state, as
 #: sched_switch's prev_state gives it; PERF_RECORD_SWITCH only says preempted or not)
 BLOCKED, RUNNABLE, SLEEPING, DISK, OTHER = 0, 1, 2, 3, 4
 STATE_NAMES = ("blocked", "runnable", "sleeping", "disk", "other")
+#: prev_state dead or zombie (X, Z): the thread's last switch-out, it never comes back
+#: (system-wide captures show it; with -p perf detaches from an exiting thread before its
+#: last switch and only the EXIT record says it ended). No interval has this state
+DEAD = 5
 #: sources of a row
 RECORD, TRACEPOINT = 0, 1
 
 # include/linux/sched.h (6.x): TASK_INTERRUPTIBLE 0x1, TASK_UNINTERRUPTIBLE 0x2, then
 # stopped, traced, dead, zombie, parked, TASK_REPORT_IDLE 0x80; sched_switch reports a
 # preempted task as TASK_REPORT_MAX (0x100 since 4.14, printed "R+"), a running one as 0
-_LETTER_STATE = {"R": RUNNABLE, "R+": RUNNABLE, "S": SLEEPING, "D": DISK, "I": SLEEPING}
+_LETTER_STATE = {"R": RUNNABLE, "R+": RUNNABLE, "S": SLEEPING, "D": DISK, "I": SLEEPING,
+                 "X": DEAD, "Z": DEAD}
 
 
 def state_of_bits(prev_state: int) -> int:
@@ -35,6 +46,8 @@ def state_of_bits(prev_state: int) -> int:
         return RUNNABLE
     if prev_state & 0x2:
         return DISK
+    if prev_state & 0x30 and not prev_state & 0x1:  # EXIT_DEAD 0x10, EXIT_ZOMBIE 0x20
+        return DEAD
     if prev_state & 0x1 or prev_state & 0x80:
         return SLEEPING
     return OTHER
@@ -49,6 +62,8 @@ def state_of_letters(text: str) -> int:
         return DISK
     if s.startswith("R"):
         return RUNNABLE
+    if s[:1] in ("X", "Z"):
+        return DEAD
     if "S" in s or "I" in s:
         return SLEEPING
     return OTHER

@@ -4,7 +4,11 @@ Each thread alternates: IN (it got a CPU) ... OUT (it left it, in some state, fr
 stack) ... IN. An OUT to the next IN is an off-CPU interval: blocked (sleeping, waiting
 for the disk) or runnable but preempted (waiting for a CPU); an IN to the next OUT is
 on-CPU time. At the edges of the window a thread's first IN means it was off-CPU since
-the window began, its last OUT that it stayed off until the window ended.
+the window began, its last OUT that it stayed off until the window ended, unless the
+thread was created or ended inside the window: from its FORK it is runnable until its
+first IN, nothing before; at its EXIT (or a switch-out in the dead state) its time ends,
+so a thread that exited is neither blocked nor on a CPU until the window's end (issue 38:
+a server running a child process per request read as thousands of seconds blocked).
 
 When both PERF_RECORD_SWITCH and the sched_switch tracepoint were recorded, perf gives
 each switch-out twice, the tracepoint some microseconds before the record: the two are

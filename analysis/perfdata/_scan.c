@@ -25,7 +25,7 @@ enum { SAMPLE = 9, SWITCH = 14, SWITCH_CPU_WIDE = 15, FINISHED_ROUND = 68 };
 enum { MISC_SWITCH_OUT = 1 << 13, MISC_SWITCH_OUT_PREEMPT = 1 << 14 };
 /* analysis/offcpu/switches.py */
 enum { K_OUT = 0, K_IN = 1, ST_BLOCKED = 0, ST_RUNNABLE = 1, ST_SLEEPING = 2, ST_DISK = 3,
-       ST_OTHER = 4, SRC_TRACEPOINT = 1 };
+       ST_OTHER = 4, ST_DEAD = 5, SRC_TRACEPOINT = 1 };
 
 /* sample spec: event, prefix size, offsets of ip pid tid time cpu period, chained, then
  * sched_switch's prev_pid, prev_state, next_pid (offset, size) in the raw data and the
@@ -74,6 +74,7 @@ static inline int64_t rd_signed(const Buf *B, Py_ssize_t at, int64_t size) {
 static int8_t state_of_bits(int64_t s) {
     if (s == 0 || s >= 0x100) return ST_RUNNABLE;
     if (s & 0x2) return ST_DISK;
+    if ((s & 0x30) && !(s & 0x1)) return ST_DEAD;  /* EXIT_DEAD, EXIT_ZOMBIE: its last out */
     if ((s & 0x1) || (s & 0x80)) return ST_SLEEPING;
     return ST_OTHER;
 }
