@@ -115,6 +115,13 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         return dict(out, verdict=INCONCLUSIVE, reason=per_unit["why"])
     if _is_idle(ra) and _is_idle(rb):
         return dict(out, **_idle_verdict(ra["cpus_busy"], rb["cpus_busy"]))
+    return dict(out, **_by_what_they_show(ra, rb, paths, waits, cost_rows))
+
+
+def _by_what_they_show(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
+                       cost_rows: list[dict]) -> dict:
+    """{"verdict", "reason"} without rates (steps 3 to 5 of the module's order)."""
+    out: dict = {}
     # blocked time is waste whatever the work: threads waiting on a lock or the disk
     wait_change = sum(r["change"] for r in blocked.significant(waits) if not r["benign"])
     if wait_change >= WASTE_PP:
@@ -133,8 +140,7 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
     if down and not up:
         return dict(out, verdict=IMPROVEMENT, reason=(
             f"A cost went away: {costs.describe(down, grown=False)}; no throughput was "
-            f"given, so this "
-            f"is judged by what the captures show."))
+            f"given, so this is judged by what the captures show."))
     waste_a = sum(p["before"] for p in paths if p["waste"])
     waste_b = sum(p["after"] for p in paths if p["waste"])
     moved = [p for p in paths if p["waste"] and abs(p["change"]) >= 1.0]
