@@ -5,8 +5,7 @@ from django import forms
 from django.conf import settings
 from django.utils.safestring import mark_safe
 
-from analysis.compare.rates import parse_measurements
-
+from .services.history import parse_measurements
 from .uploads import UploadTooLarge, check_size
 
 

@@ -3,12 +3,12 @@ as the upload page."""
 from __future__ import annotations
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-
-from analysis.compare.rates import parse_measurements
 
 from .. import held_symbols
 from ..models import Build, Capture, Service
+from ..services.history import parse_measurements
 from ..uploads import UploadTooLarge, check_size
 
 
@@ -21,6 +21,8 @@ def _sized(f):
 
 
 
+@extend_schema_field({"oneOf": [{"type": "number"}, {"type": "string"},
+                                 {"type": "array", "items": {"type": "number"}}]})
 class RateField(serializers.Field):
     """A number, a list of numbers, or numbers in a string separated by commas: the
     measurements of one rate (analysis.compare.rates.parse_measurements)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analysis import compare
 from analysis.compare import Rate
+from analysis.compare.rates import parse_measurements  # noqa: F401 (forms, the API)
 from analysis.identity import function_identity
 
 from ..models import Capture
