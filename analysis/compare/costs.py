@@ -20,8 +20,12 @@ from ..diagnosis.knowledge import is_system_dso
 from ..diagnosis.stack_rules import RECORDING_RULES
 from . import noise
 
-#: rules that name where the work is, not a waste
-NOT_WASTE = frozenset({"cpu-use", "hot-spot", "hot-code", "regression"}) | RECORDING_RULES
+#: rules that name where the work is (the hottest code, an interpreter's loop), how the
+#: capture was recorded (symbols), or the machine's load (runnable threads waiting for a
+#: CPU): none is a waste the program's change made
+NOT_WASTE = frozenset({"cpu-use", "hot-spot", "hot-code", "interpreter-bound",
+                       "missing-symbols", "scheduling-pressure", "waiting-for-cpu",
+                       "regression"}) | RECORDING_RULES
 #: a cost must move by this many points of the capture (and beyond its noise) to decide
 COST_PP = 10.0
 
