@@ -2,6 +2,8 @@
 capture page, shaped like the diagnosis findings."""
 from __future__ import annotations
 
+from ..diagnosis.knowledge import is_c_library
+
 #: a throughput loss this large is a high regression whatever else shows (a 21% loss
 #: was "medium" when only CPU per unit and slow paths decided)
 LOST_HIGH = 0.20
@@ -60,11 +62,35 @@ def kernel_shift(ra: dict, rb: dict) -> str | None:
         return None
     text = (f"{100 * (b - a):.1f} points more time in the kernel ({100 * a:.1f}% -> "
             f"{100 * b:.1f}% of busy time)")
-    kernel = next((c for c in rb.get("coverage", []) if c["dso"].startswith("[kernel")),
-                  None)
+    calls = _system_calls(rb)
+    if calls:
+        text += f", by system call: {calls}"
+    coverage = rb.get("coverage", [])
+    missing = []
+    kernel = next((c for c in coverage if c["dso"].startswith("[kernel")), None)
     if kernel is not None and kernel["status"] != "resolved":
-        text += "; upload the recording host's kallsyms to name it"
+        missing.append("the recording host's kallsyms")
+    libc = next((c for c in coverage if is_c_library(c["dso"])), None)
+    if libc is not None and libc["status"] != "resolved":
+        missing.append("the C library's symbols (libc6-dbg's debug file)")
+    if missing:
+        text += f"; upload {' and '.join(missing)} to name it"
     return text
+
+
+def _system_calls(report: dict) -> str:
+    """"write 20.4%, openat 16.9%, close 4.6%": the kernel time by the system call its
+    stacks entered through (the kernel-heavy finding's evidence, at any severity), when
+    the kernel's frames were named."""
+    for f in report.get("findings", []):
+        if f["rule"] == "kernel-heavy":
+            calls = [c for c in (f.get("evidence") or {}).get("syscalls", [])
+                     if c["name"] not in _NOT_A_CALL]
+            return ", ".join(f"{c['name']} {100 * c['share']:.1f}%" for c in calls[:3])
+    return ""
+
+
+_NOT_A_CALL = {"other kernel paths", "system call entry and exit"}
 
 
 def regression_finding(cmp: dict, ra: dict | None = None,
