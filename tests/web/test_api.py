@@ -365,3 +365,28 @@ def test_a_rate_measured_several_times_keeps_its_runs(client, live_server, membe
     assert one.status_code == 201
     single = Capture.objects.get(build__version="4")
     assert (single.rate, single.rate_values) == (53556.0, [])
+
+
+def test_repeated_captures_of_a_build_are_repeated_measurements(client, live_server, member,
+                                                                worker_factory):
+    """Two captures of build 1.0.0 under one label, at 400 and 410 jobs/s, then 1.1.0 at
+    380 and 385 (one capture, two runs): the comparison reads each build's throughput
+    from all its runs, and judges the -5% change by their spread (issue 38)."""
+    worker_factory()
+    key = create_token(member, "ci")
+    # (three files of one recording: an upload of the same file is the same capture)
+    for name, rate in (("1.1.0-busy.perf.data", "400"), ("1.1.0-busy.truth-script.txt", "410")):
+        r = _api_upload(client, key, SPINPOOL / name, rate=rate, rate_unit="jobs/s")
+        assert r.status_code == 201, r.content[:300]
+        _wait_done(client, key, r.json()["id"])
+    r = _api_upload(client, key, SPINPOOL / "1.1.0-busy.script-raw.txt", version="1.1.0",
+                    rate="380, 385", rate_unit="jobs/s")
+    assert r.status_code == 201, r.content[:300]
+    new = _wait_done(client, key, r.json()["id"])
+    cmp = client.get(f"/api/v1/captures/{new['id']}/compare/", **_auth(key)).json()
+    before, after = cmp["rates"]["before"], cmp["rates"]["after"]
+    assert sorted(before["values"]) == [400.0, 410.0] and before["value"] == 405.0
+    assert after == {"value": 382.5, "unit": "jobs/s", "values": [380.0, 385.0]}
+    assert cmp["throughput"]["measured"] == [2, 2]
+    assert cmp["reason"].endswith("(2 and 2 measurements).")
+    assert new["verdict"]["verdict"] == cmp["verdict"]

@@ -203,7 +203,7 @@ def _compare_with_previous(capture: Capture, report: dict) -> dict | None:
     prev_result = prev.latest_result() if prev is not None else None
     if prev_result is None or not prev_result.profile:  # (an old result without one)
         return None
-    rates = rate_of(prev), rate_of(capture)
+    rates = history.label_rate(prev), history.label_rate(capture)
     # from the two reports alone: the previous build's saved profile is not loaded (it
     # was 0.07-0.15 s of every upload, and a profile in the worker's cache)
     with paused_gc(freeze=True):

@@ -21,6 +21,27 @@ def rate_of(capture: Capture) -> Rate | None:
     return Rate.of(capture.rate_values or [capture.rate], capture.rate_unit or "req/s")
 
 
+#: a build's captures of one label whose rates count as repeated measurements, at most
+SIBLINGS = 20
+
+
+def label_rate(capture: Capture) -> Rate | None:
+    """The throughput of the capture's build under its label, for a comparison: the runs
+    of every analysed capture of that build and label in the same unit (repeated
+    captures of one build are repeated measurements of its throughput, and their spread
+    is the noise a change is judged against), the capture's own first."""
+    rate = rate_of(capture)
+    if rate is None:
+        return None
+    values = list(rate.values or [rate.value])
+    siblings = Capture.objects.filter(
+        build=capture.build, label=capture.label, status=Capture.Status.DONE,
+        rate__isnull=False, rate_unit=capture.rate_unit).exclude(pk=capture.pk)
+    for other in siblings.order_by("-created_at")[:SIBLINGS]:
+        values += other.rate_values or [other.rate]
+    return Rate.of(values, rate.unit)
+
+
 def history(service) -> dict:
     """Chart data: one point per analyzed capture (CPUs busy, by label), and per build the
     average share of the top functions and the largest share of each finding's rule."""
@@ -83,7 +104,7 @@ def comparison(before: Capture, after: Capture, tree: bool = False) -> dict | No
         return None
     out = compare.compare(pa, pb, before.label, after.label,
                           report_before=ra.report, report_after=rb.report,
-                          rate_before=rate_of(before), rate_after=rate_of(after))
+                          rate_before=label_rate(before), rate_after=label_rate(after))
     if tree:
         out["tree"] = compare.diff_tree(pa, pb)
     out["before"] = {"id": before.pk, "build": before.build.version, "label": before.label}
