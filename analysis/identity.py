@@ -33,13 +33,18 @@ _OPERATOR_CHARS = set("+-*/%^&|~!=<>,[]()")
 _OPEN_OF = {">": "<", ")": "(", "]": "[", "}": "{"}
 
 
+def unnamed(name: str) -> bool:
+    """[unknown], libfoo.so+0x2458, raw addresses: no symbol names the frame."""
+    return name.startswith("[") or "+0x" in name or name.startswith("0x")
+
+
 @functools.lru_cache(maxsize=200_000)
 def function_identity(name: str) -> str:
     """`void std::vector<int>::_M_realloc_insert<int>(iterator, int&&) [clone .isra.0]`
     -> `std::vector<int>::_M_realloc_insert<int>`; `do_sock_write.isra.1` ->
     `do_sock_write`. Names that are not C or C++ symbols come back unchanged."""
-    if name.startswith("[") or "+0x" in name or name.startswith("0x"):
-        return name  # [unknown], libfoo.so+0x2458, raw addresses: no symbol to reduce
+    if unnamed(name):
+        return name  # no symbol to reduce
     plt = name.endswith("@plt")
     base = name[:-4] if plt else name
     base = _SYMBOL_VERSION.sub("", base)

@@ -58,7 +58,7 @@ def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
                    reason=f"These captures cannot be compared: "
                           f"{comparable.describe(refused)}.")
     else:
-        out.update(decide(ra, rb, rate_before, rate_after))
+        out.update(decide(ra, rb, rate_before, rate_after, out["movers"]))
         if diffs:
             out["reason"] += f" Note: {comparable.describe(diffs)}."
     if out["verdict"] == "regression":  # what went with the work is no fix

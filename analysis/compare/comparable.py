@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..diagnosis.knowledge import is_system_dso
-from ..identity import library_identity
+from .movers import library_self
 
 #: events that all measure CPU time: shares of them compare (perf's own default is
 #: cycles where there is a PMU, cpu-clock where there is none, as in VMs)
@@ -39,19 +39,15 @@ def _frequency(report: dict) -> float | None:
     return None
 
 
-def _idle(report: dict) -> bool:
+def is_idle(report: dict) -> bool:
+    """Labelled idle by the user: a capture of no work."""
     return "idle" in (report.get("label") or "").lower()
 
 
 def _programs(report: dict) -> set[str]:
     total = report.get("view_total") or report["samples"] or 1
-    shares: dict[str, float] = {}
-    for d in report.get("dsos", []):
-        if is_system_dso(d["dso"]):
-            continue
-        key = library_identity(d["dso"])
-        shares[key] = shares.get(key, 0.0) + d["self"] / total
-    return {k for k, v in shares.items() if v >= PROGRAM_SHARE}
+    own = library_self(report, keep=lambda path: not is_system_dso(path))
+    return {lib for lib, w in own.items() if w / total >= PROGRAM_SHARE}
 
 
 def differences(ra: dict, rb: dict) -> list[dict]:
@@ -65,11 +61,11 @@ def differences(ra: dict, rb: dict) -> list[dict]:
     if fa and fb and fa != fb:
         out.append({"what": "sampling frequency", "before": f"{fa:g} Hz",
                     "after": f"{fb:g} Hz", "refuses": False})
-    if _idle(ra) != _idle(rb):
+    if is_idle(ra) != is_idle(rb):
         out.append({"what": "label", "before": ra.get("label") or "(none)",
                     "after": rb.get("label") or "(none)", "refuses": True})
     few = [(side, r["samples"]) for side, r in (("before", ra), ("after", rb))
-           if not _idle(r) and r["samples"] < MIN_SAMPLES]
+           if not is_idle(r) and r["samples"] < MIN_SAMPLES]
     if few:
         out.append({"what": "samples", "before": ra["samples"], "after": rb["samples"],
                     "refuses": True})

@@ -52,6 +52,7 @@ def cost_changes(ra: dict, rb: dict) -> list[dict]:
     its share before and after in points, the change and its noise, largest first."""
     fa, fb = _by_key(ra), _by_key(rb)
     na, nb = ra["samples"] or 1, rb["samples"] or 1
+    dsos = {id(ra): _dso_of(ra), id(rb): _dso_of(rb)}
     rows = []
     for k in set(fa) | set(fb):
         a, b = fa.get(k), fb.get(k)
@@ -67,16 +68,19 @@ def cost_changes(ra: dict, rb: dict) -> list[dict]:
                      "change": round(change, 1), "noise": round(half, 1),
                      "problem_before": a is not None and _problem(a),
                      "problem_after": b is not None and _problem(b),
-                     "functions": _callers(shown, rb if shown is b else ra)})
+                     "functions": _callers(shown, dsos[id(rb if shown is b else ra)])})
     rows.sort(key=lambda r: (-abs(r["change"]), r["title"]))
     return rows
 
 
-def _callers(finding: dict, report: dict) -> list[str]:
+def _dso_of(report: dict) -> dict[str, str]:
+    return {f["name"]: f["dso"] for f in report["functions"]}
+
+
+def _callers(finding: dict, dso: dict[str, str]) -> list[str]:
     """The finding's focus functions outside the system's libraries and the kernel
     (where a spin or a fault lands is the C library's lock or the kernel's entry; what
-    the program did is above it): the "under" of the text."""
-    dso = {f["name"]: f["dso"] for f in report["functions"]}
+    the program did is above it): the "under" of the text. `dso`: name -> DSO."""
     return [x["name"] for x in (finding.get("focus") or {}).get("functions", [])
             if not is_system_dso(dso.get(x["name"], "["))][:2]
 

@@ -63,7 +63,7 @@ def movers(ra: dict, rb: dict, n: int = 30) -> dict:
                      "self_change": round(ds, 2), "total_change": round(dt, 2),
                      "self_noise": round(hs, 2), "total_noise": round(ht, 2)})
     rows.sort(key=lambda r: (-abs(r["self_change"]), -abs(r["total_change"]), r["name"]))
-    da, db = _dso_self(ra), _dso_self(rb)
+    da, db = library_self(ra), library_self(rb)
     dsos = []
     for dso in set(da) | set(db):
         a, b = da.get(dso, 0) / ta, db.get(dso, 0) / tb
@@ -84,9 +84,13 @@ def moved(row: dict, column: str) -> bool:
     return abs(change) >= MOVER_MIN_PP and noise.beyond(change, row[f"{column}_noise"])
 
 
-def _dso_self(report: dict) -> dict[str, int]:
+def library_self(report: dict, keep=None) -> dict[str, int]:
+    """Self weight per library identity (a library's builds and clones are one row);
+    `keep(path)`: only the DSOs it accepts."""
     out: dict[str, int] = {}
-    for d in report["dsos"]:
+    for d in report.get("dsos", []):
+        if keep is not None and not keep(d["dso"]):
+            continue
         key = library_identity(d["dso"])
         out[key] = out.get(key, 0) + d["self"]
     return out

@@ -3,6 +3,7 @@ capture page, shaped like the diagnosis findings."""
 from __future__ import annotations
 
 from ..diagnosis.knowledge import is_c_library
+from ..identity import unnamed
 
 #: a throughput loss this large is a high regression whatever else shows (a 21% loss
 #: was "medium" when only CPU per unit and slow paths decided)
@@ -27,28 +28,24 @@ def grown_functions(cmp: dict) -> list[dict]:
             if m["self_change"] >= GREW_PP and own_cpu_grew(m)]
 
 
-def _unnamed(name: str) -> bool:
-    return name.startswith("0x") or "+0x" in name
-
-
 def _named(rows: list[dict]) -> list[dict]:
     """The movers with the addresses no symbol names summed per library, never a raw
     address as a reason: "gateway-1.1 (no symbols: upload its symbol file)" 0% -> 94%,
     "the kernel (no symbols: upload the recording host's kallsyms)"."""
-    out, unnamed = [], {}
+    out, per_library = [], {}
     for m in rows:
-        if not _unnamed(m["name"]):
+        if not unnamed(m["name"]):
             out.append(m)
             continue
         kernel = m["name"].startswith("0xffff") or m["dso"].startswith("[kernel")
         key = "[kernel]" if kernel else m["dso"]
-        row = unnamed.setdefault(key, {
+        row = per_library.setdefault(key, {
             "name": ("the kernel (no symbols: upload the recording host's kallsyms)"
                      if kernel else f"{key} (no symbols: upload its symbol file)"),
             "dso": key, "self_before": 0.0, "self_after": 0.0, "self_change": 0.0})
         for col in ("self_before", "self_after", "self_change"):
             row[col] = round(row[col] + m[col], 2)
-    out += unnamed.values()
+    out += per_library.values()
     out.sort(key=lambda m: -m["self_change"])
     return out
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 import math
 
 from ..diagnosis.finding import seconds_text
-from . import blocked, costs, noise
-from .movers import movers, out_of
-from .rates import Rate, throughput_change
 from ..diagnosis.time_in import WASTE
-from ..identity import library_identity
+from . import blocked, costs, noise
+from .comparable import is_idle
+from .movers import library_self, movers, out_of
+from .rates import Rate, throughput_change
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 NO_CHANGE, INCONCLUSIVE = "no significant change", "inconclusive"
@@ -79,12 +79,15 @@ def slow_paths(ra: dict, rb: dict) -> list[dict]:
 
 
 def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
-           rate_after: Rate | None = None) -> dict:
-    """{"verdict", "reason", "cpu_per_unit", "slow_paths"} for reports `ra` -> `rb`."""
+           rate_after: Rate | None = None, moved: dict | None = None) -> dict:
+    """{"verdict", "reason", "cpu_per_unit", "slow_paths"} for reports `ra` -> `rb`.
+    `moved`: their movers (movers.py), when the caller has them already."""
     paths = slow_paths(ra, rb)
     per_unit = _per_unit(ra, rb, rate_before, rate_after)
     waits = blocked.blocked_movers(ra, rb, rate_before, rate_after)
     cost_rows = costs.cost_changes(ra, rb)
+    # None, or the reason of `no significant change`: both ways of judging read it
+    same = _same_work(ra, rb, paths, waits, cost_rows, moved or movers(ra, rb))
     out = {"cpu_per_unit": per_unit, "slow_paths": paths, "blocked": waits,
            "costs": cost_rows}
     if per_unit is not None and "change" in per_unit:
@@ -95,8 +98,7 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         # profiles that show no change make a moderate move of the rates doubtful
         noise_of_rates = spread["half"] if spread else 0.0
         if spread is None:
-            doubt = _rates_doubted(ra, rb, paths, waits, cost_rows, more,
-                                   per_unit["change"])
+            doubt = _rates_doubted(same, more, per_unit["change"])
             if doubt is not None:
                 return dict(out, verdict=INCONCLUSIVE, reason=doubt)
         blocking = _blocking(ra, rb, more) if abs(more) > noise_of_rates else ""
@@ -113,13 +115,13 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
                     + _spread_tail(spread))
     if per_unit is not None:  # rates given, but they cannot be compared
         return dict(out, verdict=INCONCLUSIVE, reason=per_unit["why"])
-    if _is_idle(ra) and _is_idle(rb):
+    if is_idle(ra) and is_idle(rb):
         return dict(out, **_idle_verdict(ra["cpus_busy"], rb["cpus_busy"]))
-    return dict(out, **_by_what_they_show(ra, rb, paths, waits, cost_rows))
+    return dict(out, **_by_what_they_show(ra, rb, paths, waits, cost_rows, same))
 
 
 def _by_what_they_show(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
-                       cost_rows: list[dict]) -> dict:
+                       cost_rows: list[dict], same: str | None) -> dict:
     """{"verdict", "reason"} without rates (steps 3 to 5 of the module's order)."""
     out: dict = {}
     # blocked time is waste whatever the work: threads waiting on a lock or the disk
@@ -169,7 +171,6 @@ def _by_what_they_show(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
             f"Time in {_names(named)} fell from {work_a:.1f}% to "
             f"{work_b:.1f}% of the busy time; no throughput was given, so this is judged "
             f"by what the captures show."))
-    same = _same_work(ra, rb, paths, waits, cost_rows)
     if same is not None:
         return dict(out, verdict=NO_CHANGE, reason=same)
     kernel = _kernel_moved(ra, rb)
@@ -190,21 +191,20 @@ def _spread_tail(spread: dict | None) -> str:
             f"at 95% ({na} and {nb} measurements).")
 
 
-def _rates_doubted(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
-                  cost_rows: list[dict], more: float, per_unit: float) -> str | None:
+def _rates_doubted(same: str | None, more: float, per_unit: float) -> str | None:
     """Why a verdict from rates measured once each cannot be trusted, or None. A
     single measurement of a rate has no spread: on a shared machine the same job ran
     1.27x slower in one run than the next (tests/fixtures/same-work/python-cpu), and
     1.13x in another (c-sort-hash). When the rates moved by less than SHARED_NOISE and the
     profiles show nothing that moved beyond sampling noise, the change is as likely
-    the machine's as the program's."""
+    the machine's as the program's. `same`: _same_work's reason, or None."""
     def ratio(change: float) -> float:  # (1.27 both for +27% and for -21%)
         return max(1 + change, 1 / (1 + change)) if change > -1 else math.inf
     if abs(more) < SIGNIFICANT and abs(per_unit) < SIGNIFICANT:
         return None  # the rates alone say no change
     if max(ratio(more), ratio(per_unit)) >= SHARED_NOISE:
         return None
-    if _same_work(ra, rb, paths, waits, cost_rows) is None:
+    if same is None:
         return None  # the profiles changed too: the rates are believed
     return (f"Throughput {more:+.0%} at {per_unit:+.0%} CPU per unit of work, each rate "
             f"measured once, but nothing in the profiles moved beyond sampling noise: one "
@@ -214,12 +214,11 @@ def _rates_doubted(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
 
 
 def _same_work(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
-               cost_rows: list[dict]) -> str | None:
+               cost_rows: list[dict], moved: dict) -> str | None:
     """The reason of `no significant change`, or None when something moved: a function
     or library beyond its noise (movers.py), a kind of busy time or a named cost beyond
     its noise, or blocked time by WASTE_PP. CPUs busy may differ: with the same profile
     that is the load or the machine, not the program (CPU use alone never decides)."""
-    moved = movers(ra, rb)
     if moved["functions"] or moved["dsos"]:
         return None
     ta, tb = ra.get("time_in") or {}, rb.get("time_in") or {}
@@ -272,11 +271,7 @@ def _largest_library_shift(ra: dict, rb: dict) -> tuple[str, float, float, float
     moved most."""
     def shares(r):
         total = out_of(r)
-        out: dict[str, float] = {}
-        for d in r.get("dsos", []):
-            key = library_identity(d["dso"])
-            out[key] = out.get(key, 0.0) + 100 * d["self"] / total
-        return out
+        return {lib: 100 * w / total for lib, w in library_self(r).items()}
     sa, sb = shares(ra), shares(rb)
     rows = [(lib, sb.get(lib, 0.0) - sa.get(lib, 0.0), sa.get(lib, 0.0), sb.get(lib, 0.0))
             for lib in set(sa) | set(sb)]
@@ -326,7 +321,7 @@ def _blocking(ra: dict, rb: dict, more: float) -> str:
     Without context switches in the capture, the text gives the recording that shows
     where they wait. "" otherwise (idle captures, CPU use unknown, no real fall)."""
     a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
-    if more > -BLOCKED_DROP or not a or b is None or _is_idle(ra) or _is_idle(rb):
+    if more > -BLOCKED_DROP or not a or b is None or is_idle(ra) or is_idle(rb):
         return ""
     rel, half = noise.ratio_of_cpus(a, ra["samples"], b, rb["samples"])
     if rel > -SIGNIFICANT or not noise.beyond(rel, half):
@@ -365,10 +360,6 @@ def _per_unit_reason(u: dict, paths: list[dict], verdict: str,
             f"{seconds_text(u['after'])} of CPU per {unit}) at {_num(ra['value'])} -> "
             f"{_num(rb['value'])} {ra['unit']}")
     return text + _waits_tail(waits, verdict) + _slow_paths_tail(paths, verdict) + "."
-
-
-def _is_idle(report: dict) -> bool:
-    return "idle" in (report.get("label") or "").lower()
 
 
 def _idle_verdict(a: float | None, b: float | None) -> dict:
