@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from . import cpu
 from .aggregate.functions import notable_functions as notable_costs
-from .aggregate.functions import top_dsos, top_functions
+from .aggregate.functions import inline_views, top_dsos, top_functions
 from .aggregate.selection import Selection, stack_weights
 from .aggregate.threads import by_thread
 from .diagnosis import Context, findings_of
@@ -55,11 +55,32 @@ def build_report(profile: Profile, event: str | None = None, top: int | None = N
         if top is None:
             funcs, rest = notable_functions(funcs, sum(w.values()))
         report.update(view=view_name, view_unit="µs", view_total=sum(w.values()),
-                      functions=[{"name": f.name, "dso": f.dso, "kind": f.kind,
-                                  "self": f.self, "total": f.total}
-                                 for f in (funcs if top is None else funcs[:top])],
+                      functions=function_rows(funcs if top is None else funcs[:top],
+                                              inline_views(v, w)),
                       functions_rest=rest, dsos=top_dsos(v, w))
     return report
+
+
+#: holders listed per inlined function (the rest stay in their holders when compared)
+HOLDERS_LISTED = 8
+
+
+def function_rows(funcs: list, views) -> list[dict]:
+    """The report's function table. Where the capture has inline frames
+    (aggregate.functions.inline_views), each row also has `inline_self` and
+    `physical_total`, and a function inlined somewhere `inlined_in`: [holder name,
+    samples] of the holders of its inline self, largest first; comparisons read them."""
+    rows = [{"name": f.name, "dso": f.dso, "kind": f.kind, "self": f.self,
+             "total": f.total} for f in funcs]
+    if views is not None:
+        for row, f in zip(rows, funcs):
+            fid = f.function_id
+            row["inline_self"] = views.inline_self.get(fid, 0)
+            row["physical_total"] = views.physical_total.get(fid, 0)
+            held = sorted(views.holders.get(fid, {}).items(), key=lambda kv: -kv[1])
+            if held:
+                row["inlined_in"] = [[h, w] for h, w in held[:HOLDERS_LISTED]]
+    return rows
 
 
 def notable_functions(funcs: list, total: int) -> tuple[list, dict | None]:
@@ -135,8 +156,7 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
         "approximate": profile.approximate,
         "notes": list(profile.notes),
         "metadata": meta,
-        "functions": [{"name": f.name, "dso": f.dso, "kind": f.kind,
-                       "self": f.self, "total": f.total} for f in funcs],
+        "functions": function_rows(funcs, inline_views(profile, weights)),
         "functions_rest": rest,
         "dsos": top_dsos(profile, weights),
         "threads": threads,

@@ -1,8 +1,9 @@
 """The cause of a throughput drop (issue 38): gateway 1.1 holds one global mutex per
 request (tests/fixtures/offcpu/cpp-server-mutex/README.md). Recorded on-CPU only
 (tests/fixtures/formats: wrk 1,960 -> 1,823 req/s, perf saw 1.01 and 0.79 CPUs busy) CPU
-per request fell, which read as an improvement; the comparison now says the threads block
-and how to record where. Recorded with switch events (1,803 -> 1,563 req/s), it names the
+per request fell, which read as an improvement; a -7% measured once is within what one run
+varies by, so the comparison gives no verdict but says the threads may block and how to
+record where. Recorded with switch events (1,803 -> 1,563 req/s), it names the
 lock's wait per request. Never a raw address as a reason; severity follows the loss."""
 from pathlib import Path
 
@@ -33,15 +34,21 @@ def test_on_cpu_only_a_drop_with_fewer_cpus_busy_says_the_threads_block():
     after = _report(FORMATS / "gateway-1.1.perf.data", [FORMATS / "symbols.zip"])
     c = compare_reports(before, after, Rate(1960.42, "req/s"), Rate(1823.45, "req/s"))
     assert (c["cpus_before"], c["cpus_after"]) == (1.012, 0.787)
-    assert c["verdict"] == "regression"
+    # each rate measured once, -7%, and the on-CPU profiles the same within noise (the
+    # program's own addresses, at other places in each build, are one row per library):
+    # within what one measurement varies by on a shared machine, so no verdict; the
+    # fall of CPUs busy under load is the lead, and the recording that follows it
+    assert c["verdict"] == "inconclusive"
     assert c["reason"] == (
-        "Throughput -7% (1,960 -> 1,823 req/s) at -16% CPU per request (516 µs -> 432 µs); "
-        "CPUs busy fell from 1.01 to 0.79 while the throughput fell: the threads block (on "
-        "a lock, the disk or a peer) instead of working; these captures have no context "
-        f"switches to show where: record both builds again with `{SWITCH_RECORDING}`.")
-    reg = c["regression"]
-    assert reg["severity"] == "medium"  # 7% at stake
-    assert "0x" not in reg["summary"] and all("+0x" not in f for f in reg["functions"])
+        "Throughput -7% at -16% CPU per unit of work, each rate measured once, but nothing "
+        "in the profiles moved beyond sampling noise: one measurement of a rate on a shared "
+        "machine varies by as much, so this may be the machine, not the program. Measure "
+        "each rate several times (or record both builds again) to judge. If the machine "
+        "was no busier in the second run: CPUs busy fell from 1.01 to 0.79 while the "
+        "throughput fell: the threads block (on a lock, the disk or a peer) instead of "
+        "working; these captures have no context switches to show where: record both "
+        f"builds again with `{SWITCH_RECORDING}`.")
+    assert not c["movers"]["functions"] and "0x" not in c["reason"]
 
 
 def test_with_switch_events_the_locks_wait_per_request_is_named():

@@ -81,6 +81,45 @@ def top_functions(profile: Profile, weights: dict[int, int],
     return out
 
 
+@dataclass
+class InlineViews:
+    """A capture's functions counted two more ways, where it has inline frames, for
+    comparisons (compare/movers.py): a change of inlining between two builds must not
+    read as a change of cost.
+
+    inline_self: the samples whose innermost function at the sampled address is this one
+    (self, as perf counts it, goes to the function that holds the address); holders:
+    for a function inlined somewhere, the functions holding those samples and how many
+    each holds, so a comparison can take a callee out of its holder in one capture when
+    the other capture calls it. physical_total: the total counting of each location only
+    the holder (an inline-only function has none)."""
+    inline_self: dict[int, int]
+    holders: dict[int, dict[str, int]]  # by the holder's name
+    physical_total: dict[int, int]
+
+
+def inline_views(profile: Profile, weights: dict[int, int]) -> InlineViews | None:
+    """None when no location holds inline frames (self and total say it all)."""
+    locs = profile.locations
+    if not any(len(loc.functions) > 1 for loc in locs):
+        return None
+    pairs: dict[tuple[int, int], int] = {}  # (innermost, holder) -> id from 1
+    by_pair = [(pairs.setdefault((loc.functions[0], loc.functions[-1]), len(pairs) + 1),)
+               if len(loc.functions) > 1 else (0,) for loc in locs]
+    pair_self = _weigh.function_sums(weights, profile.stacks, by_pair)[0]
+    holders: dict[int, dict[str, int]] = {}
+    for (inner, holder), pid in pairs.items():
+        w = pair_self.get(pid, 0)
+        if w:
+            row = holders.setdefault(inner, {})
+            name = profile.functions[holder].name
+            row[name] = row.get(name, 0) + w
+    innermost_last = [loc.functions[::-1] for loc in locs]
+    return InlineViews(
+        _weigh.function_sums(weights, profile.stacks, innermost_last)[0], holders,
+        _weigh.function_sums(weights, profile.stacks, [f.functions[-1:] for f in locs])[1])
+
+
 def _cost(profile: Profile, fid: int, self_: int, total: int) -> FunctionCost:
     fn = profile.functions[fid]
     m = profile.mappings[fn.mapping_id]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..aggregate import tree
 from ..aggregate.selection import stack_weights
-from ..identity import function_identity
+from ..identity import function_identity, library_identity, unnamed
 from ..profile import Profile
 
 
@@ -13,12 +13,18 @@ def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict
     captures' samples, `nodes` the frames (parents first): n name, a/b samples before and
     after, sa/sb shares of each capture, p the parent's index (-1: the root). Frames below
     `min_share` of both captures are merged; stacks deeper than tree.MAX_DEPTH end in a
-    "[deeper frames]" node (see aggregate.tree: flat, bounded, never recursive)."""
+    "[deeper frames]" node (see aggregate.tree: flat, bounded, never recursive). Inline
+    frames are counted as the movers count them (movers.py): in their holder, except a
+    function compiled on its own in one capture and only inlined in the other; the
+    addresses no symbol names in a file only one capture has are one frame per library
+    ("[no symbol in gateway]"), as in the movers."""
     paths, wa, wb = [], [], []
+    changed = _inline_changes(before, after)
+    shared = {m.path for m in before.mappings} & {m.path for m in after.mappings}
     for p, weights, mine, other in ((before, stack_weights(before), wa, wb),
                                     (after, stack_weights(after), wb, wa)):
-        names = [function_identity(f.name) for f in p.functions]
-        fns = tree.location_functions(p)
+        names = _names(p, shared)
+        fns = _frames(p, changed)
         for sid, w in weights.items():
             fids = tree.functions_of(fns, p.stacks[sid], False, tree.MAX_DEPTH + 1)
             paths.append([names[f] for f in fids])
@@ -36,3 +42,44 @@ def diff_tree(before: Profile, after: Profile, min_share: float = 0.001) -> dict
 
 _DIFF_NAMES = {tree.ROOT: "all", tree.MERGED: "[merged small frames]",
                tree.DEEPER: "[deeper frames]"}
+
+
+def _inline_changes(before: Profile, after: Profile) -> set[str]:
+    """Function identities holding addresses in one capture and only inlined in the
+    other (movers.inline_changes, from the profiles)."""
+    (ca, ia), (cb, ib) = _compiled(before), _compiled(after)
+    return (ia - ca) & cb | (ib - cb) & ca
+
+
+def _compiled(profile: Profile) -> tuple[set[str], set[str]]:
+    """(identities holding an address, identities inlined at one)."""
+    compiled, inlined = set(), set()
+    names = profile.functions
+    for loc in profile.locations:
+        compiled.add(function_identity(names[loc.functions[-1]].name))
+        inlined.update(function_identity(names[f].name) for f in loc.functions[:-1])
+    return compiled, inlined
+
+
+def _frames(profile: Profile, changed: set[str]) -> list[tuple[int, ...]]:
+    """Per location, the function holding the address, and before it the functions
+    inlined there whose inlining changed (`changed`)."""
+    out = tree.location_functions(profile)
+    if not any(len(f) > 1 for f in out):
+        return out
+    names = profile.functions
+    return [f if len(f) == 1 else tuple(
+        x for x in f[:-1] if function_identity(names[x].name) in changed) + f[-1:]
+        for f in out]
+
+
+def _names(profile: Profile, shared: set[str]) -> list[str]:
+    """Each function's frame name: its identity, or for an address no symbol names in a
+    file the other capture does not have, its library's (another build places the same
+    code at other addresses)."""
+    out = []
+    for f in profile.functions:
+        path = profile.mappings[f.mapping_id].path
+        out.append(f"[no symbol in {library_identity(path)}]"
+                   if unnamed(f.name) and path not in shared else function_identity(f.name))
+    return out

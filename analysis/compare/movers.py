@@ -5,26 +5,75 @@ sampling noise (noise.py) as well as MOVER_MIN_PP: two captures of the same work
 nothing, and no row moved by 0.00."""
 from __future__ import annotations
 
-from ..identity import function_key, library_identity
+from ..identity import function_key, library_identity, unnamed
 from . import noise
 
 #: a function or DSO moving by this many percentage points of the capture is notable
 MOVER_MIN_PP = 1.0
 
 
-def _function_shares(report: dict) -> dict:
+#: the row of a library's code no symbol names (regression.py words it per library)
+UNNAMED = "[no symbol]"
+
+
+def _function_shares(report: dict, shared: set[str], changed: set) -> dict:
     """Self and total share per function identity (identity.py): the clones and
-    signatures of one function in one build are one row, and the same row in the next."""
+    signatures of one function in one build are one row, and the same row in the next.
+
+    Functions are compared as compiled, self as perf counts it (the function holding the
+    sampled address) and totals of holders only (report.function_rows' `physical_total`),
+    so a function that exists only inlined in both captures is in its holders. A function
+    whose inlining changed (`changed`: inline_changes) is a row of its own in both: where
+    it was inlined, its inline self is taken out of the holders it was inlined in, so a
+    build that inlines a callee its predecessor called does not read as a change of cost.
+
+    Addresses no symbol names are one row per library when the library's file is not in
+    both captures (`shared`: the paths both have): another build puts the same code at
+    other addresses (gateway-1.0+0x473d is gateway-1.1+0x472d); in the same file an
+    address is the same code, and summing them would make many small moves one."""
     total = out_of(report)
-    out: dict[tuple[str, str], tuple[float, float]] = {}
+    out: dict[tuple[str, str], list[float]] = {}
     for f in report["functions"]:
         if f.get("kind") == "unknown" and f["name"].startswith("0x"):
             continue  # an address in no known mapping: where it lands differs per run
         key = function_key(f["name"], f["dso"])
-        s, t = out.get(key, (0.0, 0.0))
-        # totals of two clones overlap when one calls the other: the larger bounds it
-        out[key] = (s + f["self"] / total, max(t, f["total"] / total))
-    return out
+        own, whole = f["self"], f.get("physical_total", f["total"])
+        if key in changed and not own and not whole:  # inlined here, called there
+            own, whole = f.get("inline_self", 0), f["total"]
+            for holder, w in f.get("inlined_in", []):
+                row = out.setdefault(function_key(holder, f["dso"]), [0.0, 0.0])
+                row[0] -= w / total
+        if not own and not whole:
+            continue  # only ever inlined: its cost is its holders'
+        if unnamed(f["name"]) and f["dso"] not in shared:
+            key = (UNNAMED, key[1])
+        row = out.setdefault(key, [0.0, 0.0])
+        row[0] += own / total
+        # totals of two clones (or two unnamed addresses) overlap when one calls the
+        # other: the larger bounds them, and their summed self
+        row[1] = max(row[1], whole / total, row[0])
+    return {k: (max(s, 0.0), max(t, s)) for k, (s, t) in out.items()}
+
+
+def inline_changes(ra: dict, rb: dict) -> set:
+    """Function identities compiled as functions of their own in one capture and only
+    inlined in the other."""
+    ca, ia = _compiled(ra)
+    cb, ib = _compiled(rb)
+    return (ia - ca) & cb | (ib - cb) & ca
+
+
+def _compiled(report: dict) -> tuple[set, set]:
+    """(identities holding sampled addresses, identities with inline frames)."""
+    compiled, inlined = set(), set()
+    for f in report["functions"]:
+        key = function_key(f["name"], f["dso"])
+        if f["self"] or f.get("physical_total", f["total"]):
+            compiled.add(key)
+        if f.get("inline_self") or f.get("inlined_in") or \
+                f.get("physical_total", f["total"]) < f["total"]:
+            inlined.add(key)
+    return compiled, inlined
 
 
 def out_of(report: dict) -> int:
@@ -48,7 +97,9 @@ def movers(ra: dict, rb: dict, n: int = 30) -> dict:
     """From the two reports (build_report with every function): their function and DSO
     tables already hold what moved. Each row carries the half-width of its change's 99%
     interval (`self_noise`, `total_noise`, in points)."""
-    fa, fb = _function_shares(ra), _function_shares(rb)
+    shared = {f["dso"] for f in ra["functions"]} & {f["dso"] for f in rb["functions"]}
+    changed = inline_changes(ra, rb)
+    fa, fb = _function_shares(ra, shared, changed), _function_shares(rb, shared, changed)
     ta, tb = out_of(ra), out_of(rb)
     na, nb = counted(ra), counted(rb)
     rows = []

@@ -17,7 +17,9 @@ so CPU use alone never makes a regression. What decides, in order:
    scheduling; diagnosis/time_in.py). Grown by WASTE_PP points or more is a regression,
    fallen as much an improvement.
 4. Nothing moved beyond sampling noise (noise.py), and CPUs busy within SIGNIFICANT:
-   `no significant change`, the largest move and its interval said.
+   `no significant change`, the largest move and its interval said (and CPUs busy when
+   they differ: the load or the machine, or threads that block where on-CPU samples
+   cannot see; the rates or a recording of the switches tell which).
 5. Else `inconclusive`, asking for the throughput of both captures.
 """
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..diagnosis.time_in import WASTE
 from . import blocked, costs, noise
 from .comparable import is_idle
 from .movers import library_self, movers, out_of
+from .movers import moved as mover_moved
 from .rates import Rate, throughput_change
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
@@ -100,6 +103,10 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         if spread is None:
             doubt = _rates_doubted(same, more, per_unit["change"])
             if doubt is not None:
+                # fewer CPUs busy for less work is a lead either way: say how to follow it
+                hint = _blocking(ra, rb, more)
+                if hint:
+                    doubt += f" If the machine was no busier in the second run: {hint}."
                 return dict(out, verdict=INCONCLUSIVE, reason=doubt)
         blocking = _blocking(ra, rb, more) if abs(more) > noise_of_rates else ""
         if (abs(more) >= SIGNIFICANT and abs(more) > noise_of_rates) or blocking:
@@ -219,7 +226,9 @@ def _same_work(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
     or library beyond its noise (movers.py), a kind of busy time or a named cost beyond
     its noise, or blocked time by WASTE_PP. CPUs busy may differ: with the same profile
     that is the load or the machine, not the program (CPU use alone never decides)."""
-    if moved["functions"] or moved["dsos"]:
+    # where the samples land (self, per function and library) says what the CPU does;
+    # totals alone moving is the call paths above the same code: no cost moved
+    if moved["dsos"] or any(mover_moved(r, "self") for r in moved["functions"]):
         return None
     ta, tb = ra.get("time_in") or {}, rb.get("time_in") or {}
     na, nb = ta.get("busy") or ra["samples"] or 1, tb.get("busy") or rb["samples"] or 1
@@ -239,16 +248,49 @@ def _same_work(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
     example = "" if top is None else (
         f" (the largest, {top['name']} {top['self_before']:.1f}% -> "
         f"{top['self_after']:.1f}% self, is within ±{top['self_noise']:.1f} points)")
-    text = (f"No function, library or kind of time moved beyond sampling noise at 99%"
-            f"{example}: the program spends its time the same way in both")
+    callers = _callers_moved(moved["functions"])
+    what = "function's own time" if callers else "function"
+    text = (f"No {what}, library or kind of time moved beyond sampling noise at 99%"
+            f"{example}: the program spends its time the same way in both{callers}")
     if a is None or b is None:
         return text + "."
-    rel, half = noise.ratio_of_cpus(a, ra["samples"], b, rb["samples"])
-    if abs(rel) >= SIGNIFICANT and noise.beyond(rel, half):
+    if _cpus_moved(ra, rb) and b < a and not is_idle(rb):
+        return (f"{text}. CPUs busy fell from {_cpus(a)} to {_cpus(b)}: with the same "
+                f"profile, less load was offered, the machine was busier, or the threads "
+                f"block (on a lock, the disk or a peer) where on-CPU samples cannot see; "
+                f"give the throughput of both captures, or record both builds again with "
+                f"`{SWITCH_RECORDING}` to see the waits.")
+    if _cpus_moved(ra, rb):
         return (f"{text}. CPUs busy went from {_cpus(a)} to {_cpus(b)}: with the same "
                 f"profile, the load or the machine differed, not the program; give the "
                 f"throughput of both captures to compare CPU per unit of work.")
     return f"{text}, and CPUs busy {_cpus(a)} -> {_cpus(b)}."
+
+
+def _callers_moved(rows: list[dict]) -> str:
+    """"; only the callers above it differ (handle_request total 0.2% -> 72.4%, ...):
+    ...": functions whose totals moved while no self did. A build that inlines
+    differently changes which functions keep a frame of their own, and frame-pointer
+    stacks skip the caller of a function without one (`perf report --children` shows
+    the same: tests/fixtures/inlining); or the same code is reached by other paths."""
+    rows = [r for r in rows if mover_moved(r, "total")]
+    if not rows:
+        return ""
+    shown = ", ".join(f"{r['name']} total {r['total_before']:.1f}% -> {r['total_after']:.1f}%"
+                      for r in rows[:3])
+    return (f"; only the callers above the same code differ ({shown}): another path to "
+            f"it, or a build that inlines differently and frame-pointer stacks that skip "
+            f"the caller of a function without a frame (record with --call-graph dwarf "
+            f"to compare call paths)")
+
+
+def _cpus_moved(ra: dict, rb: dict) -> bool:
+    """CPUs busy changed by SIGNIFICANT and beyond their sampling noise."""
+    a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
+    if a is None or b is None:
+        return False
+    rel, half = noise.ratio_of_cpus(a, ra["samples"], b, rb["samples"])
+    return abs(rel) >= SIGNIFICANT and noise.beyond(rel, half)
 
 
 def _kernel_moved(ra: dict, rb: dict) -> str:

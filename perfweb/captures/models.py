@@ -254,8 +254,13 @@ class AnalysisResult(models.Model):
 
 
 class ShareLink(models.Model):
-    """A read-only link to one capture for people without an account."""
+    """A read-only link for people without an account: to one capture, or to the
+    comparison of `capture` (before) with `compare_with` (after)."""
     capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="share_links")
+    #: a link to a comparison: the capture after (None: a link to `capture` alone). It
+    #: shows the comparison page, its data and exports, never either capture's explorer.
+    compare_with = models.ForeignKey(Capture, null=True, blank=True, on_delete=models.CASCADE,
+                                     related_name="compare_share_links")
     token = models.CharField(max_length=64, unique=True)  # 192 random bits, urlsafe
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                    on_delete=models.SET_NULL)

@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -23,11 +24,12 @@ from .api_tokens import DEFAULT_SCOPE, READ, SCOPES, create_token, revoke_token,
     user_for_token
 from .client_address import client_address
 from .explore_views import data_response, load_profile
+from .compare_exports import COMPARE_EXPORTS, compare_export_response
 from .exports import export_response
 from .services import buildids
 from .services.history import comparison, history, previous_capture
-from .services.share_uses import record_use
-from .share_links import view_query
+from .services.share_uses import link_uses, record_use
+from .share_links import share_url, view_query
 from .templatetags.numbers import of_percent, points, signed_percent
 from .models import ApiToken, BuildIdEntry, Capture, Membership, ShareLink
 from .services import retention
@@ -111,7 +113,25 @@ def compare_page(request, a: int, b: int):
         before, after, data = _pair(request, a, b)
     except Purged as e:
         return _compare_purged(request, e)
-    context = {"before": before, "after": after, "cmp": data}
+    context = _compare_context(before, after, data)
+    links = list(ShareLink.objects.filter(capture=before, compare_with=after)
+                 .order_by("-created_at"))
+    uses = link_uses(links, timezone.now().date())
+    context["share_links"] = [(link, share_url(request, link), uses[link.pk])
+                              for link in links]
+    context["share_error"] = request.GET.get("share_error") == "days" and \
+        "Expires after: a whole number of days from 1 to 365, or empty for a link that " \
+        "does not expire."
+    return render(request, "captures/compare.html", context)
+
+
+def _compare_context(before: Capture, after: Capture, data: dict, token: str = "") -> dict:
+    """What the compare page shows, for the team or (`token`) a share link's visitor."""
+    context = {"before": before, "after": after, "cmp": data, "token": token,
+               "exports": [(fmt, reverse("shared-compare-export", args=[token, fmt])
+                            if token else reverse("compare-export",
+                                                  args=[before.pk, after.pk, fmt]))
+                           for fmt in COMPARE_EXPORTS]}
     per = data.get("cpu_per_unit") or {}
     if "change" in per:
         context.update(cpu_ms_before=f"{1e3 * per['before']:.4g}",
@@ -120,7 +140,7 @@ def compare_page(request, a: int, b: int):
     context["blocked_rows"] = blocked_rows(data.get("blocked") or [])
     context["blocked_unit"] = next((r["unit"] for r in context["blocked_rows"]
                                     if r["unit"]), "")
-    return render(request, "captures/compare.html", context)
+    return context
 
 
 #: points of the threads' time a benign kind (waiting for work) must move to be shown
@@ -172,6 +192,70 @@ def compare_data(request, a: int, b: int):
         return _purged_json(e)
 
 
+def _pair_captures(request, a: int, b: int, done: bool = True) -> tuple[Capture, Capture]:
+    """The two captures the user may see, analyzed (`done`) or not (Purged when a side
+    was purged), without comparing them."""
+    _purged_sides(request.user, a, b)
+    qs = access.captures_of(request.user)
+    if done:
+        qs = qs.filter(status=Capture.Status.DONE)
+    return get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
+
+
+@login_required
+def compare_export(request, a: int, b: int, fmt: str):
+    try:
+        before, after = _pair_captures(request, a, b)
+    except Purged as e:
+        return _purged_json(e)
+    return rate_limits.limited(request, rate_limits.member_scopes(request),
+                               lambda: compare_export_response(before, after, fmt),
+                               json=False)
+
+
+@login_required
+@require_POST
+def compare_share_create(request, a: int, b: int):
+    """A read-only link to this comparison (its page, data and exports); the user must
+    see both captures (one being analyzed again keeps its last result meanwhile)."""
+    try:
+        before, after = _pair_captures(request, a, b, done=False)
+    except Purged as e:
+        return _compare_purged(request, e)
+    expires, bad = _expiry(request.POST.get("days", ""))
+    if bad:
+        return redirect(f"{reverse('compare', args=[a, b])}?share_error=days#sharing")
+    with transaction.atomic():  # as share_create: a purge of either side waits, or won
+        if Capture.objects.select_for_update().filter(pk__in=[a, b]).count() != 2:
+            raise Http404("a capture is gone")
+        ShareLink.objects.create(capture=before, compare_with=after,
+                                 token=secrets.token_urlsafe(24), created_by=request.user,
+                                 expires_at=expires)
+    messages.info(request, "Share link created: it is the first in the list below.")
+    return redirect(f"{reverse('compare', args=[a, b])}#sharing")
+
+
+@login_required
+@require_POST
+def compare_share_revoke(request, a: int, b: int, link_id: int):
+    before, after = (get_object_or_404(access.captures_of(request.user), pk=pk)
+                     for pk in (a, b))
+    ShareLink.objects.filter(pk=link_id, capture=before, compare_with=after,
+                             revoked_at=None).update(revoked_at=timezone.now())
+    messages.info(request, "Share link revoked.")
+    return redirect(f"{reverse('compare', args=[a, b])}#sharing")
+
+
+def _expiry(raw: str):
+    """(expiry or None, refused): days from 1 to 365, or empty for a link that does not
+    expire."""
+    raw = raw.strip()
+    days = parse_id(raw)
+    if raw and (days is None or not 0 < days <= 365):
+        return None, True
+    return (timezone.now() + timedelta(days=days) if days else None), False
+
+
 @login_required
 @require_GET
 def compare_pick(request):
@@ -208,12 +292,11 @@ def share_create(request, pk: int):
     if capture is None:
         return capture_gone(request, purged)
     raw = request.POST.get("days", "").strip()
-    days = parse_id(raw)
-    if raw and (days is None or not 0 < days <= 365):
+    expires, bad = _expiry(raw)
+    if bad:
         return capture_page(request, capture, status=400, extra={
             "share_error": "Expires after: a whole number of days from 1 to 365, or empty "
                            f"for a link that does not expire (not {raw[:20]!r})."})
-    expires = timezone.now() + timedelta(days=days) if days else None
     view = view_query(request.POST.get("view", ""))
     # the capture row locked while the link goes in: a purge of the same capture waits
     # (and then keeps it, the link being live), or has committed: 410 or 404
@@ -231,8 +314,8 @@ def share_create(request, pk: int):
 @require_POST
 def share_revoke(request, pk: int, link_id: int):
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    ShareLink.objects.filter(pk=link_id, capture=capture, revoked_at=None).update(
-        revoked_at=timezone.now())
+    ShareLink.objects.filter(pk=link_id, capture=capture, compare_with=None,
+                             revoked_at=None).update(revoked_at=timezone.now())
     messages.info(request, "Share link revoked.")
     return redirect(capture)
 
@@ -271,6 +354,9 @@ def shared_capture(request, token: str):
     link = _shared(request, token)
     if link is None:
         return _gone(request)
+    if link.compare_with_id is not None:
+        return _served_shared(request, link, lambda: _shared_compare_page(
+            request, link, token), json=False)
     return _served_shared(request, link, lambda: render(
         request, "captures/capture.html", capture_context(link.capture, token)), json=False,
         compute=False)
@@ -281,11 +367,43 @@ def shared_data(request, token: str, kind: str):
     link = _shared(request, token)
     if link is None:
         return JsonResponse({"error": "link no longer valid"}, status=410)
+    if link.compare_with_id is not None:  # a comparison's link: its data, nothing else
+        if kind != "compare":
+            return JsonResponse({"error": "not found"}, status=404)
+        return _served_shared(request, link, lambda: _shared_comparison_json(link),
+                              json=True)
     if kind == "status":
         return _served_shared(request, link, lambda: JsonResponse(
             status_payload(link.capture)), json=True, compute=False)
     return _served_shared(request, link, lambda: data_response(
         request, load_profile(link.capture), kind, link.capture), json=True)
+
+
+def _shared_compare_page(request, link: ShareLink, token: str):
+    data = comparison(link.capture, link.compare_with, tree=True)
+    if data is None:
+        return _gone(request)
+    return render(request, "captures/compare.html",
+                  _compare_context(link.capture, link.compare_with, data, token))
+
+
+def _shared_comparison_json(link: ShareLink):
+    data = comparison(link.capture, link.compare_with)
+    if data is None:
+        return JsonResponse({"error": "no result yet"}, status=404)
+    return JsonResponse(data)
+
+
+@require_GET
+def shared_compare_export(request, token: str, fmt: str):
+    """A comparison link's exports (a capture's link has none)."""
+    link = _shared(request, token)
+    if link is None:
+        return _gone(request)
+    if link.compare_with_id is None:
+        raise Http404("not a comparison")
+    return _served_shared(request, link, lambda: compare_export_response(
+        link.capture, link.compare_with, fmt), json=False)
 
 
 # ---- teams ------------------------------------------------------------------------------------

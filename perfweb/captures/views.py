@@ -91,7 +91,7 @@ def capture_gone(request, purged):
 def capture_page(request, capture, status: int = 200, extra: dict | None = None):
     """The page for a team member (`extra`: a refused comment's errors and fields)."""
     context = capture_context(capture)
-    links = list(capture.share_links.order_by("-created_at"))
+    links = list(capture.share_links.filter(compare_with=None).order_by("-created_at"))
     uses = link_uses(links, timezone.now().date())
     context["share_links"] = [(link, share_url(request, link), uses[link.pk])
                               for link in links]

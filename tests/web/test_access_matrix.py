@@ -20,6 +20,7 @@ from .conftest import SPINPOOL
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PUBLIC = {"login", "logout", "shared", "shared-data",  # the share token is the key
+          "shared-compare-export",
           "api-schema"}  # describes the API, holds no data
 
 
@@ -59,8 +60,11 @@ def world(django_user_model):
     assert all(c.status == "done" for c in captures), [c.error for c in captures]
     a, b = captures
     link = ShareLink.objects.create(capture=a, token="s" * 32, created_by=alice)
+    compare_link = ShareLink.objects.create(capture=a, compare_with=b, token="c" * 32,
+                                            created_by=alice)
     entry = BuildIdEntry.objects.filter(kind="debuginfo").first()
     return {"alice": alice, "bob": bob, "mallory": mallory, "a": a, "b": b, "link": link,
+            "compare_link": compare_link,
             "symbol": SymbolFile.objects.get(build=a.build), "entry": entry,
             # (admin: as every token made before scopes acts)
             "keys": {u.username: create_token(u, "t", ADMIN) for u in (alice, bob, mallory)},
@@ -108,6 +112,12 @@ def _routes(w):
                          302),  # the redirect target checks access
         "compare": ("get", reverse("compare", args=[a.pk, b.pk]), None, 200, 404),
         "compare-data": ("get", reverse("compare-data", args=[a.pk, b.pk]), None, 200, 404),
+        "compare-export": ("get", reverse("compare-export", args=[a.pk, b.pk, "markdown"]),
+                           None, 200, 404),
+        "compare-share-create": ("post", reverse("compare-share-create", args=[a.pk, b.pk]),
+                                 {"days": "1"}, 302, 404),
+        "compare-share-revoke": ("post", reverse("compare-share-revoke",
+                                                 args=[a.pk, b.pk, 999999]), {}, 302, 404),
         "service": ("get", reverse("service", args=[svc.pk]), None, 200, 404),
         "service-history": ("get", reverse("service-history", args=[svc.pk]), None, 200, 404),
         "service-webhook": ("post", reverse("service-webhook", args=[svc.pk]),
@@ -115,6 +125,9 @@ def _routes(w):
         "shared": ("get", reverse("shared", args=[w["link"].url_token]), None, 200, 200),
         "shared-data": ("get", reverse("shared-data", args=[w["link"].url_token, "flame"]), None,
                         200, 200),
+        "shared-compare-export": ("get", reverse("shared-compare-export",
+                                                 args=[w["compare_link"].url_token, "csv"]),
+                                  None, 200, 200),
         "tokens": ("get", reverse("tokens"), None, 200, 200),
         "teams": ("get", reverse("teams"), None, 200, 200),  # the user's own teams only
         "team": ("get", reverse("team", args=[svc.team.pk]), None, 200, 404),
@@ -152,6 +165,8 @@ def _routes(w):
         "api-capture-export": ("get", f"/api/v1/captures/{a.pk}/export/folded/", None, 200,
                                404),
         "api-capture-compare": ("get", f"/api/v1/captures/{b.pk}/compare/", None, 200, 404),
+        "api-capture-compare-export": ("get", f"/api/v1/captures/{b.pk}/compare/export/"
+                                       f"markdown/?with={a.pk}", None, 200, 404),
         "api-capture-comments": ("get", f"/api/v1/captures/{a.pk}/comments/", None, 200, 404),
         "api-capture-comment": ("delete", f"/api/v1/captures/{a.pk}/comments/999999/", None,
                                 404, 404),

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from .. import access, held_symbols, rate_limits
 from ..ids import ID_PATTERN, parse_id
+from ..compare_exports import COMPARE_EXPORTS, compare_export_response
 from ..exports import EXPORTS, export_response
 from ..services.explore import functions_page
 from ..services.history import comparison, history, previous_capture
@@ -292,6 +293,16 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         significant change, inconclusive) and its reason, rates and CPU per unit of work,
         CPUs busy, top movers (functions and DSOs, shares before/after), slow paths,
         findings that appeared or went away, the regression finding."""
+        before, after = self._compared(request)
+        data = comparison(before, after,
+                          tree=request.query_params.get("tree") in ("1", "true", "yes"))
+        if data is None:
+            raise NotReady("a capture has no stored profile; analyze it again")
+        return Response(data)
+
+    def _compared(self, request):
+        """(before, after): this capture and the one `?with=` names, or by default the
+        previous build's capture with the same label; both analyzed."""
         after = self.get_object()
         _finished(after)
         other = request.query_params.get("with")
@@ -308,11 +319,24 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                 raise NotReady("no earlier build of this service has an analyzed capture "
                                f"labelled {after.label!r}; pass ?with=ID")
         _finished(before)
-        data = comparison(before, after,
-                          tree=request.query_params.get("tree") in ("1", "true", "yes"))
-        if data is None:
-            raise NotReady("a capture has no stored profile; analyze it again")
-        return Response(data)
+        return before, after
+
+    @extend_schema(responses={(200, "*/*"): OpenApiTypes.BINARY}, parameters=[
+        OpenApiParameter("with", int, description="the capture to compare against; by "
+                         "default the previous build's capture with the same label"),
+        OpenApiParameter("fmt", str, OpenApiParameter.PATH,
+                         enum=list(COMPARE_EXPORTS))])
+    @action(detail=True, url_path=r"compare/export/(?P<fmt>[a-z-]+)")
+    def compare_export(self, request, pk=None, fmt=None):
+        """The comparison as a file: `json` (what /compare/ answers), `csv` (the movers
+        with their noise), `markdown` (a summary for a ticket or a pull request) or
+        `diff-folded` (`stack before after` lines for FlameGraph's flamegraph.pl)."""
+        if fmt not in COMPARE_EXPORTS:
+            raise ValidationError({"fmt": f"one of {', '.join(COMPARE_EXPORTS)}"})
+        before, after = self._compared(request)
+        return rate_limits.limited(request, rate_limits.member_scopes(request),
+                                   lambda: compare_export_response(before, after, fmt),
+                                   api=True)
 
     @extend_schema(responses=OpenApiTypes.OBJECT, request=inline_serializer("NewComment", {
         "body": serializers.CharField(max_length=Comment.MAX_BODY),

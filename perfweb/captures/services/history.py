@@ -2,7 +2,10 @@
 compared with, and the comparison itself (computed by analysis.compare)."""
 from __future__ import annotations
 
+import json
+
 from analysis import compare
+from analysis.export import comparison as export_comparison
 from analysis.compare import Rate
 from analysis.compare.rates import parse_measurements  # noqa: F401 (forms, the API)
 from analysis.identity import function_identity
@@ -107,6 +110,33 @@ def comparison(before: Capture, after: Capture, tree: bool = False) -> dict | No
                           rate_before=label_rate(before), rate_after=label_rate(after))
     if tree:
         out["tree"] = compare.diff_tree(pa, pb)
+    out["title"] = comparison_title(before, after)
     out["before"] = {"id": before.pk, "build": before.build.version, "label": before.label}
     out["after"] = {"id": after.pk, "build": after.build.version, "label": after.label}
     return out
+
+
+def comparison_title(before: Capture, after: Capture) -> str:
+    """"gateway: 1.0 load -> 1.1 load" (the names as the users gave them)."""
+    return (f"{after.build.service.name}: {before.build.version} {before.label} -> "
+            f"{after.build.version} {after.label}")
+
+
+def comparison_file(before: Capture, after: Capture, fmt: str) -> str | None:
+    """A comparison as a file (analysis/export/comparison.py): `json`, the movers as
+    `csv`, a `markdown` summary, or `diff-folded` stacks of the differential tree of
+    every stack (none merged for being small). None when either side has no result."""
+    if fmt == "diff-folded":
+        pa = result_profile(before.latest_result())
+        pb = result_profile(after.latest_result())
+        if pa is None or pb is None:
+            return None
+        return export_comparison.diff_folded(compare.diff_tree(pa, pb, min_share=0.0))
+    data = comparison(before, after)
+    if data is None:
+        return None
+    if fmt == "json":
+        return json.dumps(data, indent=1)
+    if fmt == "csv":
+        return export_comparison.movers_csv(data)
+    return export_comparison.summary_markdown(data, data["title"])

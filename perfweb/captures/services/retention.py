@@ -37,11 +37,13 @@ def live_links(now: datetime):
 
 def _past_retention(team: Team, now: datetime, linked: bool):
     """The team's captures older than its retention (none when it keeps them for ever)
-    that a live share link shows (`linked`) or that none does."""
+    that a live share link shows (`linked`: as its capture or as either side of its
+    comparison) or that none does."""
     if team.retention_days is None:
         return Capture.objects.none()
     cutoff = now - timedelta(days=team.retention_days)
-    shown = Exists(live_links(now).filter(capture=OuterRef("pk")))
+    shown = Exists(live_links(now).filter(Q(capture=OuterRef("pk")) |
+                                          Q(compare_with=OuterRef("pk"))))
     return Capture.objects.filter(build__service__team=team, created_at__lt=cutoff) \
         .filter(shown if linked else ~shown)
 
