@@ -8,7 +8,8 @@ import yaml
 
 from analysis.compare import Rate, compare_reports, noise
 from analysis.compare.verdict import SWITCH_RECORDING
-from analysis.compare.verdict import SHARED_NOISE, SIGNIFICANT
+from analysis.compare.rates import SHARED_NOISE
+from analysis.compare.verdict import SIGNIFICANT
 from analysis.importers import load
 from analysis.report import build_report
 from conftest import FIXTURES

@@ -19,18 +19,24 @@ __all__ = ["Rate", "compare", "compare_reports", "diff_tree", "movers"]
 def compare(before: Profile, after: Profile, label_before: str = "",
             label_after: str = "", report_before: dict | None = None,
             report_after: dict | None = None, rate_before: Rate | None = None,
-            rate_after: Rate | None = None) -> dict:
+            rate_after: Rate | None = None, repeats: tuple = ((), ())) -> dict:
     """Both captures' reports may be passed in when they are already computed."""
     ra = report_before or build_report(before, label=label_before)
     rb = report_after or build_report(after, label=label_after)
-    return compare_reports(ra, rb, rate_before, rate_after)
+    return compare_reports(ra, rb, rate_before, rate_after, repeats)
 
 
 def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
-                    rate_after: Rate | None = None) -> dict:
-    """Rates default to those the reports carry (build_report's `rate`)."""
+                    rate_after: Rate | None = None, repeats: tuple = ((), ())) -> dict:
+    """Rates default to those the reports carry (build_report's `rate`). `repeats`: the
+    reports of the other captures of each side's build and label. What moved is judged
+    against their spread too (movers.py), and a side's CPUs busy are the mean of its
+    captures' (CPU per unit of work then is that mean over its rate, whose measurements
+    are those of every capture: perfweb's history.label_rate)."""
     rate_before = rate_before or _rate_of(ra)
     rate_after = rate_after or _rate_of(rb)
+    moved = movers(ra, rb, repeats=repeats)
+    ra, rb = _mean_cpus(ra, repeats[0]), _mean_cpus(rb, repeats[1])
     rules_a, rules_b = _notable(ra), _notable(rb)
     out = {
         "rates": {"before": rate_before and rate_before.to_dict(),
@@ -39,7 +45,7 @@ def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
         "cpus_change": None if ra["cpus_busy"] is None or rb["cpus_busy"] is None
         else round(rb["cpus_busy"] - ra["cpus_busy"], 3),
         "samples_before": ra["samples"], "samples_after": rb["samples"],
-        "movers": movers(ra, rb),
+        "movers": moved,
         "findings_appeared": [rules_b[r] for r in sorted(set(rules_b) - set(rules_a))],
         "findings_gone": [rules_a[r] for r in sorted(set(rules_a) - set(rules_b))],
         "findings_kept": sorted(set(rules_a) & set(rules_b)),
@@ -72,6 +78,14 @@ def compare_reports(ra: dict, rb: dict, rate_before: Rate | None = None,
 #: the regression's doing, not a fix (issue 38: "Scheduling pressure" listed as gone read
 #: like an improvement)
 WITH_THE_LOAD = frozenset({"scheduling-pressure"})
+
+
+def _mean_cpus(report: dict, others) -> dict:
+    """The report with the mean CPUs busy of it and its repeated captures."""
+    cpus = [r["cpus_busy"] for r in (report, *others) if r.get("cpus_busy") is not None]
+    if not others or report.get("cpus_busy") is None:
+        return report
+    return dict(report, cpus_busy=round(sum(cpus) / len(cpus), 3))
 
 
 def _rate_of(report: dict) -> Rate | None:

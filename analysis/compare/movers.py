@@ -93,40 +93,70 @@ def counted(report: dict) -> int:
     return int(report["samples"] or 0)
 
 
-def movers(ra: dict, rb: dict, n: int = 30) -> dict:
+def movers(ra: dict, rb: dict, n: int = 30, repeats: tuple = ((), ())) -> dict:
     """From the two reports (build_report with every function): their function and DSO
     tables already hold what moved. Each row carries the half-width of its change's 99%
-    interval (`self_noise`, `total_noise`, in points)."""
-    shared = {f["dso"] for f in ra["functions"]} & {f["dso"] for f in rb["functions"]}
+    interval (`self_noise`, `total_noise`, in points). `repeats`: the other captures of
+    each side (the same build and label, reports too): a side's share is then the mean
+    of its captures', and its noise the wider of the pooled samples' and the captures'
+    own spread (noise.spread_half)."""
+    sides = ([ra, *repeats[0]], [rb, *repeats[1]])
+    shared = set.intersection(*({f["dso"] for f in r["functions"]} for r in sides[0]),
+                              *({f["dso"] for f in r["functions"]} for r in sides[1]))
     changed = inline_changes(ra, rb)
-    fa, fb = _function_shares(ra, shared, changed), _function_shares(rb, shared, changed)
-    ta, tb = out_of(ra), out_of(rb)
-    na, nb = counted(ra), counted(rb)
+    fa = [_function_shares(r, shared, changed) for r in sides[0]]
+    fb = [_function_shares(r, shared, changed) for r in sides[1]]
+    na, nb = (sum(counted(r) for r in side) for side in sides)
     rows = []
-    for key in set(fa) | set(fb):
-        a = fa.get(key, (0.0, 0.0))
-        b = fb.get(key, (0.0, 0.0))
-        ds, hs = noise.share_change(a[0] * na, na, b[0] * nb, nb)
-        dt, ht = noise.share_change(a[1] * na, na, b[1] * nb, nb)
+    for key in set().union(*fa, *fb):
+        a = [f.get(key, (0.0, 0.0)) for f in fa]
+        b = [f.get(key, (0.0, 0.0)) for f in fb]
+        ds, hs = _change([x[0] for x in a], na, [x[0] for x in b], nb)
+        dt, ht = _change([x[1] for x in a], na, [x[1] for x in b], nb)
         rows.append({"name": key[0], "dso": key[1],
-                     "self_before": round(100 * a[0], 2), "self_after": round(100 * b[0], 2),
-                     "total_before": round(100 * a[1], 2), "total_after": round(100 * b[1], 2),
+                     "self_before": _mean_pp(a, 0), "self_after": _mean_pp(b, 0),
+                     "total_before": _mean_pp(a, 1), "total_after": _mean_pp(b, 1),
                      "self_change": round(ds, 2), "total_change": round(dt, 2),
                      "self_noise": round(hs, 2), "total_noise": round(ht, 2)})
     rows.sort(key=lambda r: (-abs(r["self_change"]), -abs(r["total_change"]), r["name"]))
-    da, db = library_self(ra), library_self(rb)
+    da = [_library_shares(r) for r in sides[0]]
+    db = [_library_shares(r) for r in sides[1]]
     dsos = []
-    for dso in set(da) | set(db):
-        a, b = da.get(dso, 0) / ta, db.get(dso, 0) / tb
-        ds, hs = noise.share_change(a * na, na, b * nb, nb)
-        dsos.append({"dso": dso, "self_before": round(100 * a, 2),
-                     "self_after": round(100 * b, 2), "self_change": round(ds, 2),
+    for dso in set().union(*da, *db):
+        a = [d.get(dso, 0.0) for d in da]
+        b = [d.get(dso, 0.0) for d in db]
+        ds, hs = _change(a, na, b, nb)
+        dsos.append({"dso": dso, "self_before": round(100 * _mean(a), 2),
+                     "self_after": round(100 * _mean(b), 2), "self_change": round(ds, 2),
                      "self_noise": round(hs, 2)})
     dsos.sort(key=lambda r: (-abs(r["self_change"]), r["dso"]))
     return {"functions": [r for r in rows if moved(r, "self") or moved(r, "total")][:n],
             "dsos": [d for d in dsos if moved(d, "self")][:n],
             "largest": rows[0] if rows else None,  # (listed or not: the noise's example)
-            "samples_before": ra["samples"], "samples_after": rb["samples"]}
+            "samples_before": ra["samples"], "samples_after": rb["samples"],
+            "captures": [len(sides[0]), len(sides[1])]}
+
+
+def _change(a: list[float], na: int, b: list[float], nb: int) -> tuple[float, float]:
+    """(change in points, half-width) of a share measured in each side's captures
+    (`a`, `b`: per capture, of `na` and `nb` samples in all)."""
+    ma, mb = _mean(a), _mean(b)
+    change, half = noise.share_change(ma * na, na, mb * nb, nb)
+    spread = noise.spread_half([100 * x for x in a], [100 * x for x in b])
+    return change, half if spread is None else max(half, spread)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _mean_pp(pairs: list[tuple[float, float]], i: int) -> float:
+    return round(100 * _mean([p[i] for p in pairs]), 2)
+
+
+def _library_shares(report: dict) -> dict[str, float]:
+    total = out_of(report)
+    return {k: v / total for k, v in library_self(report).items()}
 
 
 def moved(row: dict, column: str) -> bool:

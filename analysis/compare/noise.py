@@ -16,11 +16,13 @@ one unchanged program doing the same job twice (tests/fixtures/same-work: gzip, 
 CPython, Apache, a C sort), the largest change of a function or library was 1.46 times
 its binomial half-width (Apache's tcp_sendmsg total, 3.7 points); the intervals are
 widened by DISPERSION to hold such runs. Repeated captures of one build measure the
-rest of the noise.
+rest of the noise: where a side has several, a share's interval is also Welch's, at 99%,
+on the captures' own spread (spread_half), and the wider of the two is kept.
 """
 from __future__ import annotations
 
 import math
+import statistics
 
 #: two-sided 99%
 Z = 2.576
@@ -66,3 +68,30 @@ def ratio_of_cpus(a: float, na: int, b: float, nb: int) -> tuple[float, float]:
     if not a or not na or not nb:
         return 0.0, math.inf
     return b / a - 1, Z * DISPERSION * (b / a) * math.sqrt(1 / na + 1 / nb)
+
+
+#: Student's t, two-sided 99%, for 1 to 30 degrees of freedom (then Z)
+_T99 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106,
+        3.055, 3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819,
+        2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750)
+
+
+def spread_half(a: list[float], b: list[float]) -> float | None:
+    """The half-width of the 99% interval of the change of a mean, each side's values
+    being one figure measured in several captures (a share in points, per capture):
+    Welch's t on their spread. A side captured once lends the other's spread (one
+    machine, the same noise for both builds). None when neither side has two."""
+    na, nb = len(a), len(b)
+    if na < 2 and nb < 2:
+        return None
+    sa = statistics.variance(a) if na >= 2 else None
+    sb = statistics.variance(b) if nb >= 2 else None
+    sa = sa if sa is not None else sb
+    sb = sb if sb is not None else sa
+    va, vb = sa / na, sb / nb
+    var = va + vb
+    if not var:
+        return 0.0
+    df = var ** 2 / (va ** 2 / max(na - 1, 1) + vb ** 2 / max(nb - 1, 1))
+    t = _T99[max(int(df), 1) - 1] if df < len(_T99) + 1 else Z
+    return t * math.sqrt(var)

@@ -1,12 +1,14 @@
 """A throughput: the work done per second while a capture was taken, measured once or
 several times. Measured several times, its spread is the noise a change of throughput
-is judged against (a rate measured once has none: verdict.SHARED_NOISE stands in)."""
+is judged against (a rate measured once has none: SHARED_NOISE stands in)."""
 from __future__ import annotations
 
 import math
 import re
 import statistics
 from dataclasses import dataclass
+
+from .noise import DISPERSION, Z
 
 #: two-sided 95% Student t for the degrees of freedom 1..30 (beyond: the normal's 1.96):
 #: the means of 3 measurements against 3 have 4 (Welch's approximation gives fewer)
@@ -70,6 +72,35 @@ def _singular(word: str) -> str:
     return word
 
 
+
+
+#: a throughput measured once moving by less than this ratio, either way (with profiles
+#: that show no change beyond noise), is doubted (verdict.py): one job ran at 34.25 and
+#: 27.01 units/s in two runs, 1.27x, on a 2-CPU machine shared with test suites
+#: (tests/fixtures/same-work/python-cpu)
+SHARED_NOISE = 1.3
+
+
+def noise_band(rate: Rate) -> tuple[float, float]:
+    """(low, high) around a build's throughput that a change must leave to be one: the
+    95% interval of the mean of its measurements, or for a rate measured once what one
+    run on a shared machine varies by (SHARED_NOISE either way). The service history
+    draws it around each build's point."""
+    n = len(rate.values)
+    if n < 2:
+        return rate.value / SHARED_NOISE, rate.value * SHARED_NOISE
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    half = t * statistics.stdev(rate.values) / math.sqrt(n)
+    return max(rate.value - half, 0.0), rate.value + half
+
+
+def per_unit_band(cpus: float, samples: int, rate: Rate) -> tuple[float, float | None]:
+    """(low, high) CPU-seconds per unit of work: CPUs busy (within their sampling noise,
+    noise.ratio_of_cpus) over the throughput's noise_band; no upper bound (None) when
+    the throughput's band reaches zero."""
+    c = Z * DISPERSION / math.sqrt(samples) if samples else 1.0
+    low, high = noise_band(rate)
+    return cpus * max(1 - c, 0.0) / high, (cpus * (1 + c) / low if low else None)
 
 
 #: measurements of one rate, at most (a form field is no data set)

@@ -32,7 +32,7 @@ from . import blocked, costs, noise
 from .comparable import is_idle
 from .movers import library_self, movers, out_of
 from .movers import moved as mover_moved
-from .rates import Rate, throughput_change
+from .rates import SHARED_NOISE, Rate, throughput_change
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 NO_CHANGE, INCONCLUSIVE = "no significant change", "inconclusive"
@@ -40,11 +40,6 @@ NO_CHANGE, INCONCLUSIVE = "no significant change", "inconclusive"
 #: CPU per unit of work moving by this much is a change: sampling at 99-499 Hz for a few
 #: seconds counts busy time within a few percent, and load varies by as much again
 SIGNIFICANT = 0.10
-#: a throughput measured once moving by less than this ratio, either way (with profiles
-#: that show no change beyond noise), is doubted: one job ran at 34.25 and 27.01 units/s
-#: in two runs, 1.27x, on a 2-CPU machine shared with test suites
-#: (tests/fixtures/same-work/python-cpu)
-SHARED_NOISE = 1.3
 #: idle captures: CPUs busy moving by this much (and by SIGNIFICANT of the larger)
 IDLE_MIN_CPUS = 0.05
 #: points of busy time in waiting and slow paths that make a change ...
@@ -124,11 +119,12 @@ def decide(ra: dict, rb: dict, rate_before: Rate | None = None,
         return dict(out, verdict=INCONCLUSIVE, reason=per_unit["why"])
     if is_idle(ra) and is_idle(rb):
         return dict(out, **_idle_verdict(ra["cpus_busy"], rb["cpus_busy"]))
-    return dict(out, **_by_what_they_show(ra, rb, paths, waits, cost_rows, same))
+    return dict(out, **_by_what_they_show(ra, rb, paths, waits, cost_rows, same,
+                                          moved or movers(ra, rb)))
 
 
 def _by_what_they_show(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
-                       cost_rows: list[dict], same: str | None) -> dict:
+                       cost_rows: list[dict], same: str | None, what_moved: dict) -> dict:
     """{"verdict", "reason"} without rates (steps 3 to 5 of the module's order)."""
     out: dict = {}
     # blocked time is waste whatever the work: threads waiting on a lock or the disk
@@ -182,10 +178,23 @@ def _by_what_they_show(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
         return dict(out, verdict=NO_CHANGE, reason=same)
     kernel = _kernel_moved(ra, rb)
     return dict(out, verdict=INCONCLUSIVE, reason=(
-        f"CPUs busy {_cpus(ra['cpus_busy'])} -> {_cpus(rb['cpus_busy'])} and no named "
-        f"waiting or slow path moved by {WASTE_PP:g} points{kernel}; more CPU may mean "
-        f"more work done: give the throughput of both captures (a rate and its unit) to "
-        f"judge by CPU per unit of work."))
+        f"CPUs busy {_cpus(ra['cpus_busy'])} -> {_cpus(rb['cpus_busy'])}"
+        f"{_largest_self_move(what_moved)} and no named waiting or slow path moved by "
+        f"{WASTE_PP:g} points{kernel}; more CPU may mean more work done: give the "
+        f"throughput of both captures (a rate and its unit) to judge by CPU per unit of "
+        f"work."))
+
+
+def _largest_self_move(moved: dict) -> str:
+    """", mix went from 26.7% to 35.7% of the samples (±3.9 points)": the function
+    whose own time grew most beyond its noise (shares add up to the whole, so what grew
+    is what a reader looks for; what only fell is said when nothing grew)."""
+    rows = [r for r in moved["functions"] if mover_moved(r, "self")]
+    if not rows:
+        return ""
+    r = max(rows, key=lambda r: r["self_change"])
+    return (f", {r['name']} went from {r['self_before']:.1f}% to {r['self_after']:.1f}% "
+            f"of the samples (±{r['self_noise']:.1f} points),")
 
 
 def _spread_tail(spread: dict | None) -> str:

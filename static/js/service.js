@@ -62,13 +62,28 @@ if (rated.length) {
             text: pts.map((p) => plotlyText(describe(p))),
             customdata: pts.map((p) => p.capture), ...extra};
   };
-  window.Plotly.newPlot("chart-throughput", series.map((name) => trace(
-    name, (p) => p.rate.value,
-    {error_y: {type: "data", visible: true,
-               array: of(name).map((p) => spread(p.rate.values))}})),
+  // the noise band of each series (drawn first, under it): what a build's value must
+  // leave to be a change (the 95% interval of its runs' mean, or what one run on a
+  // shared machine varies by: history.py's bands)
+  const band = (name, bounds, scale = 1) => {
+    const pts = of(name);
+    const edge = (i) => pts.map((p) => (p[bounds] && p[bounds][i] != null
+      ? scale * p[bounds][i] : null));
+    const base = {type: "scatter", mode: "lines", line: {width: 0}, showlegend: false,
+                  hoverinfo: "skip", meta: "band", x: pts.map((p) => plotlyText(p.build))};
+    return [{...base, name: plotlyText(`${name} noise (high)`), y: edge(1)},
+            {...base, name: plotlyText(`${name} noise (low)`), y: edge(0),
+             fill: "tonexty", fillcolor: "rgba(120, 120, 120, 0.18)"}];
+  };
+  window.Plotly.newPlot("chart-throughput", series.flatMap((name) => [
+    ...band(name, "rate_band"),
+    trace(name, (p) => p.rate.value,
+          {error_y: {type: "data", visible: true,
+                     array: of(name).map((p) => spread(p.rate.values))}})]),
   layout("throughput", Math.ceil(series.length / 4)), config);
-  window.Plotly.newPlot("chart-per-unit", series.map((name) => trace(
-    name, (p) => (p.cpu_per_unit == null ? null : 1000 * p.cpu_per_unit))),
+  window.Plotly.newPlot("chart-per-unit", series.flatMap((name) => [
+    ...band(name, "per_unit_band", 1000),
+    trace(name, (p) => (p.cpu_per_unit == null ? null : 1000 * p.cpu_per_unit))]),
   layout("ms of CPU per unit", Math.ceil(series.length / 4)), config);
 }
 const versions = data.builds.map((b) => plotlyText(b.version));

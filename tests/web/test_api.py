@@ -390,3 +390,7 @@ def test_repeated_captures_of_a_build_are_repeated_measurements(client, live_ser
     assert cmp["throughput"]["measured"] == [2, 2]
     assert cmp["reason"].endswith("(2 and 2 measurements).")
     assert new["verdict"]["verdict"] == cmp["verdict"]
+    # and what moved by both captures of 1.0.0 (the pipeline's stored comparison too)
+    assert cmp["movers"]["captures"] == [2, 1]
+    stored = Capture.objects.get(pk=new["id"]).latest_result().comparison
+    assert stored["movers"]["captures"] == [2, 1]

@@ -207,7 +207,9 @@ def _compare_with_previous(capture: Capture, report: dict) -> dict | None:
     # from the two reports alone: the previous build's saved profile is not loaded (it
     # was 0.07-0.15 s of every upload, and a profile in the worker's cache)
     with paused_gc(freeze=True):
-        cmp = compare.compare_reports(prev_result.report, report, rates[0], rates[1])
+        cmp = compare.compare_reports(prev_result.report, report, rates[0], rates[1],
+                                      repeats=(history.label_reports(prev),
+                                               history.label_reports(capture)))
     report["compared_with"] = {"capture": prev.pk, "build": prev.build.version,
                                "cpus_before": cmp["cpus_before"],
                                "cpus_change": cmp["cpus_change"],

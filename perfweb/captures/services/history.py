@@ -7,6 +7,7 @@ import json
 from analysis import compare
 from analysis.export import comparison as export_comparison
 from analysis.compare import Rate
+from analysis.compare.rates import noise_band, per_unit_band
 from analysis.compare.rates import parse_measurements  # noqa: F401 (forms, the API)
 from analysis.identity import function_identity
 
@@ -45,6 +46,21 @@ def label_rate(capture: Capture) -> Rate | None:
     return Rate.of(values, rate.unit)
 
 
+def label_reports(capture: Capture) -> list[dict]:
+    """The reports of the other analysed captures of the capture's build and label
+    (the latest SIBLINGS): repeated captures of one build, whose spread is the noise a
+    comparison judges what moved against (compare.movers)."""
+    siblings = Capture.objects.filter(
+        build=capture.build, label=capture.label, status=Capture.Status.DONE
+    ).exclude(pk=capture.pk).order_by("-created_at").prefetch_related("results")
+    out = []
+    for other in siblings[:SIBLINGS]:
+        result = other.latest_result()
+        if result is not None and result.report:
+            out.append(result.report)
+    return out
+
+
 def history(service) -> dict:
     """Chart data: one point per analyzed capture (CPUs busy, by label), and per build the
     average share of the top functions and the largest share of each finding's rule."""
@@ -67,7 +83,8 @@ def history(service) -> dict:
                            "samples": r["samples"], "rate": r.get("rate"),
                            "cpu_per_unit": per_unit.get("cpu_seconds"),
                            "unit": per_unit.get("unit"),
-                           "verdict": (result.comparison or {}).get("verdict")})
+                           "verdict": (result.comparison or {}).get("verdict"),
+                           **_bands(capture, r)})
             total = r["samples"] or 1
             for f in r["functions"][:20]:  # one line per function whatever its build's clones
                 key = function_identity(f["name"])
@@ -98,6 +115,20 @@ def previous_capture(capture: Capture) -> Capture | None:
     ).order_by("-build__created_at", "-created_at").first()
 
 
+def _bands(capture: Capture, report: dict) -> dict:
+    """The noise bands of a point with a rate (compare.rates.noise_band and
+    per_unit_band): what its build's throughput and CPU per unit of work must leave for
+    a change to be one."""
+    rate = rate_of(capture)
+    if rate is None:
+        return {}
+    out = {"rate_band": [round(x, 6) for x in noise_band(rate)]}
+    if report.get("cpus_busy"):
+        out["per_unit_band"] = [None if x is None else round(x, 9) for x in per_unit_band(
+            report["cpus_busy"], report["samples"], rate)]
+    return out
+
+
 def comparison(before: Capture, after: Capture, tree: bool = False) -> dict | None:
     """None when either capture has no analyzed result. `tree`: with the differential
     tree (for the flame graph), which costs a walk over both profiles."""
@@ -107,7 +138,8 @@ def comparison(before: Capture, after: Capture, tree: bool = False) -> dict | No
         return None
     out = compare.compare(pa, pb, before.label, after.label,
                           report_before=ra.report, report_after=rb.report,
-                          rate_before=label_rate(before), rate_after=label_rate(after))
+                          rate_before=label_rate(before), rate_after=label_rate(after),
+                          repeats=(label_reports(before), label_reports(after)))
     if tree:
         out["tree"] = compare.diff_tree(pa, pb)
     out["title"] = comparison_title(before, after)
