@@ -28,9 +28,11 @@ import math
 
 from ..diagnosis.finding import seconds_text
 from ..diagnosis.time_in import WASTE
+from ..identity import unnamed
 from . import blocked, costs, noise
 from .comparable import is_idle
 from .movers import library_self, movers, out_of
+from .movers import UNNAMED
 from .movers import moved as mover_moved
 from .rates import SHARED_NOISE, Rate, throughput_change
 
@@ -193,8 +195,18 @@ def _largest_self_move(moved: dict) -> str:
     if not rows:
         return ""
     r = max(rows, key=lambda r: r["self_change"])
-    return (f", {r['name']} went from {r['self_before']:.1f}% to {r['self_after']:.1f}% "
-            f"of the samples (±{r['self_noise']:.1f} points),")
+    return (f", {_mover_name(r)} went from {r['self_before']:.1f}% to "
+            f"{r['self_after']:.1f}% of the samples (±{r['self_noise']:.1f} points),")
+
+
+def _mover_name(row: dict) -> str:
+    """A mover as a reason says it: never a bare address ("code of gzip no symbol names
+    (gzip+0x4308)")."""
+    if row["name"] == UNNAMED:
+        return f"code of {row['dso']} no symbol names"
+    if unnamed(row["name"]):
+        return f"code of {row['dso']} no symbol names ({row['name']})"
+    return row["name"]
 
 
 def _spread_tail(spread: dict | None) -> str:
@@ -255,7 +267,7 @@ def _same_work(ra: dict, rb: dict, paths: list[dict], waits: list[dict],
     a, b = ra.get("cpus_busy"), rb.get("cpus_busy")
     top = moved["largest"]
     example = "" if top is None else (
-        f" (the largest, {top['name']} {top['self_before']:.1f}% -> "
+        f" (the largest, {_mover_name(top)} {top['self_before']:.1f}% -> "
         f"{top['self_after']:.1f}% self, is within ±{top['self_noise']:.1f} points)")
     callers = _callers_moved(moved["functions"])
     what = "function's own time" if callers else "function"

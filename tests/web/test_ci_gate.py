@@ -71,6 +71,12 @@ def test_the_gate_fails_a_regression_and_passes_its_fix(client, live_server, mem
         "improvement: not a regression; passing"]
     assert "done" in fixed.stderr
 
+    # the same capture again as the next build: no significant change, which passes
+    # (the gate and the webhook fire on a significant regression only)
+    same = _upload(live_server, key, IDLE_FIXED, "1.4.0", "--fail-on", "regression")
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.splitlines()[-1] == "no significant change: not a regression; passing"
+
 
 def test_timeouts_failures_and_mistakes_have_their_own_codes(live_server, member,
                                                              worker_factory, tmp_path):
