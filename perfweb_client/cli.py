@@ -165,7 +165,7 @@ def upload(args, out=sys.stdout, err=sys.stderr) -> int:
     if args.team:
         fields["team"] = args.team
     if args.rate is not None:
-        fields["rate"] = ",".join(repr(v) for v in args.rate)
+        fields["rate"] = args.rate
         fields["rate_unit"] = args.rate_unit
     client = Client(args.url, args.token)
     digests = {} if args.resend_symbols else {s: _sha256(s) for s in args.symbols}
@@ -333,7 +333,8 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--label", help="e.g. idle, load-test")
     u.add_argument("--rate", type=_rate, metavar="R",
                    help="the throughput your load generator measured while the capture "
-                        "was taken, e.g. 53556, or several runs' (7.5,7.9,8.1): "
+                        "was taken, e.g. 53556, several runs' (7.5,7.9,8.1) or a "
+                        "mean with its spread (7.8±0.3 n=5): "
                         "comparisons judge by CPU per unit of work and the runs' spread")
     u.add_argument("--rate-unit", default="req/s", metavar="UNIT",
                    help="the unit of --rate (default req/s), e.g. rows/s, MB/s")
@@ -381,10 +382,27 @@ def _fail_on(text: str) -> list[str]:
     return names
 
 
-def _rate(text: str) -> tuple[float, ...]:
+#: a rate with its spread, "7.8±0.3 n=5" (analysis/compare/rates.py: the server reads it)
+_SPREAD = re.compile(r"^\s*([0-9][0-9.eE+-]*)\s*(?:±|\+-|\+/-)\s*([0-9][0-9.eE+-]*)\s*"
+                     r"(?:,\s*)?(?:n\s*=\s*|over\s+|x\s*)(\d+)(?:\s*runs?)?\s*$", re.I)
+
+
+def _rate(text: str) -> str:
     # the check `python -m analysis` makes too (analysis/compare/rates.py): this client
     # installs alone, with no import of the engine, so it keeps its own copy. Several
-    # measurements are separated by commas or spaces (53556, not 53,556).
+    # measurements are separated by commas or spaces (53556, not 53,556); a rate with its
+    # spread goes as written, the server making its equivalent runs.
+    spread = _SPREAD.match(text)
+    if spread:
+        try:
+            mean, sd, runs = float(spread[1]), float(spread[2]), int(spread[3])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a rate with its spread") \
+                from None
+        if mean > 0 and sd >= 0 and runs >= 2 and math.isfinite(mean + sd):
+            return text.strip()
+        raise argparse.ArgumentTypeError("a rate must be a positive number, its spread not "
+                                         "negative, over 2 runs or more")
     parts = [p for p in re.split(r"[\s,;]+", text.strip().replace("_", "")) if p]
     try:
         values = tuple(float(p) for p in parts)
@@ -393,7 +411,7 @@ def _rate(text: str) -> tuple[float, ...]:
                                          f"by commas") from None
     if not values or not all(math.isfinite(v) and v > 0 for v in values):
         raise argparse.ArgumentTypeError("a rate must be a positive number")
-    return values
+    return ",".join(repr(v) for v in values)
 
 
 def main(argv=None) -> int:

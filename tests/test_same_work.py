@@ -129,3 +129,26 @@ def test_rates_measured_several_times_are_judged_by_their_spread():
     c = compare_reports(a, b, Rate.of([7.5, 7.9, 8.1], "MB/s"), Rate(9.2, "MB/s"))
     assert c["verdict"] == "no significant change"
     assert c["throughput"]["measured"] == (3, 1)
+
+
+def test_a_rate_given_with_its_spread_is_its_measurements():
+    """"7.83±0.31 n=3" compares as the three runs it summarises: a comparison reads only
+    the mean and the standard deviation of a rate's measurements."""
+    import statistics
+
+    from analysis.compare.rates import parse_measurements
+    a, b = _report("gzip-compress", "first"), _report("gzip-compress", "second")
+    runs = ([7.5, 7.9, 8.1], [9.0, 9.2, 9.4])
+    spreads = [parse_measurements(f"{statistics.fmean(v)}±{statistics.stdev(v)} n=3")
+               for v in runs]
+    assert [round(statistics.stdev(v), 9) for v in spreads] == [0.305505046, 0.2]
+    by_runs = compare_reports(a, b, *(Rate.of(v, "MB/s") for v in runs))
+    by_spread = compare_reports(a, b, *(Rate.of(v, "MB/s") for v in spreads))
+    assert by_spread["verdict"] == by_runs["verdict"] == "improvement"
+    assert by_spread["reason"] == by_runs["reason"]
+    # four runs: two pairs at ±10 sqrt(3/4), whose sample deviation is 10
+    assert parse_measurements("100 +- 10 over 4 runs") == pytest.approx(
+        (100 + 10 * 0.75 ** 0.5, 100 - 10 * 0.75 ** 0.5) * 2)
+    for bad in ("7.8±0.3 n=1", "7.8±9 n=200", "1±5 n=3"):
+        with pytest.raises(ValueError):
+            parse_measurements(bad)

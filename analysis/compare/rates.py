@@ -107,9 +107,20 @@ def per_unit_band(cpus: float, samples: int, rate: Rate) -> tuple[float, float |
 MAX_MEASUREMENTS = 100
 
 
+#: a rate with its spread: "7.8±0.3 n=5", "7.8 +- 0.3 over 5 runs" (mean, sample
+#: standard deviation, runs), as load generators and hyperfine print them
+_SPREAD = re.compile(r"^\s*([0-9][0-9.eE+-]*)\s*(?:±|\+-|\+/-)\s*([0-9][0-9.eE+-]*)\s*"
+                     r"(?:,\s*)?(?:n\s*=\s*|over\s+|x\s*)(\d+)(?:\s*runs?)?\s*$", re.I)
+
+
 def parse_measurements(text) -> tuple[float, ...]:
     """"7.5, 7.9, 8.1", "7.5 7.9 8.1", 53556 or [7.5, 7.9] -> the measurements; a comma
-    always separates measurements (53556, not 53,556). ValueError with a sentence."""
+    always separates measurements (53556, not 53,556). A rate with its spread, "7.8±0.3
+    n=5" (mean ± standard deviation over 5 runs), becomes 5 equivalent measurements:
+    values with that mean and that standard deviation, which is all a comparison reads
+    of them (rates.throughput_change). ValueError with a sentence."""
+    if isinstance(text, str) and _SPREAD.match(text):
+        return _equivalent(*_SPREAD.match(text).groups())
     if isinstance(text, (int, float)):
         parts = [text]
     elif isinstance(text, (list, tuple)):
@@ -126,6 +137,26 @@ def parse_measurements(text) -> tuple[float, ...]:
     if not values or not all(math.isfinite(v) and v > 0 for v in values):
         raise ValueError("a rate must be a positive number")
     return values
+
+
+def _equivalent(mean: str, sd: str, runs: str) -> tuple[float, ...]:
+    """n values of mean `mean` and sample standard deviation `sd`: pairs at mean ± d
+    (and the mean itself when n is odd), d chosen so the deviation is exact."""
+    try:
+        m, d, n = float(mean), float(sd), int(runs)
+    except ValueError:
+        raise ValueError(f"{mean}±{sd} is not a rate with its spread") from None
+    if not 2 <= n <= MAX_MEASUREMENTS:
+        raise ValueError(f"a spread needs 2 to {MAX_MEASUREMENTS} runs (n={n})")
+    if not (math.isfinite(m) and math.isfinite(d) and m > 0 and d >= 0):
+        raise ValueError("a rate must be a positive number, its spread not negative")
+    pairs = n // 2
+    step = d * math.sqrt((n - 1) / (2 * pairs))
+    values = [m + step, m - step] * pairs + ([m] if n % 2 else [])
+    if min(values) <= 0:
+        raise ValueError(f"a spread of {d:g} around {m:g} over {n} runs reaches zero: "
+                         f"give the measurements themselves")
+    return tuple(values)
 
 
 def throughput_change(a: Rate, b: Rate) -> dict | None:

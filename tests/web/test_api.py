@@ -354,6 +354,15 @@ def test_a_rate_measured_several_times_keeps_its_runs(client, live_server, membe
                "--build", "2", "--rate", "9.0,9.2,9.4", "--rate-unit", "MB/s")
     assert cli.returncode == 0, cli.stderr
     assert Capture.objects.get(build__version="2").rate_values == [9.0, 9.2, 9.4]
+    # a mean with its spread: three equivalent runs (mean 9.2, deviation 0.2)
+    cli = _cli(live_server, key, str(SPINPOOL / "1.1.0-busy.perf.data"), "--service", "s",
+               "--build", "2b", "--rate", "9.2±0.2 n=3", "--rate-unit", "MB/s")
+    assert cli.returncode == 0, cli.stderr
+    assert Capture.objects.get(build__version="2b").rate_values == \
+        pytest.approx([9.4, 9.0, 9.2])
+    cli = _cli(live_server, key, str(SPINPOOL / "1.1.0-busy.perf.data"), "--service", "s",
+               "--build", "2c", "--rate", "9.2±0.2 n=1")
+    assert cli.returncode == 2 and "over 2 runs or more" in cli.stderr
     client.force_login(member)
     r = _upload(client, SPINPOOL / "1.1.0-busy.perf.data", version="3", rate="100 110",
                 rate_unit="req/s")
