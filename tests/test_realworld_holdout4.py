@@ -43,7 +43,7 @@ EXPECTED = {
                                      "Connections set up and torn down under load",
                                      ["18.5%", "acl_authenticate", "connection pool"]),
     "rust-unbuffered-writes": ("kernel-heavy", "high",
-                               "System-call overhead: many small calls (sendto 56.3%)",
+                               "System-call overhead: many small calls (sendto 65.1%)",
                                ["meter_export::handle", "buffer reads and writes"]),
     "c-malloc-mmap-threshold": ("page-faults", "medium", "Page faults",
                                 ["31.2%", "under worker", "MALLOC_MMAP_THRESHOLD_"]),

@@ -30,7 +30,7 @@ PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
 
 EXPECTED = {
     "c-stdout-unbuffered": ("kernel-heavy", "high", "System-call overhead: many small calls",
-                            ["write 57.2%", "13.7% is the cost of making calls"]),
+                            ["write 66.9%", "13.7% is the cost of making calls"]),
     "cpp-string-plus-concat": ("memory-copy", "medium", "Memory copying dominates",
                                ["36.7%", "under format_line"]),
     "go-mutex-global-counter": ("lock-contention", "high", "Lock contention",

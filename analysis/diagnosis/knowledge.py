@@ -89,6 +89,11 @@ YIELD_POLL = [  # giving the CPU back only to take it again, or polling
     r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",
     r"^std::this_thread::yield", r"^__x64_sys_epoll_wait$", r"^__x64_sys_poll$",
     r"^__x64_sys_ppoll$", r"^__x64_sys_select$", r"^__x64_sys_nanosleep$",
+    # the C library's wrappers of the waiting calls (glibc's sysdeps/unix/sysv/linux
+    # epoll_wait.c, poll.c, select.c; `__GI_` and `__` are its internal aliases): the
+    # entry and exit of a call that returns at once are sampled under them, not under
+    # the kernel's __x64_sys_* frame
+    r"^(__GI_)?_*(epoll_wait|epoll_pwait2?|poll|ppoll|select|pselect6?)$",
 ]
 YIELD = [  # giving the CPU back only to take it again: spinning through the scheduler
     r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",
@@ -395,6 +400,24 @@ _SYSCALL_KIND = {name: kind for kind, names in SYSCALL_KINDS.items() for name in
 
 def syscall_kind(name: str) -> str:
     return _SYSCALL_KIND.get(name, "other calls")
+
+
+#: a C library's wrapper of a system call: glibc's own name, its internal aliases
+#: (`__GI_`, `__libc_`, leading underscores) and a PLT stub
+_WRAPPER = re.compile(r"^(?:__GI_)?(?:__libc_)?_*(?P<call>[a-z][a-z0-9_]*?)(?:@plt)?$")
+#: wrappers named otherwise than their call (glibc's recv and send are recvfrom and
+#: sendto: sysdeps/unix/sysv/linux/recv.c)
+_WRAPPER_CALLS = {"recv": "recvfrom", "send": "sendto"}
+
+
+def wrapped_call(name: str) -> str | None:
+    """The system call a C library function wraps, when it is one SYSCALL_KINDS knows:
+    `epoll_wait`, `__GI___poll` -> poll, `__libc_recv` -> recvfrom."""
+    m = _WRAPPER.match(name)
+    if m is None:
+        return None
+    call = _WRAPPER_CALLS.get(m.group("call"), m.group("call"))
+    return call if call in _SYSCALL_KIND else None
 
 
 #: kernel leaf functions that are the price of making a call at all, not its work:

@@ -2,6 +2,7 @@
 function returning a Finding or None. RULES is the one explicit list the engine runs."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from itertools import compress
 
@@ -102,6 +103,12 @@ def _busy_unknown(ctx: Context) -> Finding:
 
 
 # ---- spinning and locks -------------------------------------------------------------
+#: the waiting calls (man 2 epoll_wait, poll, select) as the kernel and the C library
+#: name them (glibc's internal `__GI_` and `__` aliases)
+_POLL_CALL = re.compile(r"^(?:__x64_sys_|(?:__GI_)?_*)"
+                        r"(?P<call>epoll_wait|epoll_pwait2?|poll|ppoll|select|pselect6?)$")
+
+
 def spin_wait(ctx: Context, t: dict) -> Finding | None:
     """Threads whose samples are mostly synchronization (lock/unlock, yield, polling),
     plus every sample a thread-pool runtime spends in its own spin loop (software.py
@@ -182,6 +189,17 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
            "in the spin loops of the pool, waiting for work or for each other"
            if len(loops) == len(spin_stacks) else
            "in spin loops, taking and releasing locks, yielding or polling")
+    # most of it a waiting call that returns at once (epoll_wait with a zero timeout
+    # called again and again): the thread never sleeps, and the fix is to wait in it
+    polls = ctx.top_functions(spin_stacks, lambda f: bool(_POLL_CALL.match(ctx.name(f))), 3)
+    if pool is None and polls and polls[0]["samples"] * 2 >= samples:
+        call = _POLL_CALL.match(polls[0]["name"]).group("call")
+        how = (f"calling {call}() in a loop that returns at once, never sleeping "
+               f"(polling with a zero timeout)")
+        fix = (f"Make {who if drivers else 'the polling code'} wait in {call}() until "
+               f"something is ready: a timeout of -1, or until the next timer is due, "
+               f"instead of 0 (a zero timeout is for draining what is already ready). A "
+               f"thread that must poll a device or a queue should sleep between polls.")
     return Finding(
         "spin-wait", f"Threads spin instead of waiting: {who} burn{'' if plural else 's'}"
         f"{cpus_text(cpus).replace(', about', '') or ' CPU time'}", severity_of(share, t),
@@ -255,7 +273,9 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
         name = knowledge.syscall_of(names_)
         if name is None and names_ and (names_[0] in knowledge.SYSCALL_DISPATCH or
                                         names_[0].startswith("entry_SYSCALL")):
-            name = "system call entry and exit"
+            # the entry and exit of a call are that call's, when the C library's
+            # wrapper above them says which (epoll_wait called in a loop)
+            name = _wrapped_call(ctx, sid) or "system call entry and exit"
         if name is None:
             name = "page faults" if any("page_fault" in n for n in names_) else \
                 "interrupts" if any(n.startswith(("asm_sysvec", "asm_common_interrupt",
@@ -283,9 +303,11 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     # of the kernel time, or alone a noticeable part of all the busy time (a send per
     # formatted piece of a response: 10% of the CPU entering and leaving the kernel; a
     # server making one call per reply stays under 5%)
-    calls_heavy = overhead >= t["overhead_share"] * samples or (
-        main_kind in _DATA_KINDS and
-        overhead >= t["overhead_busy_share"] * busy_n)
+    # (waiting calls made again and again are a thread that polls: its spin-wait
+    # finding says so; entering and leaving them is not work to batch)
+    calls_heavy = main_kind not in _WAITING_KINDS and (
+        overhead >= t["overhead_share"] * samples or (
+            main_kind in _DATA_KINDS and overhead >= t["overhead_busy_share"] * busy_n))
     summary = (f"{pct(share)} of the busy samples run kernel code{where}: {top}. By kind: "
                + ", ".join(f"{k} {pct(v / busy_n)}" for k, v in kinds.most_common(3)) +
                f"; {pct(overhead / busy_n)} is the cost of making calls at all (entry, "
@@ -337,7 +359,20 @@ _KERNEL_A_COST = frozenset({"memory mapping", "files and directories",
 #: the rules whose finding explains kernel time of a kind
 _EXPLAINED_BY = {"lock waits and wake-ups": ("lock-wait", "interpreter-lock", "spin-wait",
                                              "lock-contention"),
-                 "commits to disk": ("commit-io",)}
+                 "commits to disk": ("commit-io",),
+                 "waiting for events": ("spin-wait",), "sleeping": ("spin-wait",)}
+#: kinds of kernel time that are waiting (on the CPU: calls that return at once)
+_WAITING_KINDS = frozenset({"waiting for events", "sleeping"})
+
+
+def _wrapped_call(ctx: Context, sid: int) -> str | None:
+    """The system call whose C-library wrapper is the first frame above the kernel's on
+    stack `sid` (`epoll_wait`, `__GI___poll`, `__libc_recv`), or None."""
+    for f in ctx.funcs[sid]:
+        fn = ctx.profile.functions[f]
+        if ctx.profile.mappings[fn.mapping_id].kind != KERNEL:
+            return knowledge.wrapped_call(fn.name)
+    return None
 #: what to change, by the kind of kernel work that dominates (knowledge.SYSCALL_KINDS)
 _KERNEL_FIX = {
     "overhead": "Make fewer, larger system calls: buffer reads and writes (one call per "
