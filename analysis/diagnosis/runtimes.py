@@ -33,8 +33,8 @@ KIND_TEXT = {
     "compilation": "compiling code at run time",
     "regex": "regular-expression matching",
     "copying": "copying data",
-    "locks": "the runtime's own locks",
-    "scheduler": "the runtime's scheduler",
+    "locks": "in its own locks",
+    "scheduler": "scheduling its threads and tasks",
     "threads": "creating and ending threads",
     "locale": "locale-aware text handling",
     "resolution": "looking names up",
@@ -202,12 +202,17 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "structures (the marker scans every pointer of the live heap); GOGC or "
                   "GOMEMLIMIT trade memory for fewer collections. `GODEBUG=gctrace=1` "
                   "shows each cycle."),
-        Subsystem("scheduler", "goroutine scheduling and runtime locks",
+        # (channel operations, src/runtime/chan.go and select.go: a send or receive that
+        # finds no partner parks its goroutine and wakes the other's)
+        Subsystem("scheduler", "goroutine scheduling, channel handoffs and runtime locks",
                   r"^runtime\.(schedule|findRunnable|findrunnable|stealWork|runqsteal|"
                   r"runqgrab|park_m|goschedImpl|mcall|gopark|goready|ready|wakep|startm|"
                   r"stopm|notesleep|notewakeup|futexsleep|futexwakeup|futex|lock2|unlock2|"
                   r"lockWithRank|usleep|osyield|checkTimers|runtimer|resetspinning|"
-                  r"execute|entersyscall\w*|exitsyscall\w*|casgstatus)$",
+                  r"execute|entersyscall\w*|exitsyscall\w*|casgstatus|"
+                  r"chansend1?|chanrecv[12]?|send|recv|selectgo|sellock|selunlock|"
+                  r"acquireSudog|releaseSudog|goparkunlock|closechan|runqput|runqget|"
+                  r"netpoll|nanotime1?|(?:\w+\.)?(?:lock|unlock))$",
                   "Goroutines handed between threads, parked and woken, and the runtime's "
                   "own locks: cheap each, costly when work is split into many tiny "
                   "goroutines or channel operations.",
