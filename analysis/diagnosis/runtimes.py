@@ -24,7 +24,7 @@ from .software import file_path
 #: kinds of subsystem that are not the program's own work
 OVERHEAD = frozenset({"memory", "exceptions", "compilation", "regex", "copying", "locks",
                       "scheduler", "threads", "locale", "resolution", "parsing",
-                      "scanning", "per-call"})
+                      "scanning", "per-call", "collisions"})
 
 KIND_TEXT = {
     "execution": "running the program's code",
@@ -41,6 +41,7 @@ KIND_TEXT = {
     "parsing": "parsing and serializing data",
     "scanning": "scanning strings",
     "per-call": "per-call overhead",
+    "collisions": "searching colliding keys",
 }
 
 
@@ -169,6 +170,40 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "Use a structure that does not shift: ArrayDeque for a queue, an index "
                   "that moves instead of removing from the front, capacity set once "
                   "(new ArrayList<>(n), StringBuilder(n)) instead of growing copies."),
+        # java.base java/lang/Class.java: getMethod and getDeclaredMethod search the
+        # class's (and its superclasses' and interfaces') methods by name and parameter
+        # types on every call (getMethod0, getMethodsRecursive building a
+        # PublicMethods.MethodList, searchMethods) and return a fresh copy of the Method
+        # (ReflectionFactory.copyMethod); fields alike (getField0, searchFields)
+        Subsystem("resolution", "looking methods and fields up by name (reflection)",
+                  r"(^|\s)java\.lang\.Class\.(getMethod0?|getMethodsRecursive|"
+                  r"getDeclaredMethods?|getField0?|getDeclaredFields?|getConstructor0?|"
+                  r"getDeclaredConstructor|privateGetDeclaredMethods|"
+                  r"privateGetDeclaredFields|privateGetPublicMethods|searchMethods|"
+                  r"searchFields|copyMethods|copyFields)(\(|$)|"
+                  r"(^|\s)java\.lang\.PublicMethods(\$\w+)?\.[\w<>]+(\(|$)|"
+                  r"(^|\s)jdk\.internal\.reflect\.ReflectionFactory\.copy\w+(\(|$)",
+                  "Class.getMethod and getDeclaredField search the class and its "
+                  "superclasses by name and parameter types, and copy the Method or Field "
+                  "they return, on every call: a lookup costs many times the call made "
+                  "through it.",
+                  "Look each Method or Field up once per class and keep it (a static "
+                  "final field, or a ClassValue for classes known only at run time), or "
+                  "resolve a MethodHandle or VarHandle once; call invoke on the kept one."),
+        # java.base java/util/HashMap.java: a bucket holding more than TREEIFY_THRESHOLD
+        # (8) keys becomes a tree of TreeNodes (treeifyBin), searched by find and
+        # putTreeVal; keys that are not Comparable make every search in it visit both
+        # subtrees (tieBreakOrder, find recursing): time there is keys sharing a hashCode
+        Subsystem("collisions", "searching overfull hash buckets (HashMap tree bins)",
+                  r"(^|\s)java\.util\.HashMap\$TreeNode\.[\w<>]+(\(|$)|"
+                  r"(^|\s)java\.util\.HashMap\.(treeifyBin|tieBreakOrder|"
+                  r"comparableClassFor|compareComparables)(\(|$)",
+                  "A HashMap turns a bucket into a tree only when more than 8 keys land in "
+                  "it: time in its TreeNodes means many keys share a hash code, so every "
+                  "get, put and remove searches a long bucket instead of one entry.",
+                  "Give the key a hashCode that mixes every field that makes it unique "
+                  "(Objects.hash of all of them, or a record whose components are those "
+                  "fields), and check that equal keys, and only those, are equal."),
         Subsystem("locks", "monitors and safepoints",
                   r"^(ObjectMonitor|ObjectSynchronizer|SafepointSynchronize|"
                   r"ThreadBlockInVM|Monitor|Mutex|PlatformMonitor|PlatformEvent|Parker)::",
