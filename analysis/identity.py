@@ -38,6 +38,13 @@ def unnamed(name: str) -> bool:
     return name.startswith("[") or "+0x" in name or name.startswith("0x")
 
 
+def address_like(name: str) -> bool:
+    """A frame no symbol names that stands for code at an address (`[unknown]`,
+    `libfoo.so+0x2458`, `0x7f12...`), not a marker the engine made (`[truncated: N
+    frames]`, `[deeper frames]`): another build places that code elsewhere."""
+    return name == "[unknown]" or "+0x" in name or name.startswith("0x")
+
+
 @functools.lru_cache(maxsize=200_000)
 def function_identity(name: str) -> str:
     """`void std::vector<int>::_M_realloc_insert<int>(iterator, int&&) [clone .isra.0]`

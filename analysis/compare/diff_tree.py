@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..aggregate import tree
 from ..aggregate.selection import stack_weights
-from ..identity import function_identity, library_identity, unnamed
+from ..identity import address_like, function_identity, library_identity
 from ..profile import Profile
 
 
@@ -81,5 +81,5 @@ def _names(profile: Profile, shared: set[str]) -> list[str]:
     for f in profile.functions:
         path = profile.mappings[f.mapping_id].path
         out.append(f"[no symbol in {library_identity(path)}]"
-                   if unnamed(f.name) and path not in shared else function_identity(f.name))
+                   if address_like(f.name) and path not in shared else function_identity(f.name))
     return out

@@ -5,7 +5,7 @@ sampling noise (noise.py) as well as MOVER_MIN_PP: two captures of the same work
 nothing, and no row moved by 0.00."""
 from __future__ import annotations
 
-from ..identity import function_key, library_identity, unnamed
+from ..identity import address_like, function_key, library_identity
 from . import noise
 
 #: a function or DSO moving by this many percentage points of the capture is notable
@@ -45,7 +45,7 @@ def _function_shares(report: dict, shared: set[str], changed: set) -> dict:
                 row[0] -= w / total
         if not own and not whole:
             continue  # only ever inlined: its cost is its holders'
-        if unnamed(f["name"]) and f["dso"] not in shared:
+        if address_like(f["name"]) and f["dso"] not in shared:
             key = (UNNAMED, key[1])
         row = out.setdefault(key, [0.0, 0.0])
         row[0] += own / total

@@ -119,6 +119,7 @@ def compare_page(request, a: int, b: int):
     uses = link_uses(links, timezone.now().date())
     context["share_links"] = [(link, share_url(request, link), uses[link.pk])
                               for link in links]
+    context["sharing"] = True  # (a share link's visitor makes no links)
     context["share_error"] = request.GET.get("share_error") == "days" and \
         "Expires after: a whole number of days from 1 to 365, or empty for a link that " \
         "does not expire."
