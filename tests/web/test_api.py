@@ -403,3 +403,6 @@ def test_repeated_captures_of_a_build_are_repeated_measurements(client, live_ser
     assert cmp["movers"]["captures"] == [2, 1]
     stored = Capture.objects.get(pk=new["id"]).latest_result().comparison
     assert stored["movers"]["captures"] == [2, 1]
+    client.force_login(member)
+    page = client.get(f"/compare/{cmp['before']['id']}/{new['id']}/").content.decode()
+    assert "shares are the mean of the 2 and 1 captures of each build" in page
