@@ -189,6 +189,21 @@ def test_a_live_share_link_keeps_its_capture(admin, teammate):
     assert Capture.objects.count() == 0 and stored_files() == []
 
 
+@committing
+def test_a_comparisons_live_link_keeps_both_sides(admin):
+    """A share link to a comparison shows both captures: while it is live, neither is
+    purged; revoked, both go."""
+    Team.objects.filter(name="inference").update(retention_days=7)
+    before, after = (upload(admin, p, v, age_days=8) for p, v in ((BUSY, "1"), (IDLE, "2")))
+    link = ShareLink.objects.create(capture=before, compare_with=after, token="k" * 32,
+                                    created_by=admin)
+    done = retention.purge()
+    assert (done.captures, done.kept_by_links) == (0, 2)
+    link.revoked_at = timezone.now()
+    link.save()
+    assert sorted(retention.purge().ids) == sorted([before.pk, after.pk])
+
+
 def test_a_comparison_with_a_purged_capture_says_so(admin, outsider):
     team = Team.objects.get(name="inference")
     # 1.1.0 busy, then the build that spins (1.0.0's capture, as the next build): a
