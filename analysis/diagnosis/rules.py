@@ -323,7 +323,8 @@ def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     work = not calls_heavy and main_kind not in _KERNEL_A_COST
     title = ("System-call overhead: many small calls" if calls_heavy else
              "The kernel moving data and waiting for the program" if work else
-             "Most of the CPU time is spent in the kernel") + \
+             "Most of the CPU time is spent in the kernel" if share >= 0.5 else
+             f"{pct(share)} of the CPU time is spent in the kernel") + \
         f" ({first[0]} {pct(first[1] / busy_n)})"
     return Finding(
         "kernel-heavy", title, "low" if work else severity_of(share, t), "high", share,
