@@ -256,3 +256,24 @@ def test_an_import_ends_without_its_indexes_and_interns_as_before():
     assert p.function(f.name, f.mapping_id, resolved=f.resolved) == f.id
     n = len(p.stacks)
     assert p.stack((0, 0, 0, 0, 0, 0, 0, 0, 0)) == n and len(p.stacks) == n + 1
+
+
+def test_an_event_named_perf_record_is_sideband_to_both_loops():
+    """`comm pid/tid [cpu] time: PERF_RECORD_SWITCHck:ppp:` (an edit make fuzz-native
+    made of a switch line, tests/fuzz/crashes/perf-script-compiled-5a1c54d1e704) is a
+    sideband record to the Python reader and was a sample of event
+    "PERF_RECORD_SWITCHck:ppp" to the compiled loop, and to the Python fast path when its
+    chain was seen before: both leave it to the reader now, for which the frame after a
+    sideband line starts a sample of no event (as under `perf script -F ip,sym`)."""
+    text = (b"worker 12/12 [000] 1.000000:     1000 cpu-clock:ppp:\n"
+            b"\t    1111 main+0x1 (/usr/bin/worker)\n\n"
+            b"worker 12/12 [000] 1.001000:     1000 PERF_RECORD_SWITCHck:ppp:\n"
+            b"\t    1111 main+0x1 (/usr/bin/worker)\n\n"
+            b"worker 12/12 [000] 1.002000:     1000 cpu-clock:ppp:\n"
+            b"\t    1111 main+0x1 (/usr/bin/worker)\n\n")
+    _same(text)
+    p = _parse(text, True)
+    assert [e.name for e in p.events] == ["cpu-clock:ppp", ""]
+    assert (p.sample_count(0), p.sample_count(1)) == (2, 1)
+    _same((Path(__file__).parent / "fuzz" / "crashes" /
+           "perf-script-compiled-5a1c54d1e704.bin").read_bytes())

@@ -1053,3 +1053,20 @@ def test_whose_in_one_pass_equals_the_walk_per_stack():
                 for v in got.values():
                     seen[v] = seen.get(v, 0) + 1
     assert set(seen) == {"app", "library", "unknown"}
+
+
+def test_a_function_naming_a_mapping_it_has_not_is_a_damaged_profile():
+    """A damaged saved profile's function with mapping id 2^31 - 1 (make fuzz-native,
+    tests/fuzz/crashes/saved-profile-a40f5f05f425) sized split_functions' per-mapping
+    table at 48 GiB (ASan's allocation-size-too-big); the diagnosis now refuses it first,
+    with a sentence."""
+    import io
+
+    from analysis import profile_io
+    from analysis.errors import AnalysisError
+    from analysis.report import build_report
+    data = (Path(__file__).parent / "fuzz" / "crashes" /
+            "saved-profile-a40f5f05f425.bin").read_bytes()
+    p = profile_io.load(io.BytesIO(data))
+    with pytest.raises(AnalysisError, match="a function names mapping 2147483647 of 5"):
+        build_report(p)

@@ -11,7 +11,10 @@ from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import cpu
+from ..errors import AnalysisError
 from ..aggregate import _weigh
 from ..aggregate.functions import StackFunctions, first_seen_sort, ranked_arrays
 from ..aggregate.selection import Selection, stack_weights
@@ -416,7 +419,16 @@ class Context:
         """(resolved, mapping id) of every function, by id (once; not to be modified)."""
         def compute():
             resolved, mapping = _weigh.function_columns(self.profile.functions)
-            return resolved, array("i", mapping)
+            mapping = array("i", mapping)
+            # a damaged saved profile's function may name a mapping it does not have
+            # (an id of 2^31 - 1 sized split_functions' per-mapping table at 48 GiB:
+            # make fuzz-native, saved-profile target)
+            ids = np.frombuffer(mapping, dtype=np.int32)
+            if len(ids) and (ids.min() < 0 or ids.max() >= len(self.profile.mappings)):
+                raise AnalysisError(
+                    f"The profile is damaged: a function names mapping {int(ids.max())} of "
+                    f"{len(self.profile.mappings)}.")
+            return resolved, mapping
         return self.memo("function_columns", compute)
 
     def split_functions(self, used: bytearray) -> tuple[array, dict[int, array]]:

@@ -831,6 +831,10 @@ static int take_block(Reader *R, const char *d, Py_ssize_t n, Py_ssize_t pos,
         return LEFT;
     Ev ev;
     if (!event_line(line, len, &ev)) return LEFT;
+    /* an event named PERF_RECORD_... is sideband to the Python parser, no sample (make
+     * fuzz-native found `...: PERF_RECORD_SWITCHck:ppp:` taken as a sample's event) */
+    if (ev.ev1 - ev.ev0 >= 12 && memcmp(line + ev.ev0, "PERF_RECORD_", 12) == 0)
+        return LEFT;
     /* the frame lines to the blank line, hashed, their slots fetched ahead */
     Py_ssize_t nf = 0;
     pos = e + 1;

@@ -371,7 +371,8 @@ class _Parser:
                 line = block[:nl].decode("utf-8", "replace")
                 m = None if line.startswith(("#", "PERF_RECORD_")) else \
                     _EVENT_COMMON.match(line)
-                if m is not None:
+                # (an event named PERF_RECORD_... is sideband to feed: no sample)
+                if m is not None and not m.group(7).startswith("PERF_RECORD_"):
                     comm, pid_s, tid_s, cpu_s, time_s, period_s, event = m.groups()
                     p = self.p
                     if tid_s is None:
