@@ -31,8 +31,7 @@ from ..diagnosis.time_in import WASTE
 from ..identity import unnamed
 from . import blocked, costs, noise
 from .comparable import is_idle
-from .movers import library_self, movers, out_of
-from .movers import UNNAMED
+from .movers import UNNAMED, library_self, movers, out_of
 from .movers import moved as mover_moved
 from .rates import SHARED_NOISE, Rate, throughput_change
 

@@ -85,15 +85,17 @@ UNOPTIMIZED = [  # helpers an optimizing compiler always inlines (declared inlin
     r"^<core::ops::range::Range<T> as core::iter::range::RangeIteratorImpl>::spec_next$",
     r"^core::num::<impl \w+>::(checked|wrapping|unchecked|overflowing)_(add|sub|mul)$",
 ]
+#: the waiting calls (man 2 epoll_wait, poll, select) as the kernel and the C library
+#: name them (glibc's sysdeps/unix/sysv/linux epoll_wait.c, poll.c, select.c; `__GI_` and
+#: `__` are its internal aliases): the entry and exit of a call that returns at once
+#: are sampled under the C library's wrapper, not under the kernel's __x64_sys_* frame
+_POLL_CALLS = r"(?P<call>epoll_wait|epoll_pwait2?|poll|ppoll|select|pselect6?)"
+_POLL_WRAPPER = rf"^(?:__GI_)?_*{_POLL_CALLS}$"
+POLL_CALL = re.compile(rf"^(?:__x64_sys_|(?:__GI_)?_*){_POLL_CALLS}$")
 YIELD_POLL = [  # giving the CPU back only to take it again, or polling
     r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",
     r"^std::this_thread::yield", r"^__x64_sys_epoll_wait$", r"^__x64_sys_poll$",
-    r"^__x64_sys_ppoll$", r"^__x64_sys_select$", r"^__x64_sys_nanosleep$",
-    # the C library's wrappers of the waiting calls (glibc's sysdeps/unix/sysv/linux
-    # epoll_wait.c, poll.c, select.c; `__GI_` and `__` are its internal aliases): the
-    # entry and exit of a call that returns at once are sampled under them, not under
-    # the kernel's __x64_sys_* frame
-    r"^(__GI_)?_*(epoll_wait|epoll_pwait2?|poll|ppoll|select|pselect6?)$",
+    r"^__x64_sys_ppoll$", r"^__x64_sys_select$", r"^__x64_sys_nanosleep$", _POLL_WRAPPER,
 ]
 YIELD = [  # giving the CPU back only to take it again: spinning through the scheduler
     r"^sched_yield$", r"^__sched_yield$", r"^__x64_sys_sched_yield$", r"^do_sched_yield",

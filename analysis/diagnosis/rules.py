@@ -2,7 +2,6 @@
 function returning a Finding or None. RULES is the one explicit list the engine runs."""
 from __future__ import annotations
 
-import re
 from collections import Counter
 from itertools import compress
 
@@ -103,12 +102,6 @@ def _busy_unknown(ctx: Context) -> Finding:
 
 
 # ---- spinning and locks -------------------------------------------------------------
-#: the waiting calls (man 2 epoll_wait, poll, select) as the kernel and the C library
-#: name them (glibc's internal `__GI_` and `__` aliases)
-_POLL_CALL = re.compile(r"^(?:__x64_sys_|(?:__GI_)?_*)"
-                        r"(?P<call>epoll_wait|epoll_pwait2?|poll|ppoll|select|pselect6?)$")
-
-
 def spin_wait(ctx: Context, t: dict) -> Finding | None:
     """Threads whose samples are mostly synchronization (lock/unlock, yield, polling),
     plus every sample a thread-pool runtime spends in its own spin loop (software.py
@@ -191,9 +184,10 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
            "in spin loops, taking and releasing locks, yielding or polling")
     # most of it a waiting call that returns at once (epoll_wait with a zero timeout
     # called again and again): the thread never sleeps, and the fix is to wait in it
-    polls = ctx.top_functions(spin_stacks, lambda f: bool(_POLL_CALL.match(ctx.name(f))), 3)
+    polls = ctx.top_functions(
+        spin_stacks, lambda f: bool(knowledge.POLL_CALL.match(ctx.name(f))), 3)
     if pool is None and polls and polls[0]["samples"] * 2 >= samples:
-        call = _POLL_CALL.match(polls[0]["name"]).group("call")
+        call = knowledge.POLL_CALL.match(polls[0]["name"]).group("call")
         how = (f"calling {call}() in a loop that returns at once, never sleeping "
                f"(polling with a zero timeout)")
         fix = (f"Make {who if drivers else 'the polling code'} wait in {call}() until "

@@ -66,9 +66,7 @@ class Purged(Exception):
 
 def _pair(request, a: int, b: int):
     """Two analyzed captures the user may see, and their comparison."""
-    _purged_sides(request.user, a, b)
-    qs = access.captures_of(request.user).filter(status=Capture.Status.DONE)
-    before, after = get_object_or_404(qs, pk=a), get_object_or_404(qs, pk=b)
+    before, after = _pair_captures(request, a, b)
     data = comparison(before, after, tree=True)
     if data is None:
         raise Http404("no result yet")
