@@ -277,3 +277,18 @@ def test_an_event_named_perf_record_is_sideband_to_both_loops():
     assert (p.sample_count(0), p.sample_count(1)) == (2, 1)
     _same((Path(__file__).parent / "fuzz" / "crashes" /
            "perf-script-compiled-5a1c54d1e704.bin").read_bytes())
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_jit_name_is_free_text(compiled):
+    """A perf map's name is whatever the JIT wrote (node --perf-basic-prof names a
+    regular expression by its source, which may hold `->`): one function, named whole;
+    a file's `outer->inner` stays perf's inline chain, leaf first."""
+    text = (b"node 7 10.000000:     1000 cpu-clock:ppp: \n"
+            b"\t    7f4e9f7c95cb RegExp:<!-- block:(\\w+) -->\\n+0x4b (/tmp/perf-7.map)\n"
+            b"\t          14cde03 outer->inner+0x83 (/usr/bin/node)\n\n")
+    p = _parse(HEADER + text, compiled)
+    assert sorted(f.name for f in p.functions) == \
+        ["RegExp:<!-- block:(\\w+) -->\\n", "inner", "outer"]
+    assert {p.mappings[loc.mapping_id].basename: len(loc.functions)
+            for loc in p.locations} == {"perf-7.map": 1, "node": 2}

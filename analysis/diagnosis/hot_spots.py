@@ -138,10 +138,22 @@ def _charges(ctx: Context) -> Charges:
         subsystem = np.where(moved, owner, subsystem)
         decided_fn = np.where(moved, above_fn, decided_fn)
     decider = np.where(subsystem >= 0, decided_fn, -1)
-    # the application frame nearest above the centre that is in no subsystem (a Go
-    # program's reflect and runtime are its own code, but not who asked for them)
+    # a function that loads what is loaded once owns its whole subtree: the regular
+    # expressions, JSON parsing and garbage of loading templates are the loading's cost
+    loading = np.array([sub.kind == "loading" for _, sub in subsystems] + [False])
+    below = pos
+    if loading.any():
+        loader = cols.first_where(loading[sub_of])
+        has = loader >= 0
+        loader_fn = cols.fn[np.maximum(loader, 0)]
+        subsystem = np.where(has, sub_of[loader_fn], subsystem)
+        decider = np.where(has, loader_fn, decider)
+        below = np.where(has, np.maximum(loader, pos), pos)
+    # the application frame nearest above the centre (above the loader, for loading)
+    # that is in no subsystem (a Go program's reflect and runtime are its own code, but
+    # not who asked for them)
     frame_ix = np.arange(len(cols.fn), dtype=np.int64)
-    above = app[cols.fn] & (sub_of[cols.fn] < 0) & (frame_ix > pos[cols.row]) & \
+    above = app[cols.fn] & (sub_of[cols.fn] < 0) & (frame_ix > below[cols.row]) & \
         (pos[cols.row] >= 0)
     caller_pos = cols.first_marked(above)
     caller = np.where(caller_pos >= 0, cols.fn[np.maximum(caller_pos, 0)], -1)
@@ -244,8 +256,12 @@ def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
         what = runtimes.KIND_TEXT[sub.kind]
         inner = f" (and under them {', '.join(c['name'] for c in centres)})" \
             if centres else ""
+        # (a function named for loading is the program's, whatever file holds it)
+        title = (f"Loading done again under load: {funcs[0]['name']} takes {pct(share)}"
+                 if sub.kind == "loading" and funcs else
+                 f"{_cap(rt.name)} spends {pct(share)} on {sub.name}")
         out.append(Finding(
-            "runtime-overhead", f"{_cap(rt.name)} spends {pct(share)} on {sub.name}",
+            "runtime-overhead", title,
             severity, "high", share, int(samples),
             f"{pct(share)} of the busy samples{cpus_text(cpus)} (95% interval "
             f"{pct(lo)}-{pct(hi)}) are {rt.name} {what}: "

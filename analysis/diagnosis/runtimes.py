@@ -24,7 +24,7 @@ from .software import file_path
 #: kinds of subsystem that are not the program's own work
 OVERHEAD = frozenset({"memory", "exceptions", "compilation", "regex", "copying", "locks",
                       "scheduler", "threads", "locale", "resolution", "parsing",
-                      "scanning", "per-call", "collisions"})
+                      "scanning", "per-call", "collisions", "loading"})
 
 KIND_TEXT = {
     "execution": "running the program's code",
@@ -42,6 +42,7 @@ KIND_TEXT = {
     "scanning": "scanning strings",
     "per-call": "per-call overhead",
     "collisions": "searching colliding keys",
+    "loading": "loading what programs load once and keep",
 }
 
 
@@ -842,6 +843,51 @@ _COMPILING_BY_NAME = Subsystem(
     "build the pattern, statement or template once (a static or module-level object, a "
     "prepared statement, a cache keyed by its text) and reuse it.", steady=0.05)
 
+#: loading known by the name alone: a function whose name joins a verb of loading with
+#: a noun of what programs load once and keep (loadTemplates, load_config,
+#: ConfigLoader.load, X509_load_cert_crl_file, readSettings, init_schema, load_model).
+#: Configuration, templates, schemas, certificates, dictionaries, rules, routes and models
+#: are read at start-up (and on change) by every framework that has them (Django's and
+#: Jinja's cached template loaders, Spring's property sources, OpenSSL's SSL_CTX made once
+#: per process, Hugging Face's from_pretrained at start-up); under steady load such a
+#: function holding a share of the CPU reloads per request. The whole subtree is the
+#: loading's cost: the reads, parsing, compiling and garbage of what it loads.
+_LOAD_VERBS = frozenset({"load", "loader", "loading", "reload", "reloader", "read",
+                         "reader", "parse", "parser", "init", "initialize", "initialise"})
+_LOAD_NOUNS = frozenset({
+    "config", "configs", "conf", "configuration", "configurations", "settings", "setting",
+    "template", "templates", "schema", "schemas", "cert", "certs", "certificate",
+    "certificates", "truststore", "keystore", "dictionary", "dictionaries", "rules",
+    "ruleset", "policy", "policies", "routes", "manifest", "properties", "model",
+    "models", "vocab", "vocabulary", "grammar", "catalog", "translations"})
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+#: a source location inside a JIT-compiled function's name (V8's "JS:*f /app/x.js:3:9",
+#: "node:fs:441:22"): not part of the function's own name
+_SOURCE_TOKEN = re.compile(r"^/|:\d+(:\d+)?$")
+_LOADING_BY_NAME = Subsystem(
+    "loading", "loading configuration, templates or certificates (functions named for it)",
+    r"(?!)",
+    "Configuration, templates, schemas, certificates and models are read, parsed and "
+    "compiled once and kept: a service under steady load that spends a share of its CPU "
+    "in a function that loads them does it again per request or per call.",
+    "Load it once at start-up and keep the result (a module-level object, a cache), and "
+    "reload it only when it changes (a file watcher, a signal, a timer), outside the "
+    "request path.", steady=0.05)
+
+
+@lru_cache(maxsize=65536)
+def loads_by_name(name: str) -> bool:
+    """Whether a function's own name (not its arguments, template parameters or source
+    location) says it loads something programs load once: a verb and a noun of the
+    tables above among the words of its last two name parts (class and method)."""
+    head = re.sub(r"<[^<>]*>|\([^()]*\)", "", name.split("(", 1)[0])
+    tokens = [t for t in head.split() if not _SOURCE_TOKEN.search(t)]
+    if not tokens:
+        return False
+    last = tokens[-1].lstrip("*~").replace("::", ".").rsplit("/", 1)[-1]
+    words = {w.lower() for part in last.split(".")[-2:] for w in _WORD.findall(part)}
+    return bool(words & _LOAD_VERBS) and bool(words & _LOAD_NOUNS)
+
 
 @lru_cache(maxsize=None)
 def _named_for(dso: str) -> Runtime:
@@ -857,6 +903,8 @@ def subsystem_of(name: str, dso: str, jit: bool = False, resolved: bool = True
     rt, sub = _from_tables(name, dso, jit, resolved)
     if sub is None and resolved and _COMPILE_WORD.search(name):
         return rt or _named_for(dso), _COMPILING_BY_NAME
+    if sub is None and resolved and not dso.startswith("[kernel") and loads_by_name(name):
+        return rt or _named_for(dso), _LOADING_BY_NAME
     return rt, sub
 
 

@@ -166,7 +166,7 @@ static const int col_size[N_COLS] = {4, 8, 8, 4, 4, 4, 8, 4, 4};
 
 typedef struct {
     int32_t mid;
-    int kernel, unknown;
+    int kernel, unknown, jit;
     PyObject *basename;  /* str */
 } MapInfo;
 
@@ -468,7 +468,7 @@ static int32_t named(Names *N, PyObject *fn, const char *s, Py_ssize_t n) {
 }
 
 /* the mapping of a DSO path: perf_script._mapping_info(path) -> (id, kernel, unknown,
- * basename) on first sight */
+ * jit, basename) on first sight */
 static MapInfo *mapping_of(Reader *R, const char *s, Py_ssize_t n) {
     uint64_t h = hash_bytes(s, n);
     int32_t v = tab_get(&R->dsos, s, n, h);
@@ -480,7 +480,7 @@ static MapInfo *mapping_of(Reader *R, const char *s, Py_ssize_t n) {
     if (!r) return NULL;
     MapInfo mi;
     PyObject *base;
-    if (!PyArg_ParseTuple(r, "ippU", &mi.mid, &mi.kernel, &mi.unknown, &base)) {
+    if (!PyArg_ParseTuple(r, "ipppU", &mi.mid, &mi.kernel, &mi.unknown, &mi.jit, &base)) {
         Py_DECREF(r);
         return NULL;
     }
@@ -620,9 +620,10 @@ static int32_t new_location(Reader *R, const char *s, uint64_t ipv, PyObject *ip
         PyTuple_SET_ITEM(funcs, 0, fid);
     } else {
         /* `a->b->c`: perf's inline chain, outermost first; kept (and interned) leaf-most
-         * first, as sym.split("->") reversed */
+         * first, as sym.split("->") reversed. A JIT symbol file's name is free text (V8
+         * names a regular expression by its source): one name */
         Py_ssize_t parts = 1;
-        for (Py_ssize_t i = sa; i + 1 < sb; i++)
+        for (Py_ssize_t i = sa; !mi->jit && i + 1 < sb; i++)
             if (s[i] == '-' && s[i + 1] == '>') { parts++; i++; }
         funcs = untracked(PyTuple_New(parts));
         if (!funcs) goto done;
@@ -632,7 +633,7 @@ static int32_t new_location(Reader *R, const char *s, uint64_t ipv, PyObject *ip
         if (!cut) { PyErr_NoMemory(); goto done; }
         Py_ssize_t nc = 0;
         cut[nc++] = sa;
-        for (Py_ssize_t i = sa; i + 1 < sb; i++)
+        for (Py_ssize_t i = sa; !mi->jit && i + 1 < sb; i++)
             if (s[i] == '-' && s[i + 1] == '>') { cut[nc++] = i + 2; i++; }
         for (slot = 0; slot < parts; slot++) {
             Py_ssize_t k = parts - 1 - slot;  /* the last piece first */

@@ -23,7 +23,7 @@ from typing import Iterable
 from ..errors import UnrecognizedFormat
 from ..offcpu.switches import (BLOCKED, EXIT, FORK, IN, OUT, RAN, RUNNABLE, TRACEPOINT,
                                WAKE, state_of_letters)
-from ..profile import (KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
+from ..profile import (JIT, KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
                        Location, Profile, init_fields, unresolved_name)
 from ..textio import Source, open_binary
 from . import _script
@@ -211,8 +211,10 @@ class _FrameTable:
             funcs = (p.function(unresolved_name(p, mapping_id, ip, dso_offset),
                                 mapping_id, resolved=False, system_name=sym),)
         else:
-            # `a->b->c`: perf's inline chain, outermost first; we keep leaf-most first
-            names = sym.split("->")
+            # `a->b->c`: perf's inline chain, outermost first; we keep leaf-most first.
+            # A JIT symbol file's name is free text (V8 names a regular expression by
+            # its source, `RegExp:<!-- (\w+) -->`): one name
+            names = [sym] if mapping.kind == JIT else sym.split("->")
             funcs = tuple(p.function(n, mapping_id) for n in reversed(names))
         return p.add_location(mapping_id, ip, funcs, dso_offset=dso_offset,
                               symbol_offset=offset)
@@ -254,7 +256,7 @@ def _compiled_loop(parser: "_Parser") -> "_script.Reader":
     def mapping_info(path: str):
         mid = p.mapping(path)
         m = p.mappings[mid]
-        return mid, m.kind == KERNEL, m.kind == UNKNOWN, m.basename
+        return mid, m.kind == KERNEL, m.kind == UNKNOWN, m.kind == JIT, m.basename
 
     return _script.Reader(
         parser=parser, locations=p.locations, functions=p.functions, stacks=p.stacks,
