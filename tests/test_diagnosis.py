@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from analysis.diagnosis import RULES, diagnose
+from analysis.diagnosis import RULES, diagnose, runtimes
 from analysis.importers import load
 from analysis.symbols import symbolize
 from conftest import FIXTURES, PUBLIC, ROOT, SPINPOOL
@@ -208,3 +208,23 @@ def test_missing_symbols_by_leaf_location_is_the_per_stack_count(name):
     again = rules.missing_symbols(ctx, t)
     want = rules._missing_symbols_by_stack(ctx, t)
     assert (again.samples, again.evidence) == (want.samples, want.evidence)
+
+
+@pytest.mark.parametrize("name,loads", [
+    ("JS:*loadTemplates /srv/app/templates/server.js:36:23", True),
+    ("load_config", True), ("readSettings", True), ("main.loadConfig", True),
+    ("github.com/acme/svc/config.Load", True), ("X509_load_cert_crl_file_ex", True),
+    ("java.util.Map com.acme.ConfigLoader.load(java.lang.String)", True),
+    ("TemplateParser::parseNode(Node*)", True), ("InitCatalogCachePhase2", True),
+    # the verb or the noun alone, a noun in a path or in template arguments, the kernel's
+    ("loadUser", False), ("RequestParser.parseHeaders", False), ("load_balance", False),
+    ("JS:*readFileSync node:fs:441:22", False), ("JS:* /srv/templates/server.js:9:1", False),
+    ("std::vector<Config>::push_back", False), ("ConfigurationManager.get", False),
+])
+def test_a_loading_function_is_known_by_its_own_name(name, loads):
+    """A verb of loading and a noun of what programs load once, both in the function's own
+    name (its class and method), never in its arguments or its source file's path."""
+    assert runtimes.loads_by_name(name) is loads
+    rt, sub = runtimes.subsystem_of(name, "/srv/app/bin/app")
+    assert (sub is not None and sub.kind == "loading") is loads
+    assert runtimes.subsystem_of(name, "[kernel.kallsyms]")[1] is None
