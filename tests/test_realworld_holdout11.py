@@ -49,7 +49,7 @@ EXPECTED = {
         ["calling epoll_wait() in a loop that returns at once", "a timeout of -1"]),
     "cpp-shared-ptr-copies-across-threads": None,
     "go-channel-handoff-per-item": (
-        "runtime-overhead", "medium", "The Go runtime spends 44.2% on goroutine scheduling, "
+        "runtime-overhead", "medium", "The Go runtime spends 43.8% on goroutine scheduling, "
         "channel handoffs and runtime locks",
         ["runtime.chanrecv", "under main.main.func1", "per channel operation"]),
     "java-hashmap-poor-hashcode": (

@@ -52,7 +52,7 @@ EXPECTED = {
     "node-buffer-concat-loop": ("memory-copy", "high", "Memory copying dominates",
                                 ["upload-server.js:22"]),
     "node-intl-tolocalestring-per-call": (
-        "runtime-overhead", "medium", "V8 (Node.js) spends 57.4% on building an Intl "
+        "runtime-overhead", "medium", "V8 (Node.js) spends 57.2% on building an Intl "
         "formatter per call", ["JSDateTimeFormat::New", "new Intl.DateTimeFormat"]),
     "python-strptime-per-line": None,
     "redis-lrange-whole-list": None,

@@ -115,6 +115,18 @@ def _charges(ctx: Context) -> Charges:
     # none (a kernel thread, a libc function whose caller is lost): -1, left to the
     # rules of the kernel, the allocator and copying
     pos = cols.first_where(~through & ~unmapped)
+    # a C-runtime function at the leaf whose callers the stack lost (a libc without frame
+    # pointers: strncpy's caller is gone) is its own cost centre, or nothing would name
+    # it, however much it holds; not the copying and allocating the rules of memory
+    # copies and the allocator name, and not a kernel leaf (the kernel's rules' own)
+    leaf = cols.leaf_positions()
+    leaf_fn = cols.fn[np.maximum(leaf, 0)]
+    is_kernel = np.fromiter((m.kind == KERNEL for m in mappings), dtype=bool,
+                            count=len(mappings))
+    fmap = np.fromiter((f.mapping_id for f in functions), dtype=np.int64, count=nf)
+    own_leaf = (pos < 0) & (leaf >= 0) & ~is_kernel[fmap[leaf_fn]] & ~unmapped[leaf_fn] & \
+        ~np.isin(leaf_fn, [f for f in fids if ctx.cats.get(f, _NONE) & _FOR_CALLER])
+    pos = np.where(own_leaf, leaf, pos)
     centre = np.where(pos >= 0, cols.fn[np.maximum(pos, 0)], -1)
     # a runtime's subsystem: the first frame from the leaf that is application code or
     # in a subsystem decides (an exception's stack filling above the JVM's frame walker
@@ -153,8 +165,8 @@ def _charges(ctx: Context) -> Charges:
     # that is in no subsystem (a Go program's reflect and runtime are its own code, but
     # not who asked for them)
     frame_ix = np.arange(len(cols.fn), dtype=np.int64)
-    above = app[cols.fn] & (sub_of[cols.fn] < 0) & (frame_ix > below[cols.row]) & \
-        (pos[cols.row] >= 0)
+    above = app[cols.fn] & ~root[cols.fn] & (sub_of[cols.fn] < 0) & \
+        (frame_ix > below[cols.row]) & (pos[cols.row] >= 0)
     caller_pos = cols.first_marked(above)
     caller = np.where(caller_pos >= 0, cols.fn[np.maximum(caller_pos, 0)], -1)
     # callers unknown: no application frame above, and the stack's outermost frame is no
@@ -163,7 +175,7 @@ def _charges(ctx: Context) -> Charges:
     outer_root = np.zeros(len(centre), dtype=bool)
     has = cols.start[1:] > cols.start[:-1]
     outer_root[has] = root[cols.fn[last[has]]]
-    cut = (caller < 0) & ~outer_root
+    cut = (caller < 0) & (~outer_root | own_leaf)
     seen = cols.first_where(app | exec_of)
     interpreted = (seen >= 0) & exec_of[cols.fn[np.maximum(seen, 0)]]
     return Charges(cols, centre, pos, subsystem, decider, subsystems, sub_of, caller, cut,
@@ -386,7 +398,10 @@ def _function_finding(ctx: Context, ch: Charges, f: int, rows, samples, total,
         severity = "info"
     elif not fn.resolved:
         severity = "low"
-    elif in_runtime:  # (a library's function doing most of the work may be its job)
+    elif in_runtime and not knowledge.is_c_library(m.path):
+        # (a library's function doing most of the work may be its job; the C library's,
+        # working for a caller the stack lost, as a sort's memcmp, is said where the
+        # time goes: its own subsystems in runtimes.py say when it is a fault)
         severity = "medium" if lo >= t["medium"] else "low"
     else:
         severity = "low"

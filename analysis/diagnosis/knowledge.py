@@ -503,4 +503,8 @@ THREAD_ROOTS = frozenset({
     "clone", "__clone", "clone3", "__clone3", "__GI___clone3", "__GI___clone",
     "start_thread", "__start_thread", "start", "start_c11", "__libc_start_main_stage2",
     "thread_start", "__thread_start", "_dl_start_user",
+    # Go (src/runtime/asm_amd64.s, proc.go): every goroutine returns into goexit, every
+    # thread starts in mstart; perf names assembly functions with their ABI, `.abi0`
+    "runtime.goexit", "runtime.goexit.abi0", "runtime.mstart", "runtime.mstart.abi0",
+    "runtime.mstart0", "runtime.mstart1", "runtime.rt0_go", "runtime.rt0_go.abi0",
 })

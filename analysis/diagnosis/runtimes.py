@@ -24,7 +24,7 @@ from .software import file_path
 #: kinds of subsystem that are not the program's own work
 OVERHEAD = frozenset({"memory", "exceptions", "compilation", "regex", "copying", "locks",
                       "scheduler", "threads", "locale", "resolution", "parsing",
-                      "scanning", "per-call", "collisions", "loading"})
+                      "scanning", "per-call", "collisions", "loading", "timers"})
 
 KIND_TEXT = {
     "execution": "running the program's code",
@@ -43,6 +43,7 @@ KIND_TEXT = {
     "per-call": "per-call overhead",
     "collisions": "searching colliding keys",
     "loading": "loading what programs load once and keep",
+    "timers": "managing timers",
 }
 
 
@@ -238,13 +239,35 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "structures (the marker scans every pointer of the live heap); GOGC or "
                   "GOMEMLIMIT trade memory for fewer collections. `GODEBUG=gctrace=1` "
                   "shows each cycle."),
+        # src/runtime/time.go: each P keeps its timers in a 4-ary heap (addtimer,
+        # doaddtimer, deltimer, dodeltimer0, modtimer, siftupTimer/siftdownTimer) that
+        # checkTimers/runtimer/cleantimers/adjusttimers walk at every schedule; a
+        # stopped timer stays in the heap until it would have fired (before Go 1.23).
+        # src/time/sleep.go: time.After and time.NewTimer make a new timer (and
+        # channel) per call, time.startTimer/stopTimer/resetTimer are the runtime's
+        Subsystem("timers", "creating and expiring timers (time.After, time.NewTimer)",
+                  r"^runtime\.(addtimer|doaddtimer|deltimer|dodeltimer0?|modtimer|"
+                  r"resettimer|cleantimers|adjusttimers|runtimer|runOneTimer|checkTimers|"
+                  r"siftupTimer|siftdownTimer|clearDeletedTimers|moveTimers|"
+                  r"timeSleepUntil|startTimer|stopTimer|resetTimer)$|"
+                  r"^time\.(After|AfterFunc|NewTimer|NewTicker|Tick|startTimer|stopTimer|"
+                  r"resetTimer|sendTime|when)$",
+                  "Every time.After or time.NewTimer call puts a new timer in the "
+                  "runtime's per-P timer heap (and allocates it and its channel); each "
+                  "schedule walks and re-sorts that heap, and before Go 1.23 a timer that "
+                  "is no longer waited for stays in it until it would have fired: a "
+                  "select on time.After(timeout) per message keeps a heap of hundreds of "
+                  "thousands of live timers, and their garbage.",
+                  "Create one timer outside the loop and re-arm it (t.Stop(); t.Reset(d)), "
+                  "use a time.Ticker, or a context with a deadline per unit of work, "
+                  "instead of time.After per iteration."),
         # (channel operations, src/runtime/chan.go and select.go: a send or receive that
         # finds no partner parks its goroutine and wakes the other's)
         Subsystem("scheduler", "goroutine scheduling, channel handoffs and runtime locks",
                   r"^runtime\.(schedule|findRunnable|findrunnable|stealWork|runqsteal|"
                   r"runqgrab|park_m|goschedImpl|mcall|gopark|goready|ready|wakep|startm|"
                   r"stopm|notesleep|notewakeup|futexsleep|futexwakeup|futex|lock2|unlock2|"
-                  r"lockWithRank|usleep|osyield|checkTimers|runtimer|resetspinning|"
+                  r"lockWithRank|usleep|osyield|resetspinning|"
                   r"execute|entersyscall\w*|exitsyscall\w*|casgstatus|"
                   r"chansend1?|chanrecv[12]?|send|recv|selectgo|sellock|selunlock|"
                   r"acquireSudog|releaseSudog|goparkunlock|closechan|runqput|runqget|"
@@ -349,7 +372,7 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "next to another `\\s`-matching part, anchor both ends, or trim with "
                   "String.prototype.trim), bound the input's length, or use a linear-time "
                   "engine (re2)."),
-        Subsystem("memory", "garbage collection",
+        Subsystem("memory", "garbage collection and allocation",
                   r"^v8::internal::(Heap|Scavenger\w*|ScavengerCollector|MarkCompactCollector|"
                   r"MinorMarkCompactCollector|MinorMarkSweepCollector|ConcurrentMarking|"
                   r"IncrementalMarking|Sweeper|MarkingVisitor\w*|MainMarkingVisitor\w*|"
@@ -529,6 +552,32 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "Compile each pattern once with qr// (my @rules = map { qr/$_/ } "
                   "@patterns) and match against the compiled object ($line =~ $re); a "
                   "pattern that never changes can take /o.", steady=0.05),
+        # perly.c Perl_yyparse, toke.c Perl_yylex and its S_scan_*/S_intuit_*, op.c
+        # (Perl_new*OP, the Perl_ck_* checkers, Perl_op_free, Perl_finalize_optree,
+        # Perl_Slab_Alloc/Free of the op slabs), peep.c Perl_rpeep, pad.c Perl_pad_*,
+        # pp_ctl.c Perl_pp_entereval/S_doeval_compile and Perl_pp_leaveeval: what
+        # `eval STRING` runs on every call (perlfunc eval: "parsed and executed as if it
+        # were a little Perl program" each time)
+        Subsystem("compilation", "compiling Perl code at run time (eval STRING)",
+                  r"^Perl_(yyparse|yylex|yyerror\w*|lex_\w+|rpeep|peep|new[A-Z]*OP\w*|"
+                  r"newSV(OP|REF)|newPADxVOP|newATTRSUB_x|newSTUB|newMYSUB|ck_\w+|"
+                  r"op_free|op_clear|op_null|op_contextualize|op_lvalue_flags|op_scope|"
+                  r"op_append_\w+|op_prepend_elem|op_convert_list|op_linklist|"
+                  r"finalize_optree|Slab_Alloc|Slab_Free|opslab_\w+|pad_\w+|"
+                  r"block_start|block_end|pp_entereval|pp_leaveeval|cv_undef_flags|"
+                  r"scalarvoid|scalar|list|ref|doref|localize|fold_constants|"
+                  r"op_relocate_sv|intro_my|package|utilize|start_subparse|"
+                  r"allocmy|scan_\w+)$|^S_(scan_\w+|intuit_\w+|force_\w+|skipspace\w*|"
+                  r"doeval_compile|finalize_op|process_special_blocks|"
+                  r"new_logop|newONCEOP|op_integerize|op_std_init|opslab_\w+)$",
+                  "eval with a string parses, compiles and optimizes its code as a new "
+                  "program every time it runs: the tokenizer, the parser, building and "
+                  "peephole-optimizing the op tree and freeing it again, hundreds of "
+                  "times the cost of running a small expression.",
+                  "Compile the code once and keep it: my $rule = eval \"sub { $code }\" "
+                  "at start-up (check $@), then $rule->($record) per record; or write "
+                  "the rules as closures or a dispatch table instead of strings.",
+                  steady=0.05),
         # sv.c Perl_sv_setsv_flags / Perl_newSVsv_flags copy a scalar; pp_hot.c
         # Perl_pp_aassign is list assignment (my @x = @_ copies every element); av.c
         # Perl_av_make; calling a sub with an array flattens it onto the stack and @_
@@ -650,6 +699,18 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "Measure once and keep the length (hoist strlen out of the loop "
                   "condition, carry an end pointer), append at a known end (memcpy, not "
                   "strcat), and scan a string once instead of once per character."),
+        # string/strncpy.c, sysdeps/x86_64/multiarch/strncpy-evex.S (man 3 strncpy: "If
+        # the length of src is less than n, strncpy() writes additional null bytes to
+        # dest to ensure that a total of n bytes are written")
+        Subsystem("copying", "strncpy filling its destination with zeros",
+                  r"^(__)?(strncpy|stpncpy|wcsncpy|wcpncpy)(_\w+)?$",
+                  "strncpy writes exactly n bytes: after the string it fills the rest of "
+                  "the destination with zeros. Copying a short string into a large "
+                  "buffer (strncpy(field, s, sizeof field) into a 16 KB field) writes "
+                  "the whole buffer, per call, whatever the string's length.",
+                  "Copy the string's length, not the buffer's: memcpy(dst, src, len) "
+                  "with len = strnlen(src, cap - 1) and a terminating zero, or snprintf "
+                  "(or strlcpy) into the buffer; size buffers to what they hold."),
         Subsystem("resolution", "name resolution (getaddrinfo, NSS)",
                   r"^(getaddrinfo|gaih_inet\w*|__nss_\w+|_nss_(files|dns)_\w+|"
                   r"__res_\w+|__libc_res_\w+|gethostbyname\w*|__gethostbyname\w*|"
