@@ -43,7 +43,10 @@ from .stack_columns import StackColumns
 #: overhead; a runtime's undescribed function is at most medium; the program's own code
 #: and a library nothing describes are named, never above low: whether a library doing
 #: most of a program's work is its job or a fault, only knowledge of it can say)
-THRESHOLDS = {"name": 0.15, "medium": 0.35, "high": 0.50}
+THRESHOLDS = {"name": 0.15, "medium": 0.35, "high": 0.50,
+              # a runtime's own locks (a JVM's monitors: the program's synchronized
+              # blocks) are contention, judged as lock-contention judges a futex's
+              "lock_medium": 0.10, "lock_high": 0.30}
 
 _SHARED_OBJECT = re.compile(r"\.so(\.|$)")
 #: categories of functions that work for their caller (knowledge.py)
@@ -243,7 +246,8 @@ def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
         floor = min(t["name"], sub.steady) if sub.steady else t["name"]
         if lo < floor:
             continue
-        severity = severity_of(lo, t)
+        severity = severity_of(lo, t) if sub.kind != "locks" else severity_of(
+            lo, {"medium": t["lock_medium"], "high": t["lock_high"]})
         if sub.steady and lo >= sub.steady and severity == "low":
             severity = "medium"
         # matching regular expressions is often the work itself (validating, parsing

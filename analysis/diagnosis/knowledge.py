@@ -61,6 +61,30 @@ SETUP = [  # starting or ending a session with a peer: connecting, the TLS or pr
     r"(?i:authenticat)", r"(?i:(prepare|close|open|setup|set_up|init|create|new|free|"
     r"destroy|end|teardown|tear_down)_?connection)", r"^(SSL|ssl3|tls1?3?)_(accept|connect)",
 ]
+#: the C library's internal locks: glibc's __libc_lock_lock is lll_lock on a private
+#: futex, whose slow path perf shows as __lll_lock_wait_private / __lll_lock_wake_private
+#: (sysdeps/nptl/libc-lock.h, lowlevellock.h), never the pthread_mutex_* of a program's
+#: own locks
+LIBC_PRIVATE_LOCK = re.compile(r"^(__GI_)?_*lll_lock_(wait|wake)_private$")
+#: what takes such a lock per call, with the shared state it guards (glibc 2.36):
+#: stdlib/random.c (random, srandom, initstate, setstate; rand calls random) one lock for
+#: the one generator; time/tzset.c tzset_lock (localtime, mktime, tzset, strftime's
+#: zone); libio (every stdio call on a FILE takes the stream's lock: _IO_flockfile);
+#: misc/syslog.c; setenv.c envlock (setenv, putenv, unsetenv)
+LIBC_LOCKED = [
+    (r"^(__)?(random|srandom|initstate|setstate|rand|srand)$",  # (not random_r)
+     "random()'s one generator state (use random_r/erand48 with a state per thread, "
+     "or a generator of the program's own per thread)"),
+    (r"^(__)?(localtime|mktime|tzset|__tz_convert|tzset_internal|__tz_compute|"
+     r"__tzfile_compute|timelocal)(_\w+)?$",
+     "the time-zone state (call tzset() once and use localtime_r, set TZ)"),
+    (r"^(_IO_\w+|__?(v?f?printf|fputs|fwrite|fputc|putc|puts|fgets|fgetc|getc|fread|"
+     r"fflush|ungetc|fscanf|vfprintf_internal|vfscanf_internal)(_unlocked)?)$",
+     "a stdio stream shared by the threads (one FILE per thread, or the _unlocked "
+     "calls under flockfile around a whole record)"),
+    (r"^(__)?(setenv|putenv|unsetenv|getenv)$", "the environment"),
+    (r"^(__)?(v?syslog|__vsyslog_internal)(_\w+)?$", "syslog's connection"),
+]
 UNOPTIMIZED = [  # helpers an optimizing compiler always inlines (declared inline and a
     # few instructions long: libstdc++'s bits/stl_iterator.h __normal_iterator operators,
     # stl_tree.h _Rb_tree_node::_M_valptr and its iterators, ext/aligned_buffer.h,

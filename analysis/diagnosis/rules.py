@@ -2,6 +2,7 @@
 function returning a Finding or None. RULES is the one explicit list the engine runs."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from itertools import compress
 
@@ -232,21 +233,47 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
     prims = ctx.top_functions(slow, lambda f: "lock_slow" in ctx.cats[f])
     takers = ctx.app_functions(slow) or ctx.app_functions(ctx.same_threads(slow))
     who = ", ".join(f["name"] for f in takers[:2]) or "code whose frames are not in the stacks"
+    inside, guarded = _libc_lock_users(ctx, slow, prims)
+    fix = ("Hold the lock for less (move work out of the critical section), split it "
+           "(per-shard or per-thread state), or replace it (atomics, lock-free queues, "
+           "batching); check that threads are not contending only because they spin.")
+    if inside:
+        fix = f"Give each thread its own: {guarded}. " + fix
     return Finding(
         "lock-contention", "Lock contention: threads wait for and wake each other",
         severity_of(share, t), "high", share, samples,
         f"{pct(share)} of samples are in lock slow paths ({prims[0]['name']} ...), "
-        f"taken by {who}.",
+        f"taken by {who}." + (
+            f" The lock is the C library's own (a private lock): of what these threads "
+            f"run, {', '.join(f['name'] for f in inside[:2])} take one per call, "
+            f"guarding {guarded.split(' (')[0]}." if inside else ""),
         "When a lock is contended, threads go to the kernel (futex wait/wake) to sleep and "
         "to be woken: each handoff costs system calls and context switches, and the work "
         "behind the lock runs one thread at a time.",
-        "Hold the lock for less (move work out of the critical section), split it "
-        "(per-shard or per-thread state), or replace it (atomics, lock-free queues, "
-        "batching); check that threads are not contending only because they spin.",
+        fix,
         cpus=ctx.cpus(samples),
-        evidence={"functions": prims[:5], "takers": takers,
+        evidence={"functions": prims[:5], "takers": takers, "libc_lock_users": inside,
                   "stacks": ctx.heaviest_stacks(slow)},
         focus=focus_of(ctx.on_stacks(takers, slow) or prims))
+
+
+def _libc_lock_users(ctx: Context, slow: dict[int, int], prims: list[dict]
+                     ) -> tuple[list[dict], str]:
+    """When the contended lock is the C library's own (its private futex lock) and the
+    stacks lost who took it (a libc without frame pointers): the functions of these
+    threads that take such a lock per call (knowledge.LIBC_LOCKED), most sampled first,
+    and what the first one's lock guards."""
+    if not any(knowledge.LIBC_PRIVATE_LOCK.match(f["name"]) for f in prims):
+        return [], ""
+    rx = [(re.compile(p), what) for p, what in knowledge.LIBC_LOCKED]
+
+    def guarded(f: int) -> str | None:
+        if not knowledge.is_c_library(ctx.dso(f)):
+            return None
+        name = ctx.name(f)
+        return next((what for r, what in rx if r.match(name)), None)
+    users = ctx.top_functions(ctx.same_threads(slow), lambda f: guarded(f) is not None, 3)
+    return (users, guarded(users[0]["id"])) if users else ([], "")
 
 
 # ---- kernel, I/O, memory ------------------------------------------------------------
