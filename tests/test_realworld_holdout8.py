@@ -41,7 +41,7 @@ EXPECTED = {
                          ["openat 16.9%", "close 4.6%", "entered under main"]),
     "cpp-exceptions-control-flow": (
         "runtime-overhead", "high", "The C++ exception runtime (libstdc++, libgcc_s) spends "
-        "69.5% on throwing and catching C++ exceptions",
+        "69.7% on throwing and catching C++ exceptions",
         ["_Unwind_Find_FDE", "std::from_chars"]),
     "go-reflect-deepequal-hot-path": (
         "runtime-overhead", "medium", "The Go runtime spends 43.2% on reflection",

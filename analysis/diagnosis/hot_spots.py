@@ -51,6 +51,8 @@ THRESHOLDS = {"name": 0.15, "medium": 0.35, "high": 0.50,
 _SHARED_OBJECT = re.compile(r"\.so(\.|$)")
 #: categories of functions that work for their caller (knowledge.py)
 _FOR_CALLER = frozenset({"copy", "allocator"})
+#: categories that say what work a function does, not which rule names it
+_WORK_ITSELF = frozenset({"compare", "linear_search", "unoptimized"})
 _NONE: frozenset = frozenset()
 
 
@@ -120,15 +122,15 @@ def _charges(ctx: Context) -> Charges:
     pos = cols.first_where(~through & ~unmapped)
     # a C-runtime function at the leaf whose callers the stack lost (a libc without frame
     # pointers: strncpy's caller is gone) is its own cost centre, or nothing would name
-    # it, however much it holds; not the copying and allocating the rules of memory
-    # copies and the allocator name, and not a kernel leaf (the kernel's rules' own)
+    # it, however much it holds; not what a rule of its category names (locks, copies,
+    # the allocator, I/O: knowledge.CATEGORIES), and not a kernel leaf (the kernel's)
     leaf = cols.leaf_positions()
     leaf_fn = cols.fn[np.maximum(leaf, 0)]
     is_kernel = np.fromiter((m.kind == KERNEL for m in mappings), dtype=bool,
                             count=len(mappings))
     fmap = np.fromiter((f.mapping_id for f in functions), dtype=np.int64, count=nf)
     own_leaf = (pos < 0) & (leaf >= 0) & ~is_kernel[fmap[leaf_fn]] & ~unmapped[leaf_fn] & \
-        ~np.isin(leaf_fn, [f for f in fids if ctx.cats.get(f, _NONE) & _FOR_CALLER])
+        ~np.isin(leaf_fn, [f for f in fids if ctx.cats.get(f, _NONE) - _WORK_ITSELF])
     pos = np.where(own_leaf, leaf, pos)
     centre = np.where(pos >= 0, cols.fn[np.maximum(pos, 0)], -1)
     # a runtime's subsystem: the first frame from the leaf that is application code or
@@ -274,7 +276,7 @@ def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
             if centres else ""
         # (a function named for loading is the program's, whatever file holds it)
         title = (f"Loading done again under load: {funcs[0]['name']} takes {pct(share)}"
-                 if sub.kind == "loading" and funcs else
+                 if sub is runtimes.LOADING_BY_NAME and funcs else
                  f"{_cap(rt.name)} spends {pct(share)} on {sub.name}")
         out.append(Finding(
             "runtime-overhead", title,
@@ -327,7 +329,7 @@ def hot_spots(ctx: Context, t: dict) -> list[Finding]:
                 funcs[0]["id"]].resolved:
             continue  # one of its functions is the hot spot: named below
         named_maps.add(int(mid))
-        out.append(_library_finding(ctx, ch, m, rows, samples, total, funcs))
+        out.append(_library_finding(ctx, ch, m, rows, samples, total, funcs, t))
     # single functions
     for f in np.argsort(-by_fn, kind="stable")[:5]:
         samples = float(by_fn[f])
@@ -353,7 +355,8 @@ def _is_library(m) -> bool:
         not knowledge.is_c_library(m.path)
 
 
-def _library_finding(ctx: Context, ch: Charges, m, rows, samples, total, funcs) -> Finding:
+def _library_finding(ctx: Context, ch: Charges, m, rows, samples, total, funcs,
+                     t: dict) -> Finding:
     lo, hi = wilson(samples, total)
     share = samples / total
     cpus = ctx.cpus(int(samples))
@@ -363,8 +366,20 @@ def _library_finding(ctx: Context, ch: Charges, m, rows, samples, total, funcs) 
     unnamed = sum(f["samples"] for f in funcs if not ctx.profile.functions[f["id"]].resolved)
     names = ", ".join(f["name"] for f in funcs[:3])
     # a runtime's own file (libpython, libruby) running the program is the work; a
-    # library nothing describes dominating another program is the place to look
-    severity = "info" if rt is not None else "low"
+    # library nothing describes dominating another program is the place to look; the
+    # file of a runtime whose program runs elsewhere (libjvm: the program is JIT code) is
+    # the runtime's services working for the program, judged as its undescribed functions
+    services = rt is not None and not rt.runs_program
+    severity = ("medium" if lo >= t["medium"] else "low") if services else \
+        "info" if rt is not None else "low"
+    why = ("One library doing most of a program's work sets the program's speed: the work "
+           "it does per request, and how often the program asks for it, is where the time "
+           "can be won.")
+    if services:
+        why = (f"The program runs as code {rt.name} generates (interpreted or "
+               f"JIT-compiled), not in {ident}: time in this file is {rt.name}'s services "
+               f"working for the program (its string table, class data, barriers, "
+               f"runtime calls), as much as the program makes it do.")
     return Finding(
         "hot-spot", f"{pct(share)} of the CPU in {ident}" + (f" ({rt.name})" if rt else ""),
         severity, "medium", share, int(samples),
@@ -372,9 +387,7 @@ def _library_finding(ctx: Context, ch: Charges, m, rows, samples, total, funcs) 
         f"{pct(hi)}) run in {m.path}, spread over its functions ({names}"
         + (f"; {pct(unnamed / total)} in code without symbols" if unnamed else "") +
         f"){under}.",
-        "One library doing most of a program's work sets the program's speed: the work "
-        "it does per request, and how often the program asks for it, is where the time "
-        "can be won.",
+        why,
         f"Look at why the program calls {ident} this much: the callers above are the "
         f"place to start (fewer calls, smaller inputs, or a cheaper way to get the same "
         f"result)." + ("" if not unnamed else " Upload its debug file to see which of "

@@ -71,7 +71,50 @@ class Runtime:
     subsystems: tuple[Subsystem, ...]
     #: the subsystem of any code of its file, named or not, that no other one claims
     whole_file: Subsystem | None = None
+    #: whether its file runs the program (CPython's interpreter loop is in libpython);
+    #: False for a runtime whose program runs as code it generates (HotSpot's template
+    #: interpreter and JIT code, CoreCLR's JIT code, both in perf maps): its file's own
+    #: code is then the runtime's services (class data, string table, barriers), never
+    #: the program's work
+    runs_program: bool = True
 
+
+#: glibc's dynamic loader (elf/dl-open.c dl_open_worker, dl-load.c _dl_map_object and
+#: _dl_map_segments, dl-close.c _dl_close_worker and _dl_unmap, dl-lookup.c
+#: _dl_lookup_symbol_x / do_lookup_x, dl-reloc.c _dl_relocate_object, dl-cache.c; since
+#: glibc 2.34 dlopen and dlclose are libc.so's, reaching ld.so through _dl_catch_exception)
+_DL_LOADING = Subsystem(
+    "loading", "loading and unloading shared libraries (dlopen, dlclose)",
+    r"^(_dl_(?!runtime_resolve|fixup|tlsdesc|update_slotinfo|find_object)\w+|"
+    r"dl_open_worker\w*|"
+    r"_?_?dl(open|close|sym|vsym|mopen)(_\w+)?|___dl(open|close|sym)|_dlerror_run|"
+    r"do_lookup_x|check_match|open_verify|open_path|fillin_rpath)$|"
+    r"^(dlopen|dlclose|dlsym)@",
+    "dlopen opens the library file, maps its segments (mmap, mprotect), relocates it "
+    "and resolves its symbols; dlclose unmaps it again (munmap): tens of system calls "
+    "and page faults per call, thousands of times the call it was loaded for. A "
+    "library loaded per request, per record or per plugin call pays it every time.",
+    "Load the library once (at start-up or on first use), keep the handle and the "
+    "function pointers dlsym returned, and dlclose it only at shutdown or when it is "
+    "really replaced.", steady=0.05)
+
+#: libstdc++'s and libgcc_s's exception machinery (by name too: ld.so's _dl_find_object,
+#: which libgcc's unwinder asks for the object of each frame's address, per throw)
+_CXX_EXCEPTIONS = Subsystem(
+    "exceptions", "throwing and catching C++ exceptions",
+    r"^(__cxa_\w+|_Unwind_\w+|__gxx_personality_v\d|_dl_find_object|"
+    r"uw_\w+|execute_cfa_program\w*|std::__throw_\w+)$",
+    "A C++ throw allocates the exception, then the unwinder walks the stack "
+    "twice, finding and decoding each frame's unwind table entry (a lookup "
+    "among the loaded objects and a binary search of its FDE table) and "
+    "running personality routines: microseconds per throw, thousands of "
+    "times an ordinary return. Exceptions used for expected outcomes "
+    "(std::stoi on input that is often not a number) make that the common "
+    "path.",
+    "Do not throw on the expected path: parse with std::from_chars or "
+    "strtol and check the result, validate before converting, return "
+    "std::optional or an error code from functions that fail often.",
+    steady=0.10)
 
 _GC_WHY = ("A garbage collector's work grows with the allocation rate and with the live "
            "heap it must trace: each collection is paid by the requests that allocate, "
@@ -216,13 +259,14 @@ RUNTIMES: tuple[Runtime, ...] = (
         Subsystem("execution", "the bytecode interpreter",
                   r"^Interpreter$|^InterpreterRuntime::|^TemplateInterpreter|"
                   r"^BytecodeInterpreter"),
-    )),
+    ), runs_program=False),
     # Go (src/runtime): mgc*.go (gcBgMarkWorker, gcDrain, scanobject, markroot,
     # gcAssistAlloc), malloc.go (mallocgc, newobject, makeslice in slice.go), mheap.go,
     # mcache.go, mcentral.go, mbitmap.go, mwbbuf.go, memclr_*.s; proc.go (schedule,
     # findRunnable, park_m, ...), lock_futex.go, netpoll*.go; panic.go
     Runtime("the Go runtime", "",
-            r"^runtime\.[\w(]|^regexp(/syntax)?\.[\w(]|^reflect\.[\w(]|^encoding/json\.[\w(]", (
+            r"^runtime\.[\w(]|^regexp(/syntax)?\.[\w(]|^reflect\.[\w(]|^encoding/json\.[\w(]|"
+            r"^fmt\.[\w(]", (
         Subsystem("memory", "garbage collection and allocation",
                   r"^runtime\.(\(\*(mheap|mcache|mcentral|mspan|gcWork|gcControllerState|"
                   r"pageAlloc|sweepLocked|wbBuf|gcBits|gcCPULimiterState|spanSet)\)\.|"
@@ -306,6 +350,21 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "cached bytes (with an ETag); send less per request (paging, fields "
                   "asked for); a code-generated encoder avoids reflection where the "
                   "encoding itself is the work."),
+        # src/fmt/print.go and format.go: Sprintf and friends take their arguments as
+        # interfaces (each boxed: runtime.convT*), get a printer from a sync.Pool
+        # (newPrinter, (*pp).free), parse the format verb by verb (doPrintf) and switch
+        # on each argument's type (printArg, by reflection for other types)
+        Subsystem("parsing", "formatting with fmt (Sprintf: the format parsed, each "
+                  "argument boxed, per call)",
+                  r"^fmt\.[\w(]",
+                  "fmt.Sprintf parses its format string on every call, boxes every "
+                  "argument into an interface (an allocation for most values) and "
+                  "formats by type switch or reflection: fine for a log line, costly "
+                  "for a string built per item only to be used as a map key or to be "
+                  "parsed again.",
+                  "Build the string with strconv.Append* into a reused []byte or a "
+                  "strings.Builder, or better use a comparable struct as the map key "
+                  "instead of a formatted string."),
         # src/reflect (deepequal.go deepValueEqual with its visited map, value.go
         # Value.Field/Index/MapIndex/Interface, unsafe_New and packEface allocating for
         # values that escape): every step checks kinds and flags at run time
@@ -360,6 +419,22 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "Build each regular expression once, at module level (a literal, or a "
                   "new RegExp made at start-up and kept), and reuse it; match with "
                   "regex.test(s) or s.match(regex).", steady=0.05),
+        # src/ic/accessor-assembler.cc CloneObjectIC (object spread {...o}),
+        # runtime/runtime-object.cc Runtime_CloneObjectIC_Miss,
+        # builtins-object-gen.cc CreateDataProperty / CopyDataProperties / ObjectAssign,
+        # builtins-iterator-gen.cc IterableToList* (array spread [...a]), builtins-array
+        # CloneFastJSArray and ArrayPrototypeConcat: each copies every property or element
+        Subsystem("copying", "copying objects and arrays (spread, Object.assign, concat)",
+                  r"^Builtins?_(CloneObjectIC\w*|CreateDataProperty|CopyDataProperties\w*|"
+                  r"ObjectAssign|IterableToList\w*|CloneFastJSArray\w*|"
+                  r"ArrayPrototypeConcat)\b|^v8::internal::Runtime_CloneObjectIC\w*",
+                  "Spread and Object.assign copy every property or element into a new "
+                  "object or array. Building an accumulator with {...acc, [k]: v} or "
+                  "[...acc, x] inside reduce or a loop copies the whole accumulator per "
+                  "item: the work grows with the square of the item count, and each old "
+                  "copy is garbage.",
+                  "Mutate one accumulator (acc[k] = v, acc.push(x), a Map) and copy once "
+                  "at the end if an immutable result is needed."),
         Subsystem("regex", "regular expressions (irregexp)",
                   r"^RegExp:|^v8::internal::(RegExp\w*|Irregexp\w*|NativeRegExpMacroAssembler"
                   r"\w*|RegExpMacroAssembler\w*|RegExpBytecode\w*|RegExpStack\w*)|"
@@ -655,15 +730,26 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "Throwing unwinds the stack twice (first to find the handler, then to "
                   "run the finally blocks): far costlier than a return.",
                   "Do not throw on the expected path (TryParse instead of Parse).", steady=0.10),
-    )),
+    ), runs_program=False),
     # the GNU C library (glibc 2.36): string/strcoll_l.c (__strcoll_l, get_next_seq,
     # do_compare, findidx in locale/weight.h), string/strxfrm_l.c, wcsmbs/wcscoll.c;
     # posix/regexec.c and regcomp.c (POSIX regex: re_search_internal, build_trtable);
     # sysdeps/posix/getaddrinfo.c (gaih_inet), nss/ (the name-service switch, files and
     # dns back ends); time/tzset.c and tzfile.c. Its string, memory and system-call
     # functions work for their callers (hot_spots.py) and are not described here.
+    # glibc's dynamic loader, ld.so: at steady state it only loads and unloads (its own
+    # copies of mmap, munmap, open and read serve that), besides thread-local storage
+    # lookups (elf/dl-tls.c __tls_get_addr) and lazy binding (_dl_runtime_resolve)
+    Runtime("the dynamic loader (ld.so)", r"/ld-linux[-\w.]*\.so(\.\d+)?$|/ld\.so(\.\d+)?$",
+            r"^_dl_map_object", (
+        Subsystem("execution", "thread-local storage and lazy binding",
+                  r"^(__tls_get_addr\w*|_dl_update_slotinfo|update_get_addr|"
+                  r"_dl_tlsdesc\w*|_dl_runtime_resolve\w*|_dl_fixup)$"),
+        _DL_LOADING,
+    ), whole_file=_DL_LOADING),
     Runtime("the C library (glibc)", r"/libc\.so(\.\d+)?$|/libc-2\.\d+\.so$",
             r"^__(strcoll|strxfrm|wcscoll)_l$", (
+        _DL_LOADING,
         Subsystem("locale", "locale-aware string collation (strcoll)",
                   r"^(__)?(strcoll|wcscoll|strxfrm|wcsxfrm)(_l)?$|^get_next_seq$|"
                   r"^do_compare$|^findidx$",
@@ -771,21 +857,7 @@ RUNTIMES: tuple[Runtime, ...] = (
             (Subsystem("execution", "integer helpers",
                        r"^__(u?(div|mod)[st]i3|u?divmod[st]i4|mul[st]i3|popcount\w+|"
                        r"clz\w+|ctz\w+|ffs\w+)$"),),
-            whole_file=Subsystem(
-                "exceptions", "throwing and catching C++ exceptions",
-                r"^(__cxa_\w+|_Unwind_\w+|__gxx_personality_v\d|_dl_find_object|"
-                r"uw_\w+|execute_cfa_program\w*|std::__throw_\w+)$",
-                "A C++ throw allocates the exception, then the unwinder walks the stack "
-                "twice, finding and decoding each frame's unwind table entry (a lookup "
-                "among the loaded objects and a binary search of its FDE table) and "
-                "running personality routines: microseconds per throw, thousands of "
-                "times an ordinary return. Exceptions used for expected outcomes "
-                "(std::stoi on input that is often not a number) make that the common "
-                "path.",
-                "Do not throw on the expected path: parse with std::from_chars or "
-                "strtol and check the result, validate before converting, return "
-                "std::optional or an error code from functions that fail often.",
-                steady=0.10)),
+            whole_file=_CXX_EXCEPTIONS),
     # SQLite (src/prepare.c sqlite3_prepare_v2 -> sqlite3LockAndPrepare -> sqlite3Prepare
     # -> tokenize.c sqlite3RunParser, parse.y's sqlite3Parser/yy_reduce, resolve.c,
     # select.c, where*.c (the planner), expr.c and vdbeaux.c's sqlite3VdbeAddOp*: all of
@@ -925,7 +997,7 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 #: a source location inside a JIT-compiled function's name (V8's "JS:*f /app/x.js:3:9",
 #: "node:fs:441:22"): not part of the function's own name
 _SOURCE_TOKEN = re.compile(r"^/|:\d+(:\d+)?$")
-_LOADING_BY_NAME = Subsystem(
+LOADING_BY_NAME = Subsystem(
     "loading", "loading configuration, templates or certificates (functions named for it)",
     r"(?!)",
     "Configuration, templates, schemas, certificates and models are read, parsed and "
@@ -965,7 +1037,7 @@ def subsystem_of(name: str, dso: str, jit: bool = False, resolved: bool = True
     if sub is None and resolved and _COMPILE_WORD.search(name):
         return rt or _named_for(dso), _COMPILING_BY_NAME
     if sub is None and resolved and not dso.startswith("[kernel") and loads_by_name(name):
-        return rt or _named_for(dso), _LOADING_BY_NAME
+        return rt or _named_for(dso), LOADING_BY_NAME
     return rt, sub
 
 
@@ -981,6 +1053,12 @@ def _from_tables(name: str, dso: str, jit: bool, resolved: bool
         rt = _by_name(name)
     if rt is not None:
         sub = _subsystem(rt.name, name) if resolved else None
+        if sub is None and resolved and not jit:
+            # a function of one runtime's file that another's names say is its own
+            # (ld.so's _dl_find_object, asked by libgcc's unwinder per throw)
+            other = _by_name(name)
+            if other is not None and other is not rt:
+                return other, _subsystem(other.name, name) or other.whole_file
         return rt, sub or rt.whole_file
     if jit and resolved:
         for other in RUNTIMES:
