@@ -117,8 +117,8 @@ def _charges(ctx: Context) -> Charges:
         sub_of[f] = sub_ix[key]
     # the cost centre: the first frame that is not the kernel or the C runtime, and is in
     # a file (an address no file maps is what a frame-pointer register held: no frame);
-    # none (a kernel thread, a libc function whose caller is lost): -1, left to the
-    # rules of the kernel, the allocator and copying
+    # none (a kernel thread, a system call whose caller is lost): -1, left to the rules
+    # of the kernel, the allocator and copying
     pos = cols.first_where(~through & ~unmapped)
     # a C-runtime function at the leaf whose callers the stack lost (a libc without frame
     # pointers: strncpy's caller is gone) is its own cost centre, or nothing would name
