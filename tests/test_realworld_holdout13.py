@@ -124,3 +124,15 @@ def test_gos_fmt_is_told_apart_from_its_garbage():
     assert fmt["severity"] == "low" and "under main.rollupSprintf" in fmt["summary"]
     assert found["The Go runtime spends 33.0% on garbage collection and allocation"][
         "severity"] == "low"
+
+
+def test_a_lost_callers_nearest_frame_is_said_as_what_it_is():
+    """strtod under qsort's merge (its comparator's frame lost: glibc has no frame
+    pointers) is said where the time goes, at low, with the frame the stacks do hold."""
+    spot = [f for f in _report("c-qsort-comparator-parsing", "bad")["findings"]
+            if f["rule"] == "hot-spot"]
+    assert [(f["severity"], f["title"]) for f in spot] == [
+        ("low", "38.3% of the CPU in __GI_____strtod_l_internal (the C library (glibc))")]
+    assert spot[0]["summary"].endswith(
+        "; the nearest frame the stacks hold above it is msort_with_tmp.part.0 (in 27.5% "
+        "of them).")

@@ -72,6 +72,9 @@ class Charges:
     #: runtime running the program or application code: perf sees the interpreter, not
     #: the program's function (JIT-compiled code under a bottom `Interpreter` frame is not)
     interpreted: np.ndarray
+    #: (S,) for a C-runtime leaf whose callers are lost, the function of the frame the
+    #: stack holds above it (glibc's qsort under a comparator's strtod), else -1
+    nearest: np.ndarray
 
 
 def charges(ctx: Context) -> Charges:
@@ -183,8 +186,14 @@ def _charges(ctx: Context) -> Charges:
     cut = (caller < 0) & (~outer_root | own_leaf)
     seen = cols.first_where(app | exec_of)
     interpreted = (seen >= 0) & exec_of[cols.fn[np.maximum(seen, 0)]]
+    above_leaf = leaf + 1
+    holds = own_leaf & (above_leaf < cols.start[1:])
+    nearest = np.full(len(centre), -1, dtype=np.int64)
+    if len(cols.fn):
+        held = cols.fn[np.minimum(above_leaf, len(cols.fn) - 1)]
+        nearest = np.where(holds & ~root[held], held, -1)  # (a thread's start is no help)
     return Charges(cols, centre, pos, subsystem, decider, subsystems, sub_of, caller, cut,
-                   interpreted)
+                   interpreted, nearest)
 
 
 def _callers_text(ctx: Context, ch: Charges, rows: np.ndarray,
@@ -205,9 +214,17 @@ def _callers_text(ctx: Context, ch: Charges, rows: np.ndarray,
     if callers and cut < total / 2:
         return f", under {', '.join(c['name'] for c in callers[:2])}", callers
     if cut >= total / 2:
+        held = ch.nearest[rows]
+        near = _ranked(ctx, held, w, 1) if (held >= 0).any() else []
+        # (the frame the stack holds above a leaf whose caller it lost: not the caller,
+        # said as what it is)
+        nearest = "" if not near or near[0]["samples"] < total / 4 else (
+            f"; the nearest frame the stacks hold above it is {near[0]['name']}" + (
+                f" (in {pct(near[0]['samples'] / total)} of them)"
+                if near[0]["samples"] < total * 0.95 else ""))
         return ("; its callers are not in the stacks (the unwinder stopped in code "
-                "without frame pointers: record with --call-graph dwarf to see them)",
-                callers)
+                "without frame pointers: record with --call-graph dwarf to see them)"
+                + nearest, callers)
     return "", callers
 
 
