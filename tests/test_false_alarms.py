@@ -28,12 +28,12 @@ def test_the_pair_folders_are_all_read():
     assert [f.name for f in PAIR_FOLDERS] == ["realworld", "realworld-holdout",
                                               "realworld-holdout10", "realworld-holdout11",
                                               "realworld-holdout12", "realworld-holdout13",
-                                              "realworld-holdout2",
+                                              "realworld-holdout14", "realworld-holdout2",
                                               "realworld-holdout3", "realworld-holdout4",
                                               "realworld-holdout5", "realworld-holdout6",
                                               "realworld-holdout7", "realworld-holdout8",
                                               "realworld-holdout9"]
-    assert len(FIXED) == 9 + 3 + 3 + 15 + 9 + 6 + 10 + 10 + 10 + 10 + 5 + 8 + 12 + 12
+    assert len(FIXED) == 9 + 3 + 3 + 15 + 9 + 6 + 10 + 10 + 10 + 10 + 5 + 8 + 12 + 12 + 12
 
 
 #: the false alarms measured and not yet removed, each said where its holdout is tested:
@@ -42,7 +42,11 @@ def test_the_pair_folders_are_all_read():
 #: faulting in each batch's fresh 800 KB temporaries (page faults 36.7%), which its
 #: README calls the ordinary cost of temporaries that a careful expert may still note
 #: (out= buffers would save it) (tests/test_realworld_holdout6.py)
+#: A third (tests/test_realworld_holdout14.py): the pure-Python CRC's fix still regrows
+#: its spool's bytearray after each flush (page faults 17.2%), which its README names as
+#: the spool's cost ("mostly page faults on the regrown buffer"), not a fault of the CRC.
 KNOWN = {("realworld-holdout5", "sqlite-prepare-per-query"): ["kernel-heavy"],
+         ("realworld-holdout14", "python-crc-in-pure-python"): ["page-faults"],
          ("realworld-holdout6", "numpy-elementwise-python-loop"): ["page-faults"]}
 
 

@@ -36,7 +36,7 @@ PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
 #: cause is not named (see the docstring)
 EXPECTED = {
     "jvm-exceptions": ("runtime-overhead", "high",
-                       "The JVM (HotSpot) spends 69.5% on exception construction",
+                       "The JVM (HotSpot) spends 69.7% on exception construction",
                        ["java_lang_Throwable::fill_in_stack_trace", "validate"]),
     "postgres-jit-oltp": ("runtime-overhead", "high", "spends 75.7% on compiling code at "
                           "run time", ["llvm::SelectionDAGISel", "jit = off"]),

@@ -292,7 +292,10 @@ _SYSCALL_WORK = re.compile(r"^(exit_to_user_mode|syscall_exit|syscall_trace|"
 C_RUNTIME_DSOS = [r"/libc[.-]", r"/libc\.so", r"/libstdc\+\+", r"/libpthread", r"/libm[.-]",
                   r"/libgcc", r"/ld-linux", r"/libdl", r"/librt", r"/libc\+\+", r"^\[vdso\]"]
 SYSTEM_DSOS = C_RUNTIME_DSOS + [r"^\[", r"/libpython", r"/libjvm", r"/libz\.", r"/libssl",
-                                r"/libcrypto"]
+                                r"/libcrypto",
+                                # the JDK's own native libraries (lib/libjava.so, libnio,
+                                # libnet, libzip beside lib/server/libjvm.so): the runtime's
+                                r"/jvm/[^/]+/lib/lib\w+\.so$"]
 
 COMPARE = [  # comparing two values: equality and ordering of bytes, strings, objects
     # glibc string/ (and the ifunc variants perf names: __memcmp_evex_movbe); Ruby
@@ -420,6 +423,15 @@ SYSCALL_KINDS = {
     "memory mapping": ("mmap", "munmap", "mprotect", "brk", "madvise", "mremap"),
     "signals": ("kill", "tgkill", "rt_sigprocmask", "rt_sigaction", "rt_sigreturn"),
     "processes and threads": ("clone", "clone3", "execve", "wait4", "exit_group", "exit"),
+    # calls that read or set the kernel's state and move no data (man 2 clock_gettime:
+    # CPU-time clocks are no vDSO call; epoll_ctl, fcntl, ioctl set a descriptor's state):
+    # cheap once, a cost of their own when made per unit of work
+    "querying and setting state": ("clock_gettime", "clock_getres", "gettimeofday", "time",
+                                   "getpid", "gettid", "getppid", "getuid", "geteuid",
+                                   "getgid", "getegid", "getrusage", "times", "sysinfo",
+                                   "uname", "epoll_ctl", "fcntl", "ioctl", "getsockopt",
+                                   "getsockname", "getpeername", "prctl",
+                                   "sched_getaffinity", "sched_setaffinity"),
 }
 _SYSCALL_KIND = {name: kind for kind, names in SYSCALL_KINDS.items() for name in names}
 

@@ -377,7 +377,7 @@ _NOT_SYSCALLS = ("system call entry and exit", "page faults", "interrupts",
 #: its waiting, or the symptom of a cause another finding names (lock handoffs, commits,
 #: page faults), said as where the time goes
 _KERNEL_A_COST = frozenset({"memory mapping", "files and directories",
-                            "processes and threads"})
+                            "processes and threads", "querying and setting state"})
 #: the rules whose finding explains kernel time of a kind
 _EXPLAINED_BY = {"lock waits and wake-ups": ("lock-wait", "interpreter-lock", "spin-wait",
                                              "lock-contention"),
@@ -411,6 +411,15 @@ _KERNEL_FIX = {
                           "it (larger reads per wake-up, fewer timers).",
     "sleeping": "Threads sleep and wake in a loop (nanosleep, sched_yield): wait on a "
                 "condition variable or an event instead of polling with sleeps.",
+    "querying and setting state": "The kernel time is calls that read or set state and "
+                                  "move no data (clock_gettime of a CPU-time clock, "
+                                  "epoll_ctl, fcntl locks, ioctl), made per unit of work: "
+                                  "read clocks once per batch (CLOCK_MONOTONIC is served "
+                                  "in user space by the vDSO, CPU-time clocks are system "
+                                  "calls), register descriptors with epoll once and keep "
+                                  "them registered, take file locks per batch or "
+                                  "transaction, and keep settings instead of setting them "
+                                  "per call; the callers above say which code makes them.",
     "network data": "The kernel is doing the network work (TCP send and receive, "
                     "loopback delivery): send fewer, larger messages (no per-packet "
                     "flushes: TCP_NOPUSH/TCP_CORK settings, fewer setsockopt calls per "

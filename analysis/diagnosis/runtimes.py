@@ -249,6 +249,23 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "Give the key a hashCode that mixes every field that makes it unique "
                   "(Objects.hash of all of them, or a record whose components are those "
                   "fields), and check that equal keys, and only those, are equal."),
+        # java.base sun/security/provider/NativePRNG.java (RandomIO.implNextBytes reads
+        # /dev/urandom into its buffer under one lock, LOCK_GET_BYTES, and mixes it with
+        # a SHA1PRNG), SecureRandom.java, DRBG; java/util/UUID.java randomUUID draws 16
+        # bytes from one shared SecureRandom per call
+        Subsystem("per-call", "secure random numbers (SecureRandom, UUID.randomUUID)",
+                  r"(^|\s)(sun\.security\.provider\.(NativePRNG|SecureRandom|DRBG|"
+                  r"AbstractDrbg|HashDrbg|CtrDrbg)[\w$.]*|java\.security\.SecureRandom\.\w+|"
+                  r"java\.util\.UUID\.randomUUID)(\(|$)",
+                  "A SecureRandom draws from the kernel's generator: NativePRNG reads "
+                  "/dev/urandom under one lock for all threads and mixes the bytes with "
+                  "SHA-1; UUID.randomUUID asks one shared instance for 16 bytes per call. "
+                  "Per event, from several threads, that is a system call and a contended "
+                  "lock per id.",
+                  "Where the value need not be unpredictable (ids, sampling, jitter), use "
+                  "ThreadLocalRandom or an id made of a node id and a counter; where it "
+                  "must be, draw bytes in bulk and hand them out, or keep one SecureRandom "
+                  "(DRBG) per thread."),
         Subsystem("locks", "monitors and safepoints",
                   r"^(ObjectMonitor|ObjectSynchronizer|SafepointSynchronize|"
                   r"ThreadBlockInVM|Monitor|Mutex|PlatformMonitor|PlatformEvent|Parker)::",

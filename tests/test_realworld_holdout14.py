@@ -1,0 +1,131 @@
+"""The fourteenth holdout (tests/fixtures/realworld-holdout14: 12 pairs recorded after
+holdout 13's fixes by six recorders who did not see the rules or run perfweb on their
+captures, on a 2-CPU machine loaded by the other recorders and a fuzzer: C reading a
+CPU-time clock twice per event, C++ scanning a std::list, CRC-32 in pure Python, Python
+sorting with functools.cmp_to_key, Go's math/big for numbers that fit in 64 bits, Rust's
+chars().nth(i) in a loop, Java's LinkedList.get(i) in a loop, UUID.randomUUID per event,
+Node.js objects turned to dictionary mode by delete, Ruby's Struct.new per record, C
+re-arming sockets with epoll_ctl per event, C passing a 32 KB struct by value), 2.1x to
+32.8x apart.
+
+First measurement, with the engine of commit 530282f (holdout 13's work, before anything
+for these): the cause at medium or above in 1 of 12 bad captures (the struct copies:
+memory-copy high), 1 more in part (Go's collector under math/big), and 1 of 12 fixed
+captures with a medium finding (the pure-Python CRC's fix: page faults on a spool buffer
+regrown per flush, which its README names as the spool's cost).
+
+After, with these pairs seen: general, system calls that read or set state and move no
+data (clock_gettime of a CPU-time clock, epoll_ctl, fcntl, ioctl, getpid...) are a cost
+of their own when they dominate the kernel time, not the kernel doing the program's work
+(they were "other calls", said at low); the JDK's own native libraries (libjava.so,
+libnio.so beside libjvm.so) are the runtime's, not the program's. Table: the JDK's
+SecureRandom and UUID.randomUUID. 4 of 12 named, the same fixed capture with its page
+faults. Not named: code that is slow by its data structure or its algorithm with nothing
+but the program's or its standard library's frames (std::list and LinkedList walks,
+chars().nth, dictionary-mode objects, math/big), and stripped interpreters (Python's
+comparator calls and CRC loop, Ruby's class per record).
+"""
+import pytest
+import yaml
+
+from conftest import FIXTURES
+from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
+                             assert_judged_without_rates, assert_rates_decide, problems,
+                             reports)
+
+HERE = FIXTURES / "realworld-holdout14"
+PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
+
+EXPECTED = {
+    "c-clock-gettime-cputime-per-event": (
+        "kernel-heavy", "high", "Most of the CPU time is spent in the kernel "
+        "(clock_gettime 59.6%)", ["querying and setting state 59.6%", "under main, "
+                                  "process_event", "read clocks once per batch"]),
+    "cpp-std-list-scan": None,
+    "python-crc-in-pure-python": None,
+    "python-sort-cmp-to-key": None,
+    "go-big-int-for-small-numbers": None,
+    "rust-chars-nth-in-loop": None,
+    "java-linkedlist-get-by-index": None,
+    "java-uuid-random-per-event": (
+        "runtime-overhead", "high", "The JVM (HotSpot) spends 59.1% on secure random numbers "
+        "(SecureRandom, UUID.randomUUID)", ["NativePRNG$RandomIO.implNextBytes",
+                                            "TelemetryIngest.wrap", "ThreadLocalRandom"]),
+    "node-delete-property-dictionary-mode": None,
+    "ruby-struct-new-per-record": None,
+    "c-epoll-ctl-per-event": (
+        "kernel-heavy", "high", "Most of the CPU time is spent in the kernel (epoll_ctl "
+        "57.0%)", ["querying and setting state 57.0%", "register descriptors with epoll "
+                   "once"]),
+    "c-large-struct-by-value": (
+        "memory-copy", "high", "Memory copying dominates", ["88.7% of samples",
+                                                            "under main, bv_process"]),
+}
+#: an unnamed cause whose capture has a problem finding of where the time goes instead
+WHERE_INSTEAD = {"go-big-int-for-small-numbers": (
+    "runtime-overhead", "medium", "The Go runtime spends 45.6% on garbage collection and "
+    "allocation", ["math/big.nat.add"])}
+#: a fixed capture's finding on a cost its README names (tests/test_false_alarms.py KNOWN)
+FIXED_KNOWN = {"python-crc-in-pure-python": ["page-faults"]}
+
+
+def test_every_pair_is_expected_and_on_disk():
+    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
+
+
+_report = reports(HERE, PAIRS)
+
+
+@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items() if v))
+def test_the_bad_capture_names_the_cause(kind):
+    assert_names_the_cause(_report(kind, "bad"), EXPECTED[kind])
+
+
+@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items()
+                                        if not v and k not in WHERE_INSTEAD))
+def test_an_unnamed_cause_gets_no_problem_finding_instead(kind):
+    assert problems(_report(kind, "bad")) == []
+
+
+@pytest.mark.parametrize("kind", sorted(WHERE_INSTEAD))
+def test_where_the_time_goes_is_said_when_the_cause_is_not(kind):
+    found = problems(_report(kind, "bad"))
+    assert len(found) == 1
+    assert_names_the_cause(_report(kind, "bad"), WHERE_INSTEAD[kind])
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_the_fixed_capture_has_no_problem_finding(kind):
+    assert [f["rule"] for f in problems(_report(kind, "fixed"))] == \
+        FIXED_KNOWN.get(kind, []), PAIRS[kind]["fixed_expect"]
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_the_comparison_follows_the_throughput(kind):
+    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
+    assert_rates_decide(PAIRS[kind], bad, fixed)
+    if kind in FIXED_KNOWN:
+        return  # (below)
+    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
+
+
+def test_without_throughput_a_fixed_sides_own_cost_reads_as_the_change():
+    """The known limit of judging by the captures alone: the CRC's bad side names no cost
+    (a stripped interpreter), its fix names one (the spool's page faults), so without the
+    throughput going back to the bad side reads as that cost going away; with it (above)
+    the verdicts are right, and the reason says which cost it judged by."""
+    from analysis.compare import compare_reports
+    bad, fixed = (_report("python-crc-in-pure-python", s) for s in ("bad", "fixed"))
+    back = compare_reports(fixed, bad)
+    assert back["verdict"] == "improvement"
+    assert back["reason"].startswith("A cost went away: Page faults: memory touched for "
+                                     "the first time, 0.0% now; no throughput was given")
+
+
+def test_calls_that_move_no_data_are_a_cost_of_their_own():
+    """clock_gettime, epoll_ctl, fcntl: cheap once, a cost when made per unit of work."""
+    from analysis.diagnosis.knowledge import syscall_kind, wrapped_call
+    assert {syscall_kind(c) for c in ("clock_gettime", "epoll_ctl", "fcntl", "ioctl",
+                                      "getpid")} == {"querying and setting state"}
+    assert syscall_kind("read") == "file and socket data"
+    assert wrapped_call("__GI_epoll_ctl") == "epoll_ctl"
