@@ -229,3 +229,18 @@ def test_a_loading_function_is_known_by_its_own_name(name, loads):
     rt, sub = runtimes.subsystem_of(name, "/srv/app/bin/app")
     assert (sub is not None and sub.kind == "loading") is loads
     assert runtimes.subsystem_of(name, "[kernel.kallsyms]")[1] is None
+
+
+@pytest.mark.parametrize("name,runtime", [
+    ("<core::str::iter::Chars as core::iter::traits::iterator::Iterator>::advance_by", True),
+    ("core::slice::memchr::memchr_aligned", True), ("alloc::raw_vec::finish_grow", True),
+    ("<std::io::stdio::StdoutLock as std::io::Write>::write_all", True),
+    ("std::vector<int>::push_back", True),
+    ("<reviewtok::Vocab as core::fmt::Display>::fmt", False), ("reviewtok::tokenize_nth", False),
+    ("coredump_handler", False),
+])
+def test_a_languages_standard_library_is_not_the_programs_code(name, runtime):
+    """C++'s std:: and Rust's core::, alloc::, std:: are compiled into the program but not
+    its code; a trait implemented for the program's own type is the program's."""
+    from analysis.diagnosis.knowledge import is_language_runtime
+    assert is_language_runtime(name) is runtime

@@ -375,8 +375,12 @@ def is_c_library(dso: str) -> bool:
 #: application's own binary (debug info gives these frames: `std::unique_lock<std::mutex>::
 #: lock`, `std::function<void ()>::function`), they are still not the application's code.
 #: Namespaces of libstdc++ (std::, __gnu_cxx::, __cxxabiv1::; gthr-posix.h's __gthread_*)
-#: and of LLVM's libc++ (std::__1::, within std::).
-_CXX_RUNTIME = re.compile(r"^(std::|__gnu_cxx::|__cxxabiv1::|__gthread_)")
+#: and of LLVM's libc++ (std::__1::, within std::). Rust's standard crates likewise
+#: (core::, alloc::, std::; a trait method of their types is named
+#: `<core::str::iter::Chars as core::iter::traits::iterator::Iterator>::advance_by`,
+#: one of the program's types `<app::Foo as core::fmt::Display>::fmt`: the program's).
+_CXX_RUNTIME = re.compile(r"^(std::|__gnu_cxx::|__cxxabiv1::|__gthread_|<?(core|alloc)::|"
+                          r"<std::)")
 #: The same for JIT-compiled code of a managed runtime's class library, named by its perf
 #: map: the JDK's packages (java.*, javax.*, jdk.*, sun.*, com.sun.*; a JDK perf map
 #: puts the return type first, "java.util.Formatter java.util.Formatter.format(...)",
