@@ -147,3 +147,23 @@ def test_comm_with_spaces_and_digits():
     assert (p.comm(0), p.s_pid[0], p.s_tid[0], p.s_period[0]) == \
         ("V8 WorkerThread 2", 24636, 25607, 100)
     assert math.isclose(p.s_time[0], 94564.109216)
+
+
+def test_header_numbers_past_64_bits_are_unknown():
+    """perf prints its header counts from u64 fields: an edited header's "nrcpus online :
+    92233720368547758074" (make fuzz-native, tests/fuzz/crashes/perf-script-compiled-
+    fd5b1ed8614a.bin) is no count. It was kept, and saving the profile failed (its JSON
+    holds 64-bit integers at most): now unknown, and the profile saves."""
+    import io
+
+    from analysis import profile_io
+    text = (b"# ========\n# nrcpus online : 92233720368547758074\n# nrcpus avail : 4\n"
+            b"# total lost samples : 18446744073709551616\n"
+            b"# cmdline : /usr/bin/perf record -c 99999999999999999999999 -g\n# ========\n"
+            b"app 1 [000] 1.000000: 1 cycles:\n\t    1111 main+0x1 (/usr/bin/app)\n\n")
+    for compiled in (True, False):
+        p = perf_script.parse(io.BytesIO(text), compiled=compiled)
+        assert (p.meta.cpus_online, p.meta.cpus_available, p.meta.lost_samples) == \
+            (None, 4, None)
+        assert p.events[0].period is None
+        profile_io.dump(p, io.BytesIO())

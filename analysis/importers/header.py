@@ -72,16 +72,28 @@ class HeaderReader:
                 elif f and freq_mode:
                     ev.frequency = float(f.group(1))
                 elif per:
-                    ev.period = int(per.group(1) or per.group(2))
+                    ev.period = _count(per.group(1) or per.group(2))
             if ev.frequency is None and ev.period is None:
                 if freq_arg:
                     ev.frequency = float(freq_arg.group(1))
                 elif period_arg:
-                    ev.period = int(period_arg.group(1))
+                    ev.period = _count(period_arg.group(1))
+
+
+#: perf prints these counts from u64 fields; a number past that is no count perf printed
+#: (an edited header), and would not fit the saved profile's JSON either
+_U64 = 1 << 64
 
 
 def _int(s: str) -> int | None:
     try:
-        return int(s.split()[0])
+        n = int(s.split()[0])
     except (ValueError, IndexError):
         return None
+    return n if 0 <= n < _U64 else None
+
+
+def _count(s: str) -> int | None:
+    """A period from an event's description or the command line: a u64, else unknown."""
+    n = int(s)
+    return n if n < _U64 else None
