@@ -59,7 +59,7 @@ EXPECTED = {
         "allocation", ["Heap::AllocateExternalBackingStore", "reuse buffers"]),
     "c-random-shared-state-threads": (
         "lock-contention", "high", "Lock contention: threads wait for and wake each other",
-        ["45.5% of samples", "the C library's own", "__random take one per call",
+        ["45.5% of samples", "the C library's own", "__random takes one per call",
          "random_r"]),
     "cpp-iostream-synced-with-stdio": (
         "sync-io", "high", "Synchronous writes and logging on the hot path",

@@ -71,7 +71,7 @@ LIBC_PRIVATE_LOCK = re.compile(r"^(__GI_)?_*lll_lock_(wait|wake)_private$")
 #: the one generator; time/tzset.c tzset_lock (localtime, mktime, tzset, strftime's
 #: zone); libio (every stdio call on a FILE takes the stream's lock: _IO_flockfile);
 #: misc/syslog.c; setenv.c envlock (setenv, putenv, unsetenv)
-LIBC_LOCKED = [
+LIBC_LOCKED = [(re.compile(pattern), what) for pattern, what in [
     (r"^(__)?(random|srandom|initstate|setstate|rand|srand)$",  # (not random_r)
      "random()'s one generator state (use random_r/erand48 with a state per thread, "
      "or a generator of the program's own per thread)"),
@@ -84,7 +84,7 @@ LIBC_LOCKED = [
      "calls under flockfile around a whole record)"),
     (r"^(__)?(setenv|putenv|unsetenv|getenv)$", "the environment"),
     (r"^(__)?(v?syslog|__vsyslog_internal)(_\w+)?$", "syslog's connection"),
-]
+]]
 UNOPTIMIZED = [  # helpers an optimizing compiler always inlines (declared inline and a
     # few instructions long: libstdc++'s bits/stl_iterator.h __normal_iterator operators,
     # stl_tree.h _Rb_tree_node::_M_valptr and its iterators, ext/aligned_buffer.h,

@@ -2,7 +2,6 @@
 function returning a Finding or None. RULES is the one explicit list the engine runs."""
 from __future__ import annotations
 
-import re
 from collections import Counter
 from itertools import compress
 
@@ -245,7 +244,8 @@ def lock_contention(ctx: Context, t: dict) -> Finding | None:
         f"{pct(share)} of samples are in lock slow paths ({prims[0]['name']} ...), "
         f"taken by {who}." + (
             f" The lock is the C library's own (a private lock): of what these threads "
-            f"run, {', '.join(f['name'] for f in inside[:2])} take one per call, "
+            f"run, {', '.join(f['name'] for f in inside[:2])} "
+            f"{'takes' if len(inside[:2]) == 1 else 'take'} one per call, "
             f"guarding {guarded.split(' (')[0]}." if inside else ""),
         "When a lock is contended, threads go to the kernel (futex wait/wake) to sleep and "
         "to be woken: each handoff costs system calls and context switches, and the work "
@@ -265,13 +265,12 @@ def _libc_lock_users(ctx: Context, slow: dict[int, int], prims: list[dict]
     and what the first one's lock guards."""
     if not any(knowledge.LIBC_PRIVATE_LOCK.match(f["name"]) for f in prims):
         return [], ""
-    rx = [(re.compile(p), what) for p, what in knowledge.LIBC_LOCKED]
 
     def guarded(f: int) -> str | None:
         if not knowledge.is_c_library(ctx.dso(f)):
             return None
         name = ctx.name(f)
-        return next((what for r, what in rx if r.match(name)), None)
+        return next((what for r, what in knowledge.LIBC_LOCKED if r.match(name)), None)
     users = ctx.top_functions(ctx.same_threads(slow), lambda f: guarded(f) is not None, 3)
     return (users, guarded(users[0]["id"])) if users else ([], "")
 
