@@ -84,3 +84,53 @@ def assert_judged_without_rates(bad: dict, fixed: dict, expected: tuple | None,
         if c["reason"].startswith("Threads spend "):  # blocked time decided: its kinds
             continue
         assert c["reason"].startswith(said) and title in c["reason"], (title, c["reason"])
+
+
+def holdout_tests(here, expected: dict, where_instead: dict | None = None,
+                  fixed_known: dict | None = None) -> tuple[dict, dict, object]:
+    """The tests every holdout folder gets, made for its module: (the test functions, to
+    put in the module's namespace where pytest collects them; the folder's pairs; its
+    report(kind, side)). `expected` per pair: the finding that names the cause (rule,
+    severity, title, words) or None; `where_instead`: an unnamed cause's capture with the
+    one problem finding that says where its time goes; `fixed_known`: a fixed capture's
+    findings on a cost its README names (tests/test_false_alarms.py KNOWN), whose pair is
+    then judged with its throughput only."""
+    import pytest
+    import yaml
+    where_instead, fixed_known = where_instead or {}, fixed_known or {}
+    pairs = yaml.safe_load((here / "pairs.yaml").read_text())
+    report = reports(here, pairs)
+
+    def test_every_pair_is_expected_and_on_disk():
+        assert_pairs_on_disk(here, pairs, expected)
+
+    @pytest.mark.parametrize("kind", sorted(k for k, v in expected.items() if v))
+    def test_the_bad_capture_names_the_cause(kind):
+        assert_names_the_cause(report(kind, "bad"), expected[kind])
+
+    @pytest.mark.parametrize("kind", sorted(k for k, v in expected.items()
+                                            if not v and k not in where_instead))
+    def test_an_unnamed_cause_gets_no_problem_finding_instead(kind):
+        assert problems(report(kind, "bad")) == []
+
+    @pytest.mark.parametrize("kind", sorted(where_instead))
+    def test_where_the_time_goes_is_said_when_the_cause_is_not(kind):
+        assert len(problems(report(kind, "bad"))) == 1
+        assert_names_the_cause(report(kind, "bad"), where_instead[kind])
+
+    @pytest.mark.parametrize("kind", sorted(pairs))
+    def test_the_fixed_capture_has_no_problem_finding(kind):
+        assert [f["rule"] for f in problems(report(kind, "fixed"))] == \
+            fixed_known.get(kind, []), pairs[kind]["fixed_expect"]
+
+    @pytest.mark.parametrize("kind", sorted(pairs))
+    def test_the_comparison_follows_the_throughput(kind):
+        bad, fixed = report(kind, "bad"), report(kind, "fixed")
+        assert_rates_decide(pairs[kind], bad, fixed)
+        if kind not in fixed_known:
+            assert_judged_without_rates(bad, fixed, expected[kind], kind)
+
+    tests = {name: fn for name, fn in locals().items() if name.startswith("test_")}
+    if not where_instead:  # (a parametrize over nothing would be collected as skipped)
+        del tests["test_where_the_time_goes_is_said_when_the_cause_is_not"]
+    return tests, pairs, report

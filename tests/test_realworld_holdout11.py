@@ -28,16 +28,11 @@ ConfigLoader.load) owns its whole subtree as loading, from 5%: 6 of 8 named, 0 o
 alarmed. Not named: OpenSSL's CA-bundle parsing (libcrypto without symbols, the stacks
 cut in it) and shared_ptr's atomic counts (inlined: no symbol of their own).
 """
-import pytest
-import yaml
 
 from conftest import FIXTURES
-from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
-                             assert_judged_without_rates, assert_rates_decide, problems,
-                             reports)
+from realworld_pairs import holdout_tests
 
 HERE = FIXTURES / "realworld-holdout11"
-PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
 
 EXPECTED = {
     "c-getaddrinfo-per-request": (
@@ -73,30 +68,8 @@ WHERE_INSTEAD = {"python-ssl-context-per-request": (
     "hot-code", "medium", "58.3% in libcrypto.so (OpenSSL libcrypto cryptography) — "
     "symbols missing", ["upload its debug file"])}
 
-
-def test_every_pair_is_expected_and_on_disk():
-    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
-
-
-_report = reports(HERE, PAIRS)
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items() if v))
-def test_the_bad_capture_names_the_cause(kind):
-    assert_names_the_cause(_report(kind, "bad"), EXPECTED[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items()
-                                        if not v and k not in WHERE_INSTEAD))
-def test_an_unnamed_cause_gets_no_problem_finding_instead(kind):
-    assert problems(_report(kind, "bad")) == []
-
-
-@pytest.mark.parametrize("kind", sorted(WHERE_INSTEAD))
-def test_where_the_time_goes_is_said_when_the_cause_is_not(kind):
-    found = problems(_report(kind, "bad"))
-    assert len(found) == 1
-    assert_names_the_cause(_report(kind, "bad"), WHERE_INSTEAD[kind])
+_tests, _, _report = holdout_tests(HERE, EXPECTED, WHERE_INSTEAD)
+globals().update(_tests)  # (pytest collects them from this module)
 
 
 def test_the_busy_polls_kernel_time_is_the_polls():
@@ -107,18 +80,6 @@ def test_the_busy_polls_kernel_time_is_the_polls():
     assert (kernel["severity"], kernel["title"]) == (
         "low", "The kernel moving data and waiting for the program (epoll_wait 68.0%)")
     assert kernel["evidence"]["explained_by"] == ["spin-wait"]
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_fixed_capture_has_no_problem_finding(kind):
-    assert problems(_report(kind, "fixed")) == [], PAIRS[kind]["fixed_expect"]
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_comparison_follows_the_throughput(kind):
-    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
-    assert_rates_decide(PAIRS[kind], bad, fixed)
-    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
 
 
 def test_the_c_librarys_wrappers_name_their_calls():

@@ -25,16 +25,12 @@ of 12 alarmed. Not named: the localtime stat (kernel-heavy names newfstatat 60.3
 the stacks stop in glibc before tzset), the Python dict's collisions and Ruby's
 method_missing (stripped interpreters: their lookup loops are addresses without names).
 """
-import pytest
 import yaml
 
 from conftest import FIXTURES
-from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
-                             assert_judged_without_rates, assert_rates_decide, problems,
-                             reports)
+from realworld_pairs import holdout_tests, reports
 
 HERE = FIXTURES / "realworld-holdout12"
-PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
 
 EXPECTED = {
     "c-localtime-without-tz": None,
@@ -77,42 +73,8 @@ WHERE_INSTEAD = {"c-localtime-without-tz": (
     "kernel-heavy", "high", "Most of the CPU time is spent in the kernel (newfstatat 60.3%)",
     ["entered under main"])}
 
-
-def test_every_pair_is_expected_and_on_disk():
-    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
-
-
-_report = reports(HERE, PAIRS)
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items() if v))
-def test_the_bad_capture_names_the_cause(kind):
-    assert_names_the_cause(_report(kind, "bad"), EXPECTED[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items()
-                                        if not v and k not in WHERE_INSTEAD))
-def test_an_unnamed_cause_gets_no_problem_finding_instead(kind):
-    assert problems(_report(kind, "bad")) == []
-
-
-@pytest.mark.parametrize("kind", sorted(WHERE_INSTEAD))
-def test_where_the_time_goes_is_said_when_the_cause_is_not(kind):
-    found = problems(_report(kind, "bad"))
-    assert len(found) == 1
-    assert_names_the_cause(_report(kind, "bad"), WHERE_INSTEAD[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_fixed_capture_has_no_problem_finding(kind):
-    assert problems(_report(kind, "fixed")) == [], PAIRS[kind]["fixed_expect"]
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_comparison_follows_the_throughput(kind):
-    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
-    assert_rates_decide(PAIRS[kind], bad, fixed)
-    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
+_tests, _, _report = holdout_tests(HERE, EXPECTED, WHERE_INSTEAD)
+globals().update(_tests)  # (pytest collects them from this module)
 
 
 def test_a_c_library_function_whose_caller_is_lost_is_named_where_the_time_goes():

@@ -28,16 +28,11 @@ Python frames), Go's fmt.Sprintf (21.1% and its garbage 33.0%, each at low), ser
 Value tree (allocation 20.6%, low), the shared Random's compare-and-set (inlined into one
 JIT-compiled method), PHP's usort callbacks (stripped php8.2).
 """
-import pytest
-import yaml
 
 from conftest import FIXTURES
-from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
-                             assert_judged_without_rates, assert_rates_decide, problems,
-                             reports)
+from realworld_pairs import holdout_tests
 
 HERE = FIXTURES / "realworld-holdout13"
-PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
 
 EXPECTED = {
     "c-qsort-comparator-parsing": None,
@@ -73,42 +68,8 @@ WHERE_INSTEAD = {"python-sqlite-n-plus-one": (
     "kernel-heavy", "medium", "48.5% of the CPU time is spent in the kernel (fcntl 22.0%)",
     ["querying and setting state 22.0%", "take file locks per batch or transaction"])}
 
-
-def test_every_pair_is_expected_and_on_disk():
-    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
-
-
-_report = reports(HERE, PAIRS)
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items() if v))
-def test_the_bad_capture_names_the_cause(kind):
-    assert_names_the_cause(_report(kind, "bad"), EXPECTED[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items()
-                                        if not v and k not in WHERE_INSTEAD))
-def test_an_unnamed_cause_gets_no_problem_finding_instead(kind):
-    assert problems(_report(kind, "bad")) == []
-
-
-@pytest.mark.parametrize("kind", sorted(WHERE_INSTEAD))
-def test_where_the_time_goes_is_said_when_the_cause_is_not(kind):
-    found = problems(_report(kind, "bad"))
-    assert len(found) == 1
-    assert_names_the_cause(_report(kind, "bad"), WHERE_INSTEAD[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_fixed_capture_has_no_problem_finding(kind):
-    assert problems(_report(kind, "fixed")) == [], PAIRS[kind]["fixed_expect"]
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_comparison_follows_the_throughput(kind):
-    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
-    assert_rates_decide(PAIRS[kind], bad, fixed)
-    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
+_tests, _, _report = holdout_tests(HERE, EXPECTED, WHERE_INSTEAD)
+globals().update(_tests)  # (pytest collects them from this module)
 
 
 def test_what_the_dynamic_loader_does_at_steady_state_is_told_apart():

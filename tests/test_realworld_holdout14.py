@@ -25,16 +25,11 @@ but the program's or its standard library's frames (std::list and LinkedList wal
 chars().nth, dictionary-mode objects, math/big), and stripped interpreters (Python's
 comparator calls and CRC loop, Ruby's class per record).
 """
-import pytest
-import yaml
 
 from conftest import FIXTURES
-from realworld_pairs import (assert_names_the_cause, assert_pairs_on_disk,
-                             assert_judged_without_rates, assert_rates_decide, problems,
-                             reports)
+from realworld_pairs import holdout_tests
 
 HERE = FIXTURES / "realworld-holdout14"
-PAIRS = yaml.safe_load((HERE / "pairs.yaml").read_text())
 
 EXPECTED = {
     "c-clock-gettime-cputime-per-event": (
@@ -68,52 +63,16 @@ WHERE_INSTEAD = {"go-big-int-for-small-numbers": (
 #: a fixed capture's finding on a cost its README names (tests/test_false_alarms.py KNOWN)
 FIXED_KNOWN = {"python-crc-in-pure-python": ["page-faults"]}
 
-
-def test_every_pair_is_expected_and_on_disk():
-    assert_pairs_on_disk(HERE, PAIRS, EXPECTED)
-
-
-_report = reports(HERE, PAIRS)
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items() if v))
-def test_the_bad_capture_names_the_cause(kind):
-    assert_names_the_cause(_report(kind, "bad"), EXPECTED[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(k for k, v in EXPECTED.items()
-                                        if not v and k not in WHERE_INSTEAD))
-def test_an_unnamed_cause_gets_no_problem_finding_instead(kind):
-    assert problems(_report(kind, "bad")) == []
-
-
-@pytest.mark.parametrize("kind", sorted(WHERE_INSTEAD))
-def test_where_the_time_goes_is_said_when_the_cause_is_not(kind):
-    found = problems(_report(kind, "bad"))
-    assert len(found) == 1
-    assert_names_the_cause(_report(kind, "bad"), WHERE_INSTEAD[kind])
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_fixed_capture_has_no_problem_finding(kind):
-    assert [f["rule"] for f in problems(_report(kind, "fixed"))] == \
-        FIXED_KNOWN.get(kind, []), PAIRS[kind]["fixed_expect"]
-
-
-@pytest.mark.parametrize("kind", sorted(PAIRS))
-def test_the_comparison_follows_the_throughput(kind):
-    bad, fixed = _report(kind, "bad"), _report(kind, "fixed")
-    assert_rates_decide(PAIRS[kind], bad, fixed)
-    if kind in FIXED_KNOWN:
-        return  # (below)
-    assert_judged_without_rates(bad, fixed, EXPECTED[kind], kind)
+_tests, _, _report = holdout_tests(HERE, EXPECTED, WHERE_INSTEAD, FIXED_KNOWN)
+globals().update(_tests)  # (pytest collects them from this module)
 
 
 def test_without_throughput_a_fixed_sides_own_cost_reads_as_the_change():
     """The known limit of judging by the captures alone: the CRC's bad side names no cost
     (a stripped interpreter), its fix names one (the spool's page faults), so without the
-    throughput going back to the bad side reads as that cost going away; with it (above)
-    the verdicts are right, and the reason says which cost it judged by."""
+    throughput going back to the bad side reads as that cost going away; with it (the
+    comparison test of realworld_pairs.holdout_tests) the verdicts are right, and the
+    reason says which cost it judged by."""
     from analysis.compare import compare_reports
     bad, fixed = (_report("python-crc-in-pure-python", s) for s in ("bad", "fixed"))
     back = compare_reports(fixed, bad)
