@@ -90,6 +90,8 @@ def _charges(ctx: Context) -> Charges:
     fids = np.flatnonzero(used).tolist()
     through = np.zeros(nf, dtype=bool)
     unmapped = np.zeros(nf, dtype=bool)
+    kernel = np.zeros(nf, dtype=bool)
+    by_rule = np.zeros(nf, dtype=bool)  # in a category a rule of its own names
     app = np.zeros(nf, dtype=bool)
     root = np.zeros(nf, dtype=bool)
     sub_of = np.full(nf, -1, dtype=np.int64)  # overhead subsystem index
@@ -104,6 +106,8 @@ def _charges(ctx: Context) -> Charges:
         # DWARF-unwound libc frame may come without its file)
         through[f] = ctx.passes_through(f) or bool(ctx.cats.get(f, _NONE) & _FOR_CALLER)
         unmapped[f] = m.kind == UNKNOWN
+        kernel[f] = m.kind == KERNEL
+        by_rule[f] = bool(ctx.cats.get(f, _NONE) - _WORK_ITSELF)
         app[f] = ctx.app.get(f, False)
         root[f] = fn.resolved and fn.name in THREAD_ROOTS
         exec_of[f] = "interpreter" in ctx.cats.get(f, _NONE)
@@ -129,11 +133,8 @@ def _charges(ctx: Context) -> Charges:
     # the allocator, I/O: knowledge.CATEGORIES), and not a kernel leaf (the kernel's)
     leaf = cols.leaf_positions()
     leaf_fn = cols.fn[np.maximum(leaf, 0)]
-    is_kernel = np.fromiter((m.kind == KERNEL for m in mappings), dtype=bool,
-                            count=len(mappings))
-    fmap = np.fromiter((f.mapping_id for f in functions), dtype=np.int64, count=nf)
-    own_leaf = (pos < 0) & (leaf >= 0) & ~is_kernel[fmap[leaf_fn]] & ~unmapped[leaf_fn] & \
-        ~np.isin(leaf_fn, [f for f in fids if ctx.cats.get(f, _NONE) - _WORK_ITSELF])
+    own_leaf = (pos < 0) & (leaf >= 0) & ~kernel[leaf_fn] & ~unmapped[leaf_fn] & \
+        ~by_rule[leaf_fn]
     pos = np.where(own_leaf, leaf, pos)
     centre = np.where(pos >= 0, cols.fn[np.maximum(pos, 0)], -1)
     # a runtime's subsystem: the first frame from the leaf that is application code or
@@ -327,8 +328,7 @@ def hot_spots(ctx: Context, t: dict) -> list[Finding]:
     p = ctx.profile
     w = ch.cols.weight
     by_fn = np.bincount(ch.centre[rows_all], weights=w[rows_all], minlength=len(p.functions))
-    fmap = np.fromiter((f.mapping_id for f in p.functions), dtype=np.int64,
-                       count=len(p.functions))
+    fmap = np.frombuffer(ctx.function_columns()[1], dtype=np.int32)
     by_map = np.bincount(fmap[ch.centre[rows_all]], weights=w[rows_all],
                          minlength=len(p.mappings))
     out: list[Finding] = []

@@ -72,15 +72,15 @@ class HeaderReader:
                 elif f and freq_mode:
                     ev.frequency = float(f.group(1))
                 elif per:
-                    ev.period = _count(per.group(1) or per.group(2))
+                    ev.period = _int(per.group(1) or per.group(2))
             if ev.frequency is None and ev.period is None:
                 if freq_arg:
                     ev.frequency = float(freq_arg.group(1))
                 elif period_arg:
-                    ev.period = _count(period_arg.group(1))
+                    ev.period = _int(period_arg.group(1))
 
 
-#: perf prints these counts from u64 fields; a number past that is no count perf printed
+#: perf prints its counts and periods from u64 fields; a number past that is none it printed
 #: (an edited header), and would not fit the saved profile's JSON either
 _U64 = 1 << 64
 
@@ -92,8 +92,3 @@ def _int(s: str) -> int | None:
         return None
     return n if 0 <= n < _U64 else None
 
-
-def _count(s: str) -> int | None:
-    """A period from an event's description or the command line: a u64, else unknown."""
-    n = int(s)
-    return n if n < _U64 else None
