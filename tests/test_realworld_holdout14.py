@@ -20,10 +20,12 @@ of their own when they dominate the kernel time, not the kernel doing the progra
 (they were "other calls", said at low); the JDK's own native libraries (libjava.so,
 libnio.so beside libjvm.so) are the runtime's, not the program's. Table: the JDK's
 SecureRandom and UUID.randomUUID. 4 of 12 named, the same fixed capture with its page
-faults. Not named: code that is slow by its data structure or its algorithm with nothing
-but the program's or its standard library's frames (std::list and LinkedList walks,
-chars().nth, dictionary-mode objects, math/big), and stripped interpreters (Python's
-comparator calls and CRC loop, Ruby's class per record).
+faults. Then V8's generic named-property handlers (LoadIC, StoreIC: sites the JIT
+could not specialize, megamorphic or dictionary-mode objects) a subsystem: 5 of 12. Not
+named: code that is slow by its data structure or its algorithm with nothing but the
+program's or its standard library's frames (std::list and LinkedList walks, chars().nth,
+math/big), and stripped interpreters (Python's comparator calls and CRC loop, Ruby's
+class per record).
 """
 
 from conftest import FIXTURES
@@ -46,7 +48,10 @@ EXPECTED = {
         "runtime-overhead", "high", "The JVM (HotSpot) spends 59.1% on secure random numbers "
         "(SecureRandom, UUID.randomUUID)", ["NativePRNG$RandomIO.implNextBytes",
                                             "TelemetryIngest.wrap", "ThreadLocalRandom"]),
-    "node-delete-property-dictionary-mode": None,
+    "node-delete-property-dictionary-mode": (
+        "runtime-overhead", "medium", "V8 (Node.js) spends 34.9% on named property lookups "
+        "the JIT could not specialize", ["Builtins_LoadIC", "under JS:*applyPromotions",
+                                         "instead of delete"]),
     "ruby-struct-new-per-record": None,
     "c-epoll-ctl-per-event": (
         "kernel-heavy", "high", "Most of the CPU time is spent in the kernel (epoll_ctl "
@@ -88,3 +93,19 @@ def test_calls_that_move_no_data_are_a_cost_of_their_own():
                                       "getpid")} == {"querying and setting state"}
     assert syscall_kind("read") == "file and socket data"
     assert wrapped_call("__GI_epoll_ctl") == "epoll_ctl"
+
+
+def test_only_named_property_lookups_are_the_v8_subsystem():
+    """obj.name through the generic handlers is a site the JIT could not specialize;
+    obj[key] through KeyedLoadIC_Megamorphic is an object used as a map (28% of the
+    array-spread pair's fixed capture), the program's work."""
+    from analysis.diagnosis.runtimes import subsystem_of
+    name = "named property lookups the JIT could not specialize (megamorphic or " \
+           "dictionary-mode objects)"
+    for fn in ("Builtins_LoadIC", "Builtins_LoadIC_Megamorphic", "Builtins_StoreIC",
+               "v8::internal::Runtime_LoadIC_Miss"):
+        assert subsystem_of(fn, "/usr/bin/node")[1].name == name, fn
+    for fn in ("Builtins_KeyedLoadIC_Megamorphic", "Builtins_KeyedStoreIC",
+               "Builtins_LoadICBaseline_x"):
+        sub = subsystem_of(fn, "/usr/bin/node")[1]
+        assert sub is None or sub.name != name, fn

@@ -452,6 +452,29 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "copy is garbage.",
                   "Mutate one accumulator (acc[k] = v, acc.push(x), a Map) and copy once "
                   "at the end if an immutable result is needed."),
+        # src/ic/ic.cc (LoadIC::Load, StoreIC::Store, UpdateMegamorphicCache) and
+        # accessor-assembler.cc (LoadIC, LoadIC_Megamorphic, LoadIC_Noninlined: the stub
+        # cache, then GenericPropertyLoad's NameDictionary lookup for an object in
+        # dictionary mode). Optimized code inlines a named property access whose
+        # receivers have one or a few shapes; it calls these builtins only for sites it
+        # could not specialize. Keyed access (obj[key], KeyedLoadIC_Megamorphic) is an
+        # object used as a map, its work: not here.
+        Subsystem("per-call", "named property lookups the JIT could not specialize "
+                  "(megamorphic or dictionary-mode objects)",
+                  r"^Builtins?_(LoadIC|LoadICTrampoline|LoadIC_Megamorphic|"
+                  r"LoadIC_Noninlined|LoadICTrampoline_Megamorphic|StoreIC|"
+                  r"StoreICTrampoline|StoreIC_Megamorphic|StoreICTrampoline_Megamorphic|"
+                  r"DefineNamedOwnIC\w*)$|^v8::internal::Runtime_(LoadIC|StoreIC)_Miss$",
+                  "An access written obj.name is compiled to one load when the objects "
+                  "reaching it share a shape (hidden class). Objects whose properties were "
+                  "deleted (delete obj.x turns an object into a hash table: dictionary "
+                  "mode), objects built with properties in different orders or sets, or "
+                  "more than four shapes at one site make V8 look every property up by "
+                  "name at run time, in these generic handlers.",
+                  "Keep one shape per kind of object: create every property in the "
+                  "constructor or literal in the same order, set unwanted fields to "
+                  "undefined instead of delete (or build a new object without them), and "
+                  "use a Map for data keyed by arbitrary strings.", steady=0.20),
         Subsystem("regex", "regular expressions (irregexp)",
                   r"^RegExp:|^v8::internal::(RegExp\w*|Irregexp\w*|NativeRegExpMacroAssembler"
                   r"\w*|RegExpMacroAssembler\w*|RegExpBytecode\w*|RegExpStack\w*)|"
