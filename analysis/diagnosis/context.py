@@ -147,6 +147,7 @@ class Context:
             # Java methods
             a = (mp.kind in (USER, JIT) and not c
                  and not knowledge.is_system_dso(mp.path)
+                 and not knowledge.is_distribution_library(mp.path)
                  and not knowledge.is_language_runtime(fn.name)
                  and software.library_of_code("", fn.name) is None)
             cats.set(f, c)

@@ -399,6 +399,20 @@ def is_language_runtime(name: str) -> bool:
     return bool(_CXX_RUNTIME.match(name) or _MANAGED_LIBRARY.search(name))
 
 
+#: Shared objects a distribution or a package manager installed: the system's library
+#: directories (the FHS's /lib, /usr/lib and their multiarch and lib64 forms, where
+#: Debian's libglib-2.0.so.0 and libxml2.so.2 live) and Python's package directories
+#: (site-packages, dist-packages: lxml's etree.cpython-311-x86_64-linux-gnu.so). Code
+#: the program calls, never the program's own, whether or not a table describes it.
+_DISTRIBUTION_LIBRARY = re.compile(
+    r"^(/usr)?/lib(64|32|x32)?/(.+/)?[^/]+\.so(\.[\d.]+)?$|"
+    r"/(site|dist)-packages/.+\.so(\.[\d.]+)?$")
+
+
+def is_distribution_library(dso: str) -> bool:
+    return bool(_DISTRIBUTION_LIBRARY.search(software.file_path(dso)))
+
+
 def is_system_dso(dso: str) -> bool:
     """Code that is not the application's own: the C library, the kernel, language
     runtimes and the well-known libraries of software.py (zlib, OpenBLAS, SQLite...),

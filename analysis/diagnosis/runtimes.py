@@ -613,6 +613,20 @@ RUNTIMES: tuple[Runtime, ...] = (
                   r"backtrace_\w+|rb_longjmp|exc_setup_cause|rb_ec_setup_exception)$",
                   "Raising captures a backtrace of every frame.",
                   "Do not raise on the expected path.", steady=0.10),
+        # parse.y (ruby_yyparse, yycompile0, parser_yylex, rb_parser_compile_*),
+        # compile.c (rb_iseq_compile_node, iseq_compile_each, iseq_setup, the peephole
+        # optimizer), iseq.c and vm_eval.c (eval_string_with_cref, eval_make_iseq):
+        # eval, instance_eval and class_eval with a string compile it each time
+        Subsystem("compilation", "compiling Ruby source at run time (eval)",
+                  r"^(ruby_yyparse|yycompile0?|parser_yylex|rb_parser_compile_\w+|"
+                  r"rb_iseq_compile\w*|iseq_compile_each0?|iseq_setup\w*|"
+                  r"iseq_set_sequence|iseq_peephole_optimize|rb_iseq_new_with_opt|"
+                  r"eval_string_with_cref|eval_make_iseq|rb_f_eval)$",
+                  "eval, instance_eval and class_eval given a string parse and compile it "
+                  "to instructions every time they run.",
+                  "Define the method once (define_method with a block, or a method "
+                  "generated at load time) and call it, instead of evaluating a string "
+                  "per record.", steady=0.03),
         Subsystem("execution", "the VM",
                   r"^(vm_exec_core|rb_vm_exec|vm_exec|vm_call\w*|rb_iseq_eval\w*)$"),
     )),
@@ -642,6 +656,28 @@ RUNTIMES: tuple[Runtime, ...] = (
                   r"backtrace)$",
                   "Each exception builds a backtrace.", "Do not throw on the expected path.",
                   steady=0.10),
+        # Zend/zend_language_scanner.l (lex_scan), zend_language_parser.y (zendparse),
+        # zend_ast.c, zend_compile.c (zend_compile_*, zend_emit_op, get_next_op),
+        # zend_opcode.c (init_op_array, pass_two), Zend/Optimizer, and opcache's
+        # ZendAccelerator.c (persistent_compile_file): what turns PHP source into opcodes.
+        # With opcache a file is compiled once per process; code given to eval() (a
+        # template engine without its cache) or include'd from a new file is compiled
+        # each time
+        Subsystem("compilation", "compiling PHP source at run time (eval, include)",
+                  r"^(zendparse|lex_scan|zend_lex_tstring|pass_two|init_op_array|"
+                  r"zend_compile\w*|zend_ast_(create|destroy|list_add|add)\w*|"
+                  r"compile_file|compile_string|zend_eval_stringl?\w*|zend_emit_op\w*|"
+                  r"get_next_op\w*|zend_do_\w+|zend_optimize\w*|zend_optimizer_\w+|"
+                  r"zend_build_(cfg|ssa)\w*|persistent_compile_file|opcache_compile_file)$",
+                  "PHP compiles source to opcodes before running it; opcache keeps a "
+                  "file's opcodes so a server compiles each file once. Source built or "
+                  "read at run time and given to eval(), as a template engine does "
+                  "without its compilation cache, or files written and included anew, "
+                  "are compiled on every request.",
+                  "Turn on the library's compilation cache (Twig's 'cache' directory, "
+                  "Smarty's compile_dir, Blade's compiled views) so templates become "
+                  "PHP files opcache keeps, and do not eval() code per request.",
+                  steady=0.03),
         Subsystem("execution", "the executor",
                   r"^(execute_ex|zend_execute\w*|ZEND_\w+_HANDLER)$"),
     )),

@@ -329,10 +329,10 @@ def off_cpu(ctx: Context, t: dict) -> Finding | None:
     if unsure:
         return Finding(
             "off-cpu", f"Under load, {used:.2f} CPUs busy: off-CPU time if the host had "
-            f"more than {capacity.fewest} CPUs, which the capture does not say",
+            f"more than {_cpus(capacity.fewest)}, which the capture does not say",
             "low", "low", ctx.share(door_n), door_n,
             f"The capture is labelled as under load; its {threads} used {used:.2f} CPUs. "
-            f"{format_facts.cpu_count_unknown(ctx.profile)}: with {capacity.fewest} CPUs "
+            f"{format_facts.cpu_count_unknown(ctx.profile)}: with {_cpus(capacity.fewest)} "
             f"that is {pct(used / capacity.fewest)} of what they could use; with "
             f"{capacity.most} or more, {pct(used / capacity.most)}, and most of their "
             f"time they would wait, which a CPU profile does not sample. {where}",
@@ -411,3 +411,6 @@ def _cpus_unknown(ctx: Context, t: dict) -> Finding:
                             for k, v in doors.most_common(6)], "functions": []},
         focus={})
 
+
+def _cpus(n: int) -> str:
+    return "1 CPU" if n == 1 else f"{n} CPUs"
