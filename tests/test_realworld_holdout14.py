@@ -21,11 +21,12 @@ of their own when they dominate the kernel time, not the kernel doing the progra
 libnio.so beside libjvm.so) are the runtime's, not the program's. Table: the JDK's
 SecureRandom and UUID.randomUUID. 4 of 12 named, the same fixed capture with its page
 faults. Then V8's generic named-property handlers (LoadIC, StoreIC: sites the JIT
-could not specialize, megamorphic or dictionary-mode objects) a subsystem: 5 of 12. Not
-named: code that is slow by its data structure or its algorithm with nothing but the
-program's or its standard library's frames (std::list and LinkedList walks, chars().nth,
-math/big), and stripped interpreters (Python's comparator calls and CRC loop, Ruby's
-class per record).
+could not specialize, megamorphic or dictionary-mode objects) a subsystem: 5 of 12; then
+walks to a position (knowledge.WALK: Chars::nth, GList's last node, LinkedList.node) a
+rule of their own, linear-walk: 6 of 12. Not named: code that is slow by its data
+structure or its algorithm inlined into the program's own frames (std::list and
+LinkedList walks), math/big, and stripped interpreters (Python's comparator calls and CRC
+loop, Ruby's class per record).
 """
 
 from conftest import FIXTURES
@@ -42,7 +43,10 @@ EXPECTED = {
     "python-crc-in-pure-python": None,
     "python-sort-cmp-to-key": None,
     "go-big-int-for-small-numbers": None,
-    "rust-chars-nth-in-loop": None,
+    "rust-chars-nth-in-loop": (
+        "linear-walk", "high", "Walking a list or a string from its start to reach a "
+        "position", ["Iterator>::advance_by 91.", "under reviewtok::tokenize_nth",
+                     "chars()/char_indices()"]),
     "java-linkedlist-get-by-index": None,
     "java-uuid-random-per-event": (
         "runtime-overhead", "high", "The JVM (HotSpot) spends 59.1% on secure random numbers "

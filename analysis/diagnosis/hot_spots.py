@@ -52,7 +52,7 @@ _SHARED_OBJECT = re.compile(r"\.so(\.|$)")
 #: categories of functions that work for their caller (knowledge.py)
 _FOR_CALLER = frozenset({"copy", "allocator"})
 #: categories that say what work a function does, not which rule names it
-_WORK_ITSELF = frozenset({"compare", "linear_search", "unoptimized"})
+_WORK_ITSELF = frozenset({"compare", "linear_search", "walk", "unoptimized"})
 _NONE: frozenset = frozenset()
 
 

@@ -323,6 +323,53 @@ LINEAR_SEARCH = [  # finding a value by comparing it with the elements one by on
     r"^Builtins?_(Array(Prototype)?(Includes|IndexOf)\w*)",
     r"^(php_search_array|zif_in_array|zif_array_search)$",
     r"^std::(__)?find(_if)?<",
+    # GLib glib/glist.c and gslist.c (g_list_find compares each node's data: the list
+    # used as a set), gqueue.c and garray.c
+    r"^g_(s?list_(find|find_custom|index|remove|remove_all)|queue_(find\w*|index|remove)|"
+    r"ptr_array_find\w*)$",
+    # Redis src/listpack.c lpFind and ziplist.c ziplistFind: a hash, set or sorted set
+    # kept in its compact encoding is one buffer scanned entry by entry per lookup
+    # (t_hash.c hashTypeGetFromListpack; redis.conf hash-max-listpack-entries)
+    r"^(lpFind|ziplistFind|lpFindCb)$",
+]
+#: What to change when a search of LINEAR_SEARCH is one a piece of software makes for
+#: its own data structure, by the searching function's name
+SEARCH_ADVICE = [
+    # redis.conf (Redis 7): "Hashes are encoded using a memory efficient data structure
+    # when they have a small number of entries"; past hash-max-listpack-entries (128)
+    # or -value (64 bytes) the hash becomes a hash table (the same for zset- and set-)
+    (re.compile(r"^(lpFind|ziplistFind|lpFindCb)$"),
+     "Redis: a hash, set or sorted set kept in its listpack encoding is scanned per "
+     "lookup; keep hash-max-listpack-entries, zset-max-listpack-entries and "
+     "set-max-listpack-entries near their defaults (128) so large ones become hash "
+     "tables (OBJECT ENCODING key shows which)."),
+]
+
+
+def search_advice(name: str) -> str | None:
+    return next((text for rx, text in SEARCH_ADVICE if rx.search(name)), None)
+
+
+#: Reaching a position by walking a collection from one end: a linked list's n-th
+#: element or its last, a UTF-8 string's n-th character. Each call costs the position
+#: reached; called per element in a loop, the work grows with the square of the size.
+WALK = [
+    # GLib glib/glist.c and gslist.c: a GList has no tail pointer, so g_list_append and
+    # g_list_length walk every node (g_list_append calls g_list_last); g_list_nth too
+    r"^g_s?list_(last|nth|nth_data|nth_prev|length|append|position|insert_before)$",
+    # Java java/util/LinkedList.java: get(int), set(int,E), add(int,E), remove(int) go
+    # through node(int), which walks from the nearer end
+    r"java\.util\.LinkedList\.(node|get|set|add|remove|listIterator)\(int[,)]",
+    # Rust library/core/src/str/iter.rs: Chars::nth and advance_by decode from the
+    # iterator's start (a new chars() per call starts at the string's first byte)
+    r"^<core::str::iter::(Chars|CharIndices) as core::iter::traits::iterator::Iterator>"
+    r"::(nth|advance_by)$",
+    # libstdc++ bits/stl_iterator_base_funcs.h: std::advance / std::next / std::distance
+    # on a std::list iterator step node by node
+    r"^std::(__)?(advance|distance|next|prev)<std::_List_(const_)?iterator",
+    # Redis src/listpack.c lpSeek and ziplist.c ziplistIndex: an index into the compact
+    # encoding walks its entries (LINDEX, LSET, LRANGE offsets on a listpack)
+    r"^(lpSeek|ziplistIndex)$",
 ]
 
 CATEGORIES = {
@@ -334,7 +381,8 @@ CATEGORIES = {
     "sync_io": SYNC_IO, "commit_io": COMMIT_IO, "log_format": LOG_FORMAT,
     "scheduler": SCHEDULER, "preempt": PREEMPT, "wake_signal": WAKE_SIGNAL,
     "write_call": WRITE_CALL, "socket_io": SOCKET_IO, "interpreter": INTERPRETER, "idle": IDLE,
-    "compare": COMPARE, "linear_search": LINEAR_SEARCH, "kernel_copy": KERNEL_COPY,
+    "compare": COMPARE, "linear_search": LINEAR_SEARCH, "walk": WALK,
+    "kernel_copy": KERNEL_COPY,
 }
 DSO_CATEGORIES = {"runtime_spin": RUNTIME_SPIN_DSOS, "allocator": ALLOCATOR_DSOS}
 
