@@ -314,6 +314,21 @@ def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
     return out
 
 
+def collector_stacks(ctx: Context) -> frozenset[int]:
+    """The busy stacks with a frame of a runtime's memory management (its garbage
+    collector, its allocator): a collector's parallel workers waiting for each other at
+    the end of a phase (HotSpot's SpinPause under G1ParEvacuateFollowersClosure) spin
+    as part of the collection, which runtime-overhead counts, not as threads that
+    spin instead of waiting."""
+    def build() -> frozenset[int]:
+        ch = charges(ctx)
+        memory = np.array([sub.kind == "memory" for _, sub in ch.subsystems] + [False])
+        in_memory = memory[ch.sub_of]  # (sub_of -1 reads the appended False)
+        rows = np.unique(ch.cols.row[in_memory[ch.cols.fn]])
+        return frozenset(ch.cols.sid[rows].tolist())
+    return ctx.memo("collector_stacks", build)
+
+
 def hot_spots(ctx: Context, t: dict) -> list[Finding]:
     """Cost centres no subsystem claims: a function, or a library's code as a whole,
     holding a large share of the busy samples."""

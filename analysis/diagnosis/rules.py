@@ -108,7 +108,9 @@ def spin_wait(ctx: Context, t: dict) -> Finding | None:
     SPIN_POOLS: OpenBLAS's blas_thread_server, libgomp's do_spin...), which is waiting
     whatever share of its thread it takes."""
     sync_cats = ("lock", "yield_poll", "runtime_spin")
-    sync = ctx.select(any_of=sync_cats)
+    collecting = hot_spots.collector_stacks(ctx)
+    sync = {sid: w for sid, w in ctx.select(any_of=sync_cats).items()
+            if sid not in collecting}
     per_thread = ctx.thread_totals()
     sync_threads = ctx.threads(sync)
     # a thread spins only if it burns a CPU doing so: one that polls now and then (an
