@@ -282,8 +282,8 @@ RUNTIMES: tuple[Runtime, ...] = (
     # mcache.go, mcentral.go, mbitmap.go, mwbbuf.go, memclr_*.s; proc.go (schedule,
     # findRunnable, park_m, ...), lock_futex.go, netpoll*.go; panic.go
     Runtime("the Go runtime", "",
-            r"^runtime\.[\w(]|^regexp(/syntax)?\.[\w(]|^reflect\.[\w(]|^encoding/json\.[\w(]|"
-            r"^fmt\.[\w(]", (
+            r"^runtime\.[\w(]|^regexp(/syntax)?\.[\w(]|^reflect\.[\w(]|"
+            r"^encoding/(json|gob)\.[\w(]|^fmt\.[\w(]", (
         Subsystem("memory", "garbage collection and allocation",
                   r"^runtime\.(\(\*(mheap|mcache|mcentral|mspan|gcWork|gcControllerState|"
                   r"pageAlloc|sweepLocked|wbBuf|gcBits|gcCPULimiterState|spanSet)\)\.|"
@@ -396,6 +396,30 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "comparable structs, a version or hash kept with the value); keep "
                   "reflection (reflect.DeepEqual, encoding by reflection) for tests and "
                   "set-up."),
+        # src/encoding/gob (doc.go: "the stream is self-describing... each data item is
+        # preceded by a specification of its type"; an Encoder sends a type's
+        # descriptor once per stream, a Decoder compiles a decode engine per type once
+        # per Decoder: encoder.go sendTypeDescriptor/sendType, decoder.go recvType,
+        # decode.go getDecEnginePtr/compileDec/decOpFor, type.go userType/newTypeObject).
+        # The ops those build and run per value (decOpFor.func4) are the decoding itself
+        Subsystem("per-call", "describing and compiling types (encoding/gob: a new "
+                  "Encoder or Decoder per message)",
+                  r"^encoding/gob\.(\(\*Decoder\)\.(getDecEnginePtr|getIgnoreEnginePtr|"
+                  r"compileDec|compileSingle|compileIgnoreSingle|decOpFor|decIgnoreOpFor|"
+                  r"recvType|decodeTypeSequence|compatibleType|typeString)|"
+                  r"\(\*Encoder\)\.(sendTypeDescriptor|sendType|sendActualType|sendTypeId)|"
+                  r"compileEnc|getEncEngine|buildEncEngine|encOpFor|userType|validUserType|"
+                  r"newTypeObject|newStructType|newSliceType|newMapType|getBaseType|"
+                  r"getType|checkId)$",
+                  "A gob stream describes each type once, and a Decoder compiles a "
+                  "decoding engine for each type once, by reflection: both are meant to "
+                  "be paid once per stream. A new Encoder per message sends every type "
+                  "description again, and a new Decoder per message rebuilds every "
+                  "engine, costing many times the encoding of the values themselves.",
+                  "Keep one Encoder for the stream (or per connection or file segment) "
+                  "and one Decoder reading it, so types are sent and compiled once; for "
+                  "self-contained messages use an encoding without per-stream type "
+                  "descriptions (encoding/binary, protobuf, JSON).", steady=0.05),
         Subsystem("exceptions", "panics and recovery",
                   r"^runtime\.(gopanic|gorecover|recovery|panicwrap|addOneOpenDeferFrame)$",
                   steady=0.10),
