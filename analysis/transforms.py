@@ -34,6 +34,7 @@ from operator import and_, not_
 
 from .errors import AnalysisError
 from .profile import Function, Location, Profile
+from .profile_check import checked
 from .profile_size import approx_bytes, derived_bytes
 from .tree_index import held_bytes
 
@@ -237,6 +238,10 @@ def _name(p: Profile, t: Transform) -> str:
 
 
 def _one(p: Profile, t: Transform) -> Profile:
+    return checked(_transformed(p, t), f"transform {t}")
+
+
+def _transformed(p: Profile, t: Transform) -> Profile:
     if not 0 <= t.function < len(p.functions):
         raise AnalysisError(f"Transform {t}: no such function.")
     if t.kind == DROP:

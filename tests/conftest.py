@@ -1,6 +1,11 @@
+import os
 import pathlib
 
 import pytest
+
+# every importer and transform checks the profile it returns (analysis/profile_check.py),
+# here and in the workers and CLIs the tests start; set before anything imports analysis
+os.environ.setdefault("PERFWEB_CHECK_PROFILES", "1")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..errors import UnrecognizedFormat
 from ..perfdata.header import damaged_error, damaged_magic
 from ..profile import Profile
+from ..profile_check import checked
 from ..textio import Source, read_head
 from . import folded, perf_data, perf_report, perf_script
 
@@ -63,5 +64,5 @@ def load(source: Source, fmt: str | None = None) -> Profile:
         if mod.NAME == name:
             profile = mod.parse(source)
             profile.drop_indexes()
-            return profile
+            return checked(profile, f"the {name} importer")
     raise UnrecognizedFormat(f"unknown format {name!r}")
