@@ -499,6 +499,27 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "constructor or literal in the same order, set unwanted fields to "
                   "undefined instead of delete (or build a new object without them), and "
                   "use a Map for data keyed by arbitrary strings.", steady=0.20),
+        # src/builtins/proxy-get-property.tq (ProxyGetProperty: the trap called, then
+        # JSProxy::CheckGetSetTrapResult comparing its result with the target's own
+        # property descriptor), proxy-set-property.tq, proxy-has-property.tq,
+        # builtins-reflect.cc / reflect.tq (Reflect.get through GetPropertyWithReceiver):
+        # each access to a proxied object calls a JavaScript function and checks its
+        # answer, where a plain object's property is one load
+        Subsystem("per-call", "Proxy objects (a handler's trap per property access)",
+                  r"^Builtins?_(Proxy\w+|CallProxy|ConstructProxy|Reflect(Get|Set|Has|"
+                  r"Apply|OwnKeys|GetOwnPropertyDescriptor)|GetPropertyWithReceiver|"
+                  r"SetPropertyWithReceiver)$|^v8::internal::(JSProxy::\w+|"
+                  r"Runtime_(GetPropertyWithReceiver|SetPropertyWithReceiver|"
+                  r"CheckProxyGetSetTrapResult|CheckProxyHasTrapResult))$",
+                  "Every property read or write on a Proxy calls its handler's trap, a "
+                  "JavaScript function, and then checks the trap's answer against the "
+                  "target's property descriptor: tens of times the cost of reading a "
+                  "plain object's property. Reactive stores (Vue's reactive(), MobX) wrap "
+                  "state in proxies to track reads; read in a hot loop, they pay this per "
+                  "field.",
+                  "Read hot data from the plain object (Vue: toRaw(store.state) or a "
+                  "shallowRef; MobX: toJS once), or copy the fields a request needs once, "
+                  "outside the loop."),
         Subsystem("regex", "regular expressions (irregexp)",
                   r"^RegExp:|^v8::internal::(RegExp\w*|Irregexp\w*|NativeRegExpMacroAssembler"
                   r"\w*|RegExpMacroAssembler\w*|RegExpBytecode\w*|RegExpStack\w*)|"
