@@ -279,6 +279,24 @@ COSTLY_WORK: tuple[CostlyWork, ...] = (
                alternatives=r"^(IndexNext|IndexOnlyNext|index_getnext_slot|"
                             r"index_getnext_tid|BitmapHeapNext|heapam_index_fetch_tuple|"
                             r"TidNext)$"),
+    # PostgreSQL src/backend/executor/nodeIndexscan.c IndexNext -> access/index/indexam.c
+    # index_getnext_slot -> index_fetch_heap -> heapam_handler.c heapam_index_fetch_tuple
+    # -> heap_hot_search_buffer: each index entry's row version fetched from the table
+    # (and checked for visibility). A query returning a few rows fetches a few; one that
+    # fetches thousands per query throws most away: nodeLimit.c ExecLimit fetching the
+    # OFFSET rows it skips, a qual the index does not cover, dead versions not vacuumed
+    CostlyWork("PostgreSQL", r"^(IndexNext|index_getnext_slot|index_fetch_heap|"
+               r"heapam_index_fetch_tuple)$",
+               "index scans fetching many table rows per query (index_getnext_slot, "
+               "index_fetch_heap): queries visit far more rows than they return (OFFSET "
+               "pagination skipping rows, a filter the index does not cover, dead row "
+               "versions)",
+               "Find the statement (pg_stat_statements) and run EXPLAIN (ANALYZE, BUFFERS): "
+               "rows skipped by OFFSET or removed by a filter show where. Page by key "
+               "(WHERE id > $last ORDER BY id LIMIT n) instead of OFFSET, index the "
+               "columns the filter uses (a composite or partial index), and let VACUUM "
+               "remove dead versions (no transaction left open for long: "
+               "pg_stat_activity.xact_start)."),
     # PostgreSQL sorts and hashes larger than work_mem go to temporary files: the
     # external merge sort of src/backend/utils/sort/tuplesort.c (dumptuples, mergeruns,
     # mergeonerun) on the logical tapes of utils/sort/logtape.c (LogicalTapeWrite/Read,
