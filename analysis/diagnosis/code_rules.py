@@ -245,7 +245,7 @@ def costly_work(ctx: Context, t: dict) -> Finding | None:
     work, stacks = max(per.items(), key=lambda kv: sum(kv[1].values()))
     samples = max(ctx.samples(stacks), _scoped(ctx, work, busy))
     share = samples / busy_n
-    if share < t["min_share"]:
+    if share < max(t["min_share"], work.min_share):
         return None
     matched = (lambda f: work_of.get(f) is work)  # the functions of these stacks are in cats
     funcs = ctx.top_functions(stacks, matched)

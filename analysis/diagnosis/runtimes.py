@@ -144,6 +144,27 @@ RUNTIMES: tuple[Runtime, ...] = (
                   "characters, or use a parser that returns a default), or throw a "
                   "preallocated exception created without a stack trace (the four-argument "
                   "Throwable constructor with writableStackTrace = false).", steady=0.10),
+        # prims/stackwalk.cpp (StackWalk::walk, fetchNextBatch, JavaFrameStream::next,
+        # java_lang_StackFrameInfo::set_method_and_bci) behind java.lang.StackWalker
+        # (StackStreamFactory$AbstractStackWalker.callStackWalk/doStackWalk,
+        # StackFrameTraverser.tryAdvance): a logger asked for its caller's class,
+        # method, file or line (Log4j's %C %M %F %L %l, Logback's %caller, JUL's
+        # inferCaller), or code finding its caller per call, walks the thread's stack
+        # on every call
+        Subsystem("per-call", "walking the thread's stack per call (StackWalker: a "
+                  "logger's caller location)",
+                  r"^(StackWalk::\w+|JavaFrameStream::\w+|LiveFrameStream::\w+|"
+                  r"BaseFrameStream::\w+|JVM_CallStackWalk|JVM_MoreStackWalk|"
+                  r"java_lang_StackFrameInfo::\w+)$|java\.lang\.StackStreamFactory[$.]|"
+                  r"java\.lang\.StackWalker[$.]|java\.lang\.StackFrameInfo\.",
+                  "java.lang.StackWalker walks the thread's stack frame by frame and "
+                  "resolves each frame's method (and, for a line number, its bytecode "
+                  "index): microseconds per call. Loggers do it for every line whose "
+                  "layout asks where it was logged from (the caller's class, method, "
+                  "file or line), which costs more than formatting and writing the line.",
+                  "Drop location from the log layout (Log4j: %C, %M, %F, %L, %l; "
+                  "Logback: %caller, %class, %method, %line, %file) and log the logger's "
+                  "name (%c / %logger) instead, or keep location only for WARN and above."),
         Subsystem("memory", "garbage collection",
                   r"^(G1\w*|PS\w+|ParallelScavenge\w*|ParallelCompact\w*|PSParallel\w*|"
                   r"Shenandoah\w*|Z[A-Z]\w*|SerialHeap|DefNewGeneration|TenuredGeneration|"
@@ -979,6 +1000,35 @@ RUNTIMES: tuple[Runtime, ...] = (
                        r"^__(u?(div|mod)[st]i3|u?divmod[st]i4|mul[st]i3|popcount\w+|"
                        r"clz\w+|ctz\w+|ffs\w+)$"),),
             whole_file=_CXX_EXCEPTIONS),
+    # Jackson databind (com.fasterxml.jackson.databind: ObjectMapper keeps its
+    # serializers and deserializers in caches (DeserializerCache, SerializerCache) built
+    # on first use of each type by introspection: BasicClassIntrospector,
+    # POJOPropertiesCollector, Bean(De)SerializerFactory; its javadoc: "Mapper instances
+    # are fully thread-safe ... construct once and reuse"). A new ObjectMapper per
+    # message starts with empty caches and builds them all again. Known by its JIT
+    # frames' names (a JDK perf map), in no file of its own.
+    Runtime("Jackson (JSON for the JVM)", "", r"com\.fasterxml\.jackson\.databind\.", (
+        Subsystem("per-call", "building serializers and deserializers by introspection "
+                  "(a new ObjectMapper per use)",
+                  r"com\.fasterxml\.jackson\.databind\.(deser\.(DeserializerCache\."
+                  r"_create\w*|Bean\w*DeserializerFactory\.|BasicDeserializerFactory\.|"
+                  r"BeanDeserializerBase\.resolve\(|std\.\w+\.createContextual\()|"
+                  r"ser\.(Bean\w*SerializerFactory\.|BasicSerializerFactory\.)|"
+                  r"SerializerProvider\._createAndCache\w*|"
+                  r"introspect\.(POJOProperties\w+|POJOPropertyBuilder|BasicClassIntrospector|"
+                  r"Annotated\w*(Resolver|Collector))\.|"
+                  r"ObjectMapper\.<init>|util\.internal\.PrivateMaxEntriesMap\.<init>|"
+                  r"util\.LRUMap\.<init>)",
+                  "An ObjectMapper finds out how to read and write each class the first "
+                  "time it meets it, by reflection over its fields, methods, constructors "
+                  "and annotations, and caches the result: a one-time cost per mapper "
+                  "and type. A mapper created per message (or per request) throws the "
+                  "caches away and pays the introspection again every time, tens of "
+                  "times the cost of the parsing and writing itself.",
+                  "Create one ObjectMapper (or an ObjectReader/ObjectWriter per type) at "
+                  "start-up and share it: it is thread-safe once configured.",
+                  steady=0.05),
+    )),
     # SQLite (src/prepare.c sqlite3_prepare_v2 -> sqlite3LockAndPrepare -> sqlite3Prepare
     # -> tokenize.c sqlite3RunParser, parse.y's sqlite3Parser/yy_reduce, resolve.c,
     # select.c, where*.c (the planner), expr.c and vdbeaux.c's sqlite3VdbeAddOp*: all of
