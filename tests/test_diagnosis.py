@@ -160,7 +160,7 @@ def test_kernel_time_tells_call_overhead_from_data_work():
 
 def test_rules_are_one_explicit_list_with_thresholds():
     ids = [r.id for r in RULES]
-    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 30
+    assert ids[0] == "cpu-use" and len(ids) == len(set(ids)) == 31
     assert all(r.thresholds for r in RULES)
     assert ALL_RULES == {"spin-wait", "lock-contention", "kernel-heavy", "commit-io",
                          "sync-io", "allocator-churn", "memory-copy", "lock-wait",
@@ -170,7 +170,8 @@ def test_rules_are_one_explicit_list_with_thresholds():
                          "missing-symbols", "broken-stacks", "runtime-overhead",
                          "hot-spot", "page-faults", "process-churn", "round-trips",
                          "sleeping-workers", "thread-churn", "setup-repeated",
-                         "unoptimized-build", "linear-search", "linear-walk"}
+                         "unoptimized-build", "linear-search", "linear-walk",
+                         "direct-reads"}
 
 
 def test_cli_prints_and_returns_findings():

@@ -9,6 +9,7 @@ from collections import Counter
 
 from . import format_facts, knowledge
 from .context import Context
+from .evidence import wilson
 from .finding import Finding, cpus_text, focus_of, pct, severity_of
 from .recognise import runtime_of, server_of, verb, who_runs
 
@@ -212,3 +213,47 @@ def sync_io(ctx: Context, t: dict) -> Finding | None:
         evidence={"functions": funcs + fmt_funcs, "callers": callers,
                   "stacks": ctx.heaviest_stacks(hits)},
         focus=focus_of(callers or funcs))
+
+
+def direct_reads(ctx: Context, t: dict) -> Finding | None:
+    """Reads that bypass the page cache (O_DIRECT) under load. Only a program that keeps
+    its own cache reads that way (a database's buffer pool), so each such read is a
+    miss of that cache: its working set does not fit the memory it was given. The
+    kernel's part of a read is otherwise the data's work (kernel-heavy says it at low);
+    here the reads themselves are the fault."""
+    stacks = ctx.select(all_of=("direct_io", "file_read"), busy=True)
+    samples = ctx.samples(stacks)
+    if samples < t["min_samples"]:
+        return None
+    lo, hi = wilson(samples, ctx.total)
+    if lo < t["min_share"]:
+        return None
+    share = ctx.share(samples)
+    callers = ctx.app_functions(stacks)
+    where = f" under {', '.join(c['name'] for c in callers[:2])}" if callers else ""
+    server = server_of(ctx, stacks)
+    readers = ctx.top_functions(stacks, lambda f: "direct_io" in ctx.cats[f], 2)
+    return Finding(
+        "direct-reads", "Reads that bypass the page cache: the program's own cache misses",
+        severity_of(lo, t), "high" if callers else "medium", share, samples,
+        f"{pct(share)} of the busy samples{cpus_text(ctx.cpus(samples))} (95% interval "
+        f"{pct(lo)}-{pct(hi)}) read files with direct I/O (O_DIRECT: "
+        f"{', '.join(f['name'] for f in readers)})"
+        f"{where}" + (f", in {server.name}" if server else "") + ": every such read goes "
+        f"to the storage device, and the thread waits for it.",
+        "A program reads with O_DIRECT when it keeps its own cache of the file's pages (a "
+        "database's buffer pool) and does not want the kernel's page cache to keep a "
+        "second copy. Under steady load its reads are that cache's misses: the data the "
+        "requests touch is larger than the memory the cache was given.",
+        "Give the program's cache the memory the data it serves needs (MariaDB/MySQL: "
+        "innodb_buffer_pool_size, its 128M default fits no real table; commonly 50-75% "
+        "of the memory of a dedicated host), check its hit rate (InnoDB: "
+        "Innodb_buffer_pool_reads against Innodb_buffer_pool_read_requests), or read "
+        "less per request (an index that covers the query).",
+        cpus=ctx.cpus(samples),
+        evidence={"callers": callers, "interval": [round(lo, 4), round(hi, 4)],
+                  "functions": ctx.top_functions(
+                      stacks, lambda f: bool(ctx.cats[f] & {"direct_io", "file_read"}), 4),
+                  "stacks": ctx.heaviest_stacks(stacks)},
+        focus=focus_of(callers))
+

@@ -191,6 +191,17 @@ SYNC_IO = [  # writing files, flushing, logging on the calling thread (not socke
     # it too, stdio-common/vfprintf-internal.c; in a process that writes files it is
     # formatting, below)
 ]
+#: file reads that bypass the page cache (O_DIRECT): fs/iomap/direct-io.c
+#: __iomap_dio_rw (ext4_file_read_iter and xfs_file_dio_read reach it for O_DIRECT),
+#: fs/direct-io.c __blockdev_direct_IO, block/fops.c blkdev_direct_IO. Read through
+#: it by a program that keeps its own cache (InnoDB's buffer pool opens its files with
+#: O_DIRECT by default since MariaDB 10.6 / MySQL 8.0's innodb_flush_method)
+DIRECT_IO = [r"^(__)?iomap_dio_rw$", r"^iomap_dio_bio_iter$", r"^(__)?blockdev_direct_IO$",
+             r"^do_blockdev_direct_IO$", r"^(__)?blkdev_direct_IO\w*$",
+             r"^ext4_dio_read_iter$", r"^xfs_file_dio_read$", r"^btrfs_direct_read$"]
+#: the read system calls (arch/x86/entry/syscalls/syscall_64.tbl; fs/read_write.c)
+FILE_READ = [r"^__x64_sys_(pread64|read|preadv2?|readv)$", r"^(ksys_pread64|ksys_read)$",
+             r"^vfs_read$"]
 COMMIT_IO = [  # making writes durable: fsync and friends, the file system's commit path
     # (fsync(2), fdatasync(2), msync(2) MS_SYNC, sync_file_range(2); fs/sync.c
     # vfs_fsync_range; ext4_sync_file, xfs_file_fsync, btrfs_sync_file; jbd2's commit;
@@ -381,6 +392,7 @@ CATEGORIES = {
     "sync_io": SYNC_IO, "commit_io": COMMIT_IO, "log_format": LOG_FORMAT,
     "scheduler": SCHEDULER, "preempt": PREEMPT, "wake_signal": WAKE_SIGNAL,
     "write_call": WRITE_CALL, "socket_io": SOCKET_IO, "interpreter": INTERPRETER, "idle": IDLE,
+    "direct_io": DIRECT_IO, "file_read": FILE_READ,
     "compare": COMPARE, "linear_search": LINEAR_SEARCH, "walk": WALK,
     "kernel_copy": KERNEL_COPY,
 }
