@@ -787,10 +787,10 @@ RULES: list[Rule] = [
          _t(min_share=0.30, high=0.50, overhead_share=0.4, overhead_busy_share=0.08)),
     Rule("commit-io", "Commits bound by the disk (fsync)", io_rules.commit_io,
          _t(min_share=0.05, off_cpu_use=0.6)),
-    # (the writes' own share decides: a job that writes its output through a buffer
-    # spent 11% in write(2), the one that opened the file per line 24%)
     Rule("direct-reads", "Reads that bypass the page cache", io_rules.direct_reads,
          _t(min_share=0.10, medium=0.10, high=0.40, min_samples=30)),
+    # (the writes' own share decides: a job that writes its output through a buffer
+    # spent 11% in write(2), the one that opened the file per line 24%)
     Rule("sync-io", "Synchronous writes and logging", io_rules.sync_io,
          _t(min_share=0.05, min_write_share=0.01, medium=0.15)),
     # (allocation is part of most work: a quarter of the CPU in the allocator is a cause
