@@ -25,6 +25,18 @@ def reports(here, pairs: dict):
     return report
 
 
+def folder_reports(here) -> tuple[dict, object]:
+    """(the folder's pairs.yaml, its report(kind, side))."""
+    import yaml
+    pairs = yaml.safe_load((here / "pairs.yaml").read_text())
+    return pairs, reports(here, pairs)
+
+
+def by_rule(report: dict) -> dict:
+    """A report's findings by their rule."""
+    return {f["rule"]: f for f in report["findings"]}
+
+
 def problems(report: dict) -> list[dict]:
     """The findings that say something is wrong: medium or high."""
     return [f for f in report["findings"] if f["severity"] in ("medium", "high")]
@@ -96,10 +108,8 @@ def holdout_tests(here, expected: dict, where_instead: dict | None = None,
     findings on a cost its README names (tests/test_false_alarms.py KNOWN), whose pair is
     then judged with its throughput only."""
     import pytest
-    import yaml
     where_instead, fixed_known = where_instead or {}, fixed_known or {}
-    pairs = yaml.safe_load((here / "pairs.yaml").read_text())
-    report = reports(here, pairs)
+    pairs, report = folder_reports(here)
 
     def test_every_pair_is_expected_and_on_disk():
         assert_pairs_on_disk(here, pairs, expected)

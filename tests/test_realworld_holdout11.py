@@ -30,7 +30,7 @@ cut in it) and shared_ptr's atomic counts (inlined: no symbol of their own).
 """
 
 from conftest import FIXTURES
-from realworld_pairs import holdout_tests
+from realworld_pairs import by_rule, holdout_tests
 
 HERE = FIXTURES / "realworld-holdout11"
 
@@ -75,7 +75,7 @@ globals().update(_tests)  # (pytest collects them from this module)
 def test_the_busy_polls_kernel_time_is_the_polls():
     """Entering and leaving epoll_wait is epoll_wait's (the C library's wrapper above the
     kernel's entry code says so), said at low after the spin that explains it."""
-    found = {f["rule"]: f for f in _report("c-poll-busy-loop", "bad")["findings"]}
+    found = by_rule(_report("c-poll-busy-loop", "bad"))
     kernel = found["kernel-heavy"]
     assert (kernel["severity"], kernel["title"]) == (
         "low", "The kernel moving data and waiting for the program (epoll_wait 68.0%)")

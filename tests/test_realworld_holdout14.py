@@ -30,7 +30,7 @@ loop, Ruby's class per record).
 """
 
 from conftest import FIXTURES
-from realworld_pairs import holdout_tests
+from realworld_pairs import by_rule, holdout_tests
 
 HERE = FIXTURES / "realworld-holdout14"
 
@@ -113,3 +113,11 @@ def test_only_named_property_lookups_are_the_v8_subsystem():
                "Builtins_LoadICBaseline_x"):
         sub = subsystem_of(fn, "/usr/bin/node")[1]
         assert sub is None or sub.name != name, fn
+
+
+def test_the_walk_names_its_loop_when_the_stacks_hold_it():
+    """Rust's Chars::advance_by is the walk; the loop calling it is the program's."""
+    walk = by_rule(_report("rust-chars-nth-in-loop", "bad"))["linear-walk"]
+    assert walk["summary"].endswith("under reviewtok::tokenize_nth, reviewtok::main.")
+    assert [c["name"] for c in walk["evidence"]["callers"]][:1] == [
+        "reviewtok::tokenize_nth"]

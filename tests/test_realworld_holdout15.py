@@ -32,7 +32,7 @@ major walk (one function of the program's own, its cache misses invisible to a C
 profile).
 """
 from conftest import FIXTURES
-from realworld_pairs import holdout_tests
+from realworld_pairs import by_rule, holdout_tests
 
 HERE = FIXTURES / "realworld-holdout15"
 
@@ -82,7 +82,7 @@ globals().update(_tests)  # (pytest collects them from this module)
 
 
 def _findings(kind: str, side: str = "bad") -> dict:
-    return {f["rule"]: f for f in _report(kind, side)["findings"]}
+    return by_rule(_report(kind, side))
 
 
 def test_a_distribution_library_is_never_the_programs_own_code():
@@ -95,19 +95,6 @@ def test_a_distribution_library_is_never_the_programs_own_code():
     assert not lib("/usr/lib/postgresql/15/bin/postgres")
     fixed = _findings("c-glib-list-append-per-item", "fixed")
     assert "linear-walk" not in fixed  # (g_queue_push_tail's one g_list_append: 0.14%)
-
-
-def test_the_walk_names_its_loop_when_the_stacks_hold_it():
-    """Rust's Chars::advance_by is the walk; the loop calling it is the program's."""
-    from realworld_pairs import reports
-    import yaml
-    h14 = FIXTURES / "realworld-holdout14"
-    report = reports(h14, yaml.safe_load((h14 / "pairs.yaml").read_text()))
-    walk = {f["rule"]: f for f in report("rust-chars-nth-in-loop", "bad")["findings"]}
-    assert walk["linear-walk"]["summary"].endswith("under reviewtok::tokenize_nth, "
-                                                   "reviewtok::main.")
-    assert [c["name"] for c in walk["linear-walk"]["evidence"]["callers"]][:1] == [
-        "reviewtok::tokenize_nth"]
 
 
 def test_the_collectors_spinning_is_not_spin_wait():

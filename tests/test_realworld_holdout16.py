@@ -29,7 +29,7 @@ JIT code without a perf map (HAProxy), stripped numpy and pandas loops, Nagle's 
 SQLite's LIKE matcher (strcspn under a stripped libsqlite3).
 """
 from conftest import FIXTURES
-from realworld_pairs import holdout_tests
+from realworld_pairs import by_rule, folder_reports, holdout_tests
 
 HERE = FIXTURES / "realworld-holdout16"
 
@@ -76,7 +76,7 @@ globals().update(_tests)  # (pytest collects them from this module)
 
 
 def _rules(kind: str, side: str) -> dict:
-    return {f["rule"]: f for f in _report(kind, side)["findings"]}
+    return by_rule(_report(kind, side))
 
 
 def test_a_runtime_described_librarys_hottest_function_is_said_at_low():
@@ -88,12 +88,8 @@ def test_a_runtime_described_librarys_hottest_function_is_said_at_low():
 
 def test_direct_reads_need_a_read_under_the_direct_io():
     """MariaDB's commit pair writes with O_DIRECT (6.4% of its bad side): not reads."""
-    from realworld_pairs import reports
-    import yaml
-    here = FIXTURES / "realworld"
-    report = reports(here, yaml.safe_load((here / "pairs.yaml").read_text()))
-    assert "direct-reads" not in {f["rule"] for f in report("mariadb-commit", "bad")[
-        "findings"]}
+    _, report = folder_reports(FIXTURES / "realworld")
+    assert "direct-reads" not in by_rule(report("mariadb-commit", "bad"))
     assert "direct-reads" not in _rules("mariadb-buffer-pool-default-128m", "fixed")
 
 

@@ -256,4 +256,3 @@ def direct_reads(ctx: Context, t: dict) -> Finding | None:
                       stacks, lambda f: bool(ctx.cats[f] & {"direct_io", "file_read"}), 4),
                   "stacks": ctx.heaviest_stacks(stacks)},
         focus=focus_of(callers))
-

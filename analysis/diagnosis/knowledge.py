@@ -320,6 +320,10 @@ COMPARE = [  # comparing two values: equality and ordering of bytes, strings, ob
     r"java\.lang\.String\.equals\(|java\.lang\.StringLatin1\.equals\(|"
     r"java\.util\.Objects\.equals\(", r"^Builtins?_(StringEqual|StrictEqual|Equal)\b",
 ]
+#: Redis src/listpack.c lpFind and ziplist.c ziplistFind: a hash, set or sorted set kept
+#: in its compact encoding is one buffer scanned entry by entry per lookup (t_hash.c
+#: hashTypeGetFromListpack; redis.conf hash-max-listpack-entries)
+_LISTPACK_FIND = r"^(lpFind|ziplistFind|lpFindCb)$"
 LINEAR_SEARCH = [  # finding a value by comparing it with the elements one by one
     # Ruby array.c (Array#include?, #index, #rindex, #delete, #assoc); CPython
     # Objects/listobject.c (x in list, list.index, list.remove, list.count) and
@@ -338,10 +342,7 @@ LINEAR_SEARCH = [  # finding a value by comparing it with the elements one by on
     # used as a set), gqueue.c and garray.c
     r"^g_(s?list_(find|find_custom|index|remove|remove_all)|queue_(find\w*|index|remove)|"
     r"ptr_array_find\w*)$",
-    # Redis src/listpack.c lpFind and ziplist.c ziplistFind: a hash, set or sorted set
-    # kept in its compact encoding is one buffer scanned entry by entry per lookup
-    # (t_hash.c hashTypeGetFromListpack; redis.conf hash-max-listpack-entries)
-    r"^(lpFind|ziplistFind|lpFindCb)$",
+    _LISTPACK_FIND,
 ]
 #: What to change when a search of LINEAR_SEARCH is one a piece of software makes for
 #: its own data structure, by the searching function's name
@@ -349,7 +350,7 @@ SEARCH_ADVICE = [
     # redis.conf (Redis 7): "Hashes are encoded using a memory efficient data structure
     # when they have a small number of entries"; past hash-max-listpack-entries (128)
     # or -value (64 bytes) the hash becomes a hash table (the same for zset- and set-)
-    (re.compile(r"^(lpFind|ziplistFind|lpFindCb)$"),
+    (re.compile(_LISTPACK_FIND),
      "Redis: a hash, set or sorted set kept in its listpack encoding is scanned per "
      "lookup; keep hash-max-listpack-entries, zset-max-listpack-entries and "
      "set-max-listpack-entries near their defaults (128) so large ones become hash "
