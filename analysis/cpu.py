@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from .aggregate import _weigh
+from . import column_ops
 from .profile import Profile, compiled_column, is_scheduler_event
 
 _CLOCK_EVENTS = ("cpu-clock", "task-clock")
@@ -30,8 +30,8 @@ def _time_range(profile: Profile, event_id: int | None) -> tuple[float, float] |
     if compiled_column(profile.s_time, "d") and (
             whole or compiled_column(profile.s_event, "i")):
         # the same min and max without a float object per row
-        return _weigh.time_span(profile.s_time, None, 0) if whole else \
-            _weigh.time_span(profile.s_time, profile.s_event, event_id)
+        return column_ops.time_span(profile.s_time, None, 0) if whole else \
+            column_ops.time_span(profile.s_time, profile.s_event, event_id)
     if whole:
         times = profile.s_time
     else:

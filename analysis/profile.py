@@ -18,6 +18,7 @@ from dataclasses import MISSING, dataclass, field
 from dataclasses import fields as dataclass_fields
 from itertools import repeat
 
+from . import column_ops
 from .offcpu.switches import SwitchLog
 
 #: Mapping kinds, decided from the DSO name as perf prints it (see classify_dso).
@@ -411,9 +412,8 @@ class Profile:
             counts = [0] * len(self.events)
             if self.unit_rows():
                 if compiled_column(self.s_event, "i"):
-                    from .aggregate import _weigh  # (aggregate imports this module)
                     try:
-                        return _weigh.value_counts(self.s_event, len(self.events))
+                        return column_ops.value_counts(self.s_event, len(self.events))
                     except IndexError:  # (an event id no event has: as Counter does)
                         pass
                 for e, n in Counter(self.s_event).items():
@@ -430,8 +430,7 @@ class Profile:
             if self._s_count is None or not self._s_count:
                 return True
             if compiled_column(self.s_count, "q"):
-                from .aggregate import _weigh  # (aggregate imports this module)
-                return _weigh.int_max(self.s_count) == 1
+                return column_ops.int_max(self.s_count) == 1
             return max(self.s_count) == 1
         return self.memo("unit_rows", compute)
 
@@ -509,10 +508,9 @@ NO_SAMPLES_NOTE = ("the capture holds no samples: the process did not run on a C
 
 
 def _all_equal(column: array, value: int) -> bool:
-    """Every item of a column of 8-byte ints is `value` (the C pass for 'q' and 'Q')."""
+    """Every item of a column of 8-byte ints is `value` (on the buffer for 'q' and 'Q')."""
     if compiled_column(column, "q") or compiled_column(column, "Q"):
-        from .aggregate import _weigh  # (aggregate imports this module)
-        return _weigh.all_equal(column, value)
+        return column_ops.all_equal(column, value)
     return all(v == value for v in column)
 
 

@@ -17,7 +17,7 @@ from operator import attrgetter
 from typing import BinaryIO
 
 from . import _rows, jsonio, tree_index
-from .aggregate import _weigh
+from . import column_ops
 from .errors import AnalysisError
 from .gc_pause import paused_gc
 from .offcpu.switches import SwitchLog
@@ -156,7 +156,7 @@ def load(src: BinaryIO) -> Profile:
     del blob
     for name in _COLUMNS:
         col = _read_column(src)
-        if name == "s_count" and col.typecode == "q" and _weigh.all_equal(col, 1):
+        if name == "s_count" and col.typecode == "q" and column_ops.all_equal(col, 1):
             col = None  # every row counts 1: no column kept (Profile.s_count)
         setattr(p, name, col)  # (s_period: one of one value is kept as it, not a column)
     section = src.read(len(_SWITCHES))

@@ -23,8 +23,10 @@ from itertools import accumulate
 from operator import gt
 from typing import Callable, Sequence
 
-from .aggregate import _weigh
+import numpy as np
+
 from .aggregate import tree as calltree
+from .aggregate.stack_sums import StackSets
 from .aggregate.tree import DEEPER, MAX_DEPTH, MAX_NODES, MERGED, ROOT, Row, Tree
 from .profile import Profile
 
@@ -48,18 +50,61 @@ class TreeIndex:
 
 
 def build(profile: Profile, leaf_first: bool, depth: int = DEPTH) -> TreeIndex | None:
-    """The index of `profile`'s stacks; None when it would pass MAX_INDEX_NODES."""
-    got = _weigh.tree_index(profile.stacks, calltree.location_functions(profile),
-                            leaf_first, depth, MAX_INDEX_NODES)
-    if got is None:
+    """The index of `profile`'s stacks; None when it would pass MAX_INDEX_NODES. Built
+    as a trie level by level (each level's children are the distinct (parent, function)
+    keys of the paths that reach it, sorted), then numbered in preorder from the
+    subtrees' sizes: the paths are never compared as lists."""
+    paths = StackSets(profile).paths()
+    n = paths.rows
+    length = np.minimum(paths.lengths(), depth)
+    if int(length.sum()) >= MAX_INDEX_NODES:  # an upper bound of the nodes
         return None
-    func, end, node_of = (array("i", b) for b in got)
-    return TreeIndex(leaf_first, depth, func, end, node_of)
+    span = len(profile.functions) + 1
+    parents, funcs, levels = [np.zeros(1, np.int64)], [np.full(1, -1, np.int64)], []
+    at = np.zeros(n, dtype=np.int64)  # per stack, the node (in order made) it reached
+    alive = np.flatnonzero(length > 0)
+    made, level = 1, 0
+    while alive.size:
+        pos = paths.offsets[alive] + level if leaf_first else \
+            paths.offsets[alive + 1] - 1 - level
+        key = at[alive] * span + paths.values[pos]
+        keys = np.unique(key)  # (sorted: siblings together, by function id)
+        at[alive] = made + np.searchsorted(keys, key)
+        parents.append(keys // span)
+        funcs.append(keys % span)
+        levels.append(made)
+        made += len(keys)
+        level += 1
+        alive = alive[length[alive] > level]
+    parent, func = np.concatenate(parents), np.concatenate(funcs)
+    levels.append(made)
+    size = np.ones(made, dtype=np.int64)
+    for lo, hi in zip(levels[-2::-1], levels[:0:-1]):  # deepest level first
+        np.add.at(size, parent[lo:hi], size[lo:hi])
+    pre = np.zeros(made, dtype=np.int64)
+    for lo, hi in zip(levels[:-1], levels[1:]):
+        sz, par = size[lo:hi], parent[lo:hi]
+        before = np.cumsum(sz) - sz  # the sizes of the level's nodes before each
+        first = np.ones(hi - lo, dtype=bool)
+        np.not_equal(par[1:], par[:-1], out=first[1:])
+        group = np.cumsum(first) - 1
+        pre[lo:hi] = pre[par] + 1 + before - before[np.flatnonzero(first)][group]
+    out_func = np.empty(made, dtype=np.int32)
+    out_end = np.empty(made, dtype=np.int32)
+    out_func[pre], out_end[pre] = func, pre + size
+    return TreeIndex(leaf_first, depth, _ints(out_func), _ints(out_end),
+                     _ints(pre[at].astype(np.int32)))
+
+
+def _ints(values: np.ndarray) -> array:
+    out = array("i")
+    out.frombytes(values.astype(np.int32).tobytes())
+    return out
 
 
 def build_py(profile: Profile, leaf_first: bool, depth: int = DEPTH) -> TreeIndex | None:
-    """build in Python: the reference the compiled one (_weigh.tree_index) is tested
-    against."""
+    """build in Python, sorting the paths as lists: the reference the array one is
+    tested against."""
     fns = calltree.location_functions(profile)
     paths = [calltree.functions_of(fns, s, leaf_first, depth) for s in profile.stacks]
     if sum(map(len, paths)) >= MAX_INDEX_NODES:  # an upper bound of the nodes

@@ -1,4 +1,5 @@
-"""The compiled fold (analysis/export/_fold.c) gives the Python fold's lines, weights and
+"""The fold on the columns (analysis/export/folded.py _fold_arrays) gives the row-by-row
+Python fold's lines, weights and
 line order on every capture of the corpus and the fixtures, in both conventions, with
 each option (process ids, annotations, addresses, no comm, another event, sample counts),
 on a profile symbolized with DWARF line tables, and on rows whose weights pass 64 bits."""

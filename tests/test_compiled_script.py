@@ -5,7 +5,7 @@ on and off, also when the text arrives in chunks of a few bytes, so that blocks 
 at every place; on hostile texts too (long lines, NULs, bad UTF-8, Unicode digits and
 spaces, numbers past 64 bits, CR LF, stacks past the frame limit), where the loop leaves
 what it does not read to the Python reader block by block and both work on the same
-tables. The compiled fold (analysis/export/_fold.c) gives the Python fold's lines and
+tables. The fold on the columns gives the row-by-row Python fold's lines and
 weights on every capture, in both conventions and with each option."""
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ def test_a_damaged_index_is_not_kept(tmp_path):
 
 
 def test_the_compiled_build_is_the_python_one(tmp_path):
-    """_weigh.tree_index (build) against build_py: the same nodes, ends and stack nodes,
+    """tree_index.build (arrays) against build_py: the same nodes, ends and stack nodes,
     both ways, on the captures, the symbolized one (inline frames), random ones with
     stacks past the index's depth, cut at a few depths; and None past the node budget."""
     profiles = [load(path) for path in CAPTURES] + [_spinpool_symbolized()] + \

@@ -1,11 +1,12 @@
 """Top functions and DSOs by self and total samples."""
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..profile import Profile
-from . import _weigh
+from . import stack_sums
 
 
 @dataclass
@@ -29,23 +30,32 @@ def stack_functions(profile: Profile, stack: tuple[int, ...]) -> list[int]:
 
 class StackFunctions:
     """Each stack's function ids and its distinct ones, for one pass of analysis: the
-    report's function table and the diagnosis ask them of the same stacks. Nothing is
-    kept per stack (a dict of lists for the 500,000 stacks of a 2M-sample capture held
-    150 MiB): `funcs[sid]` is computed from the stack's locations when asked, and the
-    compiled sums walk the locations themselves. Valid while the profile's locations do
-    not change (symbolization comes before)."""
+    report's function table and the diagnosis ask them of the same stacks. No Python
+    object is kept per stack (a dict of lists for the 500,000 stacks of a 2M-sample
+    capture held 150 MiB): `funcs[sid]` is computed from the stack's locations when
+    asked, and the sums are array operations on the columns of `sets`. Valid while the
+    profile's locations do not change (symbolization comes before)."""
 
     def __init__(self, profile: Profile):
         self.profile = profile
         self.loc_functions: list[tuple[int, ...]] = [loc.functions
                                                       for loc in profile.locations]
         self.funcs = _StackFuncs(profile.stacks, self.loc_functions)
+        self._sets: stack_sums.StackSets | None = None
+
+    @property
+    def sets(self) -> stack_sums.StackSets:
+        """The stacks' distinct functions and mappings as columns (made when first
+        asked: a pass that only reads a few stacks never sorts them all)."""
+        if self._sets is None:
+            self._sets = stack_sums.StackSets(self.profile, self.loc_functions)
+        return self._sets
 
     def fill(self, sids) -> None:
         """(Nothing to compute ahead any more; kept for callers.)"""
 
     def of(self, sid: int) -> list[int]:
-        return _weigh.stack_funcs(self.profile.stacks, self.loc_functions, sid)
+        return self.funcs[sid]
 
     def distinct(self, sid: int) -> tuple[int, ...]:
         """The stack's functions, each once, in the order a set of them has (which
@@ -62,7 +72,8 @@ class _StackFuncs:
         self._stacks, self._lf = stacks, loc_functions
 
     def __getitem__(self, sid: int) -> list[int]:
-        return _weigh.stack_funcs(self._stacks, self._lf, sid)
+        lf = self._lf
+        return [f for loc in self._stacks[sid] for f in lf[loc]]
 
 
 def top_functions(profile: Profile, weights: dict[int, int],
@@ -73,12 +84,10 @@ def top_functions(profile: Profile, weights: dict[int, int],
     counted once per sample even when it recurses. Sorted by self, total, name.
     `table`: the stacks' functions when the caller has them already."""
     table = table or StackFunctions(profile)
-    self_w, total_w = _weigh.function_sums(weights, profile.stacks, table.loc_functions)
-    out = []
-    for fid, total in total_w.items():
-        out.append(_cost(profile, fid, self_w.get(fid, 0), total))
-    out.sort(key=_order)
-    return out
+    ids, self_a, total_a, first = ranked_arrays(profile, weights, table)
+    rows = [_cost(profile, f, self_a[f], total_a[f]) for f in ids]
+    return first_seen_sort(rows, _order, lambda c: c.function_id, first, weights,
+                           _functions_of(profile, table))
 
 
 @dataclass
@@ -106,7 +115,8 @@ def inline_views(profile: Profile, weights: dict[int, int]) -> InlineViews | Non
     pairs: dict[tuple[int, int], int] = {}  # (innermost, holder) -> id from 1
     by_pair = [(pairs.setdefault((loc.functions[0], loc.functions[-1]), len(pairs) + 1),)
                if len(loc.functions) > 1 else (0,) for loc in locs]
-    pair_self = _weigh.function_sums(weights, profile.stacks, by_pair)[0]
+    pair_self = stack_sums.self_sums(
+        stack_sums.StackSets(profile, by_pair, len(pairs) + 1), weights)
     holders: dict[int, dict[str, int]] = {}
     for (inner, holder), pid in pairs.items():
         w = pair_self.get(pid, 0)
@@ -116,8 +126,10 @@ def inline_views(profile: Profile, weights: dict[int, int]) -> InlineViews | Non
             row[name] = row.get(name, 0) + w
     innermost_last = [loc.functions[::-1] for loc in locs]
     return InlineViews(
-        _weigh.function_sums(weights, profile.stacks, innermost_last)[0], holders,
-        _weigh.function_sums(weights, profile.stacks, [f.functions[-1:] for f in locs])[1])
+        stack_sums.self_sums(stack_sums.StackSets(profile, innermost_last), weights),
+        holders,
+        stack_sums.total_sums(stack_sums.StackSets(profile, [f.functions[-1:] for f in locs]),
+                              weights))
 
 
 def _cost(profile: Profile, fid: int, self_: int, total: int) -> FunctionCost:
@@ -134,17 +146,13 @@ def ranked_arrays(profile: Profile, weights: dict[int, int],
                   table: StackFunctions | None = None,
                   only: bytes | bytearray | None = None) -> tuple[array, array, array, array]:
     """(ids, self, total, first): the functions of these stacks ranked by total (largest
-    first) and then by the place in `weights` of the first stack each is in, with their
-    self and total weights and that place in arrays by function id, from one compiled
-    pass that makes no set per stack (first_seen_sort puts ties in the order the sets
-    gave). `only` (a flag by stack id): of these stacks the flagged ones, places still
-    counted over all of `weights`."""
+    first) and then by the place in `weights` of the first stack each is in (then by id),
+    with their self and total weights and that place in arrays by function id
+    (first_seen_sort puts ties in the order the sets of the Python loops gave). `only`
+    (a flag by stack id): of these stacks the flagged ones, places still counted over
+    all of `weights`."""
     table = table or StackFunctions(profile)
-    n = len(profile.functions)
-    self_a, total_a, first = array("q", [0]) * n, array("q", [0]) * n, array("i", [0]) * n
-    ids = array("i", _weigh.ranked_totals(weights, profile.stacks, table.loc_functions,
-                                          total_a, first, self_a, only))
-    return ids, self_a, total_a, first
+    return stack_sums.function_totals(table.sets, weights, only)
 
 
 def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int],
@@ -173,7 +181,7 @@ def first_seen_sort(items: list, key, fid, first: array, weights: dict[int, int]
 
 def _functions_of(profile: Profile, table: StackFunctions):
     """members for first_seen_sort: a stack's functions, leaf first."""
-    return lambda sid: _weigh.stack_funcs(profile.stacks, table.loc_functions, sid)
+    return table.of
 
 
 def notable_functions(profile: Profile, weights: dict[int, int], first: int,
@@ -194,9 +202,9 @@ def notable_functions(profile: Profile, weights: dict[int, int], first: int,
     if not used:
         return [], None
     # those at or above the first-th largest (self, total) may be among the first, and
-    # those of total >= min_total are listed: picked in C
-    rows = [_cost(profile, f, self_a[f], total_a[f]) for f in
-            array("i", _weigh.table_rows(ids, self_a, total_a, first, min_total))]
+    # those of total >= min_total are listed
+    rows = [_cost(profile, f, self_a[f], total_a[f])
+            for f in table_rows(ids, self_a, total_a, first, min_total)]
     rows = first_seen_sort(rows, _order, lambda c: c.function_id, place, weights,
                            _functions_of(profile, table))
     kept = [c for i, c in enumerate(rows) if i < first or c.total >= min_total]
@@ -208,19 +216,32 @@ def notable_functions(profile: Profile, weights: dict[int, int], first: int,
     return kept, {"functions": used - len(kept), "self": left_self, "max_total": max_total}
 
 
-def top_dsos(profile: Profile, weights: dict[int, int]) -> list[dict]:
+def table_rows(ids, self_a, total_a, first: int, min_total: float) -> list[int]:
+    """The rows notable_functions can list: of `ids`, those whose (self, total) is at
+    least the first-th largest such pair (all when there are no more than `first`), or
+    whose total is at least min_total, in the order of ids."""
+    ix = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
+    s = np.frombuffer(self_a, dtype=np.int64)[ix]
+    t = np.frombuffer(total_a, dtype=np.int64)[ix]
+    keep = t >= min_total
+    if len(ix) <= first:
+        keep[:] = True
+    elif first > 0:
+        k = np.lexsort((-t, -s))[first - 1]  # the first-th largest (self, total)
+        keep |= (s > s[k]) | ((s == s[k]) & (t >= t[k]))
+    return ix[keep].tolist()
+
+
+def top_dsos(profile: Profile, weights: dict[int, int],
+             table: StackFunctions | None = None) -> list[dict]:
     """Per DSO: self (leaf frame in it) and total (any frame in it); sorted by them and
-    the path, equal rows in the order the DSOs were first met (summed into arrays in one
-    compiled pass: no set of mappings per stack)."""
-    n = len(profile.mappings)
-    self_a, total_a, first = array("q", [0]) * n, array("q", [0]) * n, array("i", [0]) * n
-    loc_mapping = array("i", _weigh.location_mappings(profile.locations))
-    met = array("i", _weigh.mapping_totals(weights, profile.stacks, loc_mapping, self_a,
-                                           total_a, first))
-    mappings = profile.mappings
+    the path, equal rows in the order the DSOs were first met."""
+    table = table or StackFunctions(profile)
+    met, self_a, total_a, first = stack_sums.mapping_totals(table.sets, weights)
+    mappings, locations = profile.mappings, profile.locations
     rows = first_seen_sort(
-        met, lambda m: (-self_a[m], -total_a[m], mappings[m].path), int, first, weights,
-        lambda sid: [loc_mapping[loc] for loc in profile.stacks[sid]])
+        list(met), lambda m: (-self_a[m], -total_a[m], mappings[m].path), int, first,
+        weights, lambda sid: [locations[loc].mapping_id for loc in profile.stacks[sid]])
     return [{"dso": mappings[m].path, "kind": mappings[m].kind, "self": self_a[m],
              "total": total_a[m]} for m in rows]
 

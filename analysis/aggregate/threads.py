@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import _weigh
+from .. import column_ops
 from ..profile import NO_ID, Profile
 from .selection import Selection, is_whole, selected_rows
 
@@ -12,7 +12,7 @@ def count_rows(*columns) -> dict[tuple[int, ...], int]:
     """Counter(zip(*columns)): rows per combination of values, first met first; counted
     in C without a tuple per row when the columns are int32 arrays (a capture's are)."""
     if all(getattr(c, "typecode", "") == "i" for c in columns) and 1 <= len(columns) <= 4:
-        return _weigh.count_keys(*columns)
+        return column_ops.count_keys(*columns)
     return Counter(zip(*columns))
 
 

@@ -10,7 +10,8 @@ from array import array
 from collections import Counter
 from itertools import compress
 
-from ..aggregate import _weigh
+from .. import column_ops
+from ..aggregate import stack_walks
 from ..identity import library_identity
 from . import runtimes, software
 from .context import Context
@@ -25,9 +26,9 @@ def _hot_span(ctx: Context, stacks: dict[int, int],
               only: bytearray | None = None) -> tuple[int, int, int]:
     """(start, end, samples) of the LOOP_BYTES of code with the most leaf samples, from
     the leaf addresses in the DSO (file offsets when known): summed per address and slid
-    over in one compiled pass; `only` (a flag by stack id): of these stacks the flagged."""
-    return _weigh.hot_span(stacks, ctx.profile.stacks, ctx.profile.locations, LOOP_BYTES,
-                           only)
+    over; `only` (a flag by stack id): of these stacks the flagged."""
+    return stack_walks.hot_span(ctx.stack_funcs.sets, ctx.profile.locations, stacks,
+                                LOOP_BYTES, only)
 
 
 def _is_shared_object(dso: str) -> bool:
@@ -51,9 +52,9 @@ def _library_frames(ctx: Context, stacks: dict[int, int]) -> array:
         f = fids[0]
         value = 2 if ctx.library(f) is not None else 0 if ctx.passes_through(f) else 1
         if value:
-            _weigh.fill(deciding, fids, value)
-    return _weigh.first_marked(stacks, ctx.profile.stacks, ctx.stack_funcs.loc_functions,
-                               deciding, 2, array("i", [-1]) * len(ctx.profile.stacks))
+            column_ops.fill(deciding, fids, value)
+    return stack_walks.first_marked(ctx.stack_funcs.sets, stacks, deciding, 2,
+                                    array("i", [-1]) * len(ctx.profile.stacks))
 
 
 def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):
@@ -62,9 +63,8 @@ def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):
     if not lib.operations:
         return None, 0
     profile = ctx.profile
-    stacks_of, lf = profile.stacks, ctx.stack_funcs.loc_functions
     used = bytearray(len(profile.functions))
-    _weigh.used_functions(stacks, stacks_of, lf, used)
+    stack_walks.used_functions(ctx.stack_funcs.sets, stacks, used)
     marked, op_of = bytearray(len(used)), {}
     for f in compress(range(len(used)), used):  # each function's operation, once
         fn = profile.functions[f]
@@ -73,7 +73,7 @@ def _operation(ctx: Context, lib: software.Library, stacks: dict[int, int]):
             marked[f], op_of[f] = 1, op
     acc: Counter = Counter()
     if op_of:
-        first = _weigh.first_marked(stacks, stacks_of, lf, marked)
+        first = stack_walks.first_marked(ctx.stack_funcs.sets, stacks, marked)
         for sid, w in stacks.items():  # (in the stacks' order: most_common's ties)
             f = first.get(sid)
             if f is not None:
@@ -110,9 +110,9 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     for fids in ctx.unnamed.values():
         g = group_of(fids[0])
         if g >= 0:
-            _weigh.fill(group, fids, g)
+            column_ops.fill(group, fids, g)
     per_lib = {keys[g]: st for g, st in
-               _weigh.group_stacks(library_frame, group, busy).items()}
+               stack_walks.group_stacks(library_frame, group, busy).items()}
     if not per_lib:
         return None
     key, stacks = max(per_lib.items(), key=lambda kv: sum(kv[1].values()))
@@ -125,7 +125,7 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     # the stacks whose library frame is named (summed per frame, first met first) and the
     # unnamed ones (a flag by stack id): no dict of either, each most of the library's
     unnamed = bytearray(len(ctx.profile.stacks))
-    named_n, unnamed_n, n_unnamed, by_frame = _weigh.frame_sums(
+    named_n, unnamed_n, n_unnamed, by_frame = stack_walks.frame_sums(
         stacks, library_frame, ctx.function_columns()[0], unnamed)
     by_fn = Counter(by_frame)
     top_fn, top_fn_n = by_fn.most_common(1)[0] if by_fn else (None, 0)
@@ -240,8 +240,7 @@ def costly_work(ctx: Context, t: dict) -> Finding | None:
             marked[f] = 1
     per: dict[software.CostlyWork, dict[int, int]] = {}
     if work_of:
-        first = _weigh.first_marked(busy, ctx.profile.stacks,
-                                    ctx.stack_funcs.loc_functions, marked)
+        first = stack_walks.first_marked(ctx.stack_funcs.sets, busy, marked)
         for sid, w in busy.items():
             f = first.get(sid)
             if f is not None:

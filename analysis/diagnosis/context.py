@@ -2,20 +2,18 @@
 each function, per-thread totals, CPU use, and helpers to gather evidence."""
 from __future__ import annotations
 
-import heapq
 import math
 from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
 
-from .. import cpu
+from .. import column_ops, cpu
 from ..errors import AnalysisError
-from ..aggregate import _weigh
+from ..aggregate import stack_walks
 from ..aggregate.functions import StackFunctions, first_seen_sort, ranked_arrays
 from ..aggregate.selection import Selection, stack_weights
 from ..aggregate.threads import count_rows
@@ -44,10 +42,6 @@ class Capacity(NamedTuple):
     def known(self) -> bool:
         return self.fewest == self.most
 
-
-#: Context.top_functions sums the functions of this many stacks or more into arrays by
-#: function id (12 bytes a function), of fewer into a dict (about 80 bytes an entry)
-BIG_SUBSET = 20_000
 
 #: the bit of Context.mask saying a stack has an application function (categories are
 #: names of knowledge.py and never start with "@")
@@ -159,21 +153,21 @@ class Context:
         for mid, fids in unnamed.items():  # (never application code: no name)
             c = knowledge.categories(functions[fids[0]].name, mappings[mid].path, False)
             cats.set_all(fids, c)
-            _weigh.fill(app_flags, fids, 1)
+            column_ops.fill(app_flags, fids, 1)
             b = bit_of_cats.get(c)
             if b is None:
                 b = bit_of_cats[c] = self.bits(c)
-            _weigh.fill(fmask, fids, b)
+            column_ops.fill(fmask, fids, b)
         ns = len(profile.stacks)
         self.mask, self.leaf_mask = array("Q", [0]) * ns, array("Q", [0]) * ns
         self.kernel_leaf_stacks = StackFlags(ns)
-        loc_kernel = _weigh.lookup_bytes(bytes(m.kind == KERNEL for m in mappings),
+        loc_kernel = column_ops.lookup_bytes(bytes(m.kind == KERNEL for m in mappings),
                                          self.location_mappings())
         used = bytearray(nf)
-        _weigh.stack_masks(self.weights, profile.stacks, lf, fmask, loc_kernel, self.mask,
-                           self.leaf_mask, self.kernel_leaf_stacks, used)
+        stack_walks.stack_masks(self.stack_funcs.sets, self.weights, fmask, loc_kernel,
+                                self.mask, self.leaf_mask, self.kernel_leaf_stacks, used)
         cats.keep_only(used)
-        _weigh.keep_where(app_flags, used, 0)
+        column_ops.keep_where(app_flags, used, 0)
         self.named, self.unnamed = self.split_functions(used)
         self.cats, self.app = cats, AppCode(app_flags)
 
@@ -183,7 +177,7 @@ class Context:
         categories no function has)."""
         b = self._bits.get(category)
         if b is None:
-            if len(self._bits) == 64:  # (_weigh.select reads masks as 64-bit ints)
+            if len(self._bits) == 64:  # (select reads masks as 64-bit ints)
                 raise ValueError(f"more than 64 categories: {category!r}")
             b = self._bits[category] = 1 << len(self._bits)
         return b
@@ -199,9 +193,9 @@ class Context:
         """The stacks (with their weights, in the weights' order) that have a function of
         one of `any_of`, of each of `all_of` and of none of `none_of`, whose leaf is of
         one of `leaf_any`, and, with busy, that are not the idle task's."""
-        return _weigh.select(self.weights, self.mask, self.leaf_mask, self.bits(any_of),
-                             self.bits(all_of), self.bits(none_of), self.bits(leaf_any),
-                             self.idle if busy else None)
+        return stack_walks.select(self.weights, self.mask, self.leaf_mask,
+                                  self.bits(any_of), self.bits(all_of), self.bits(none_of),
+                                  self.bits(leaf_any), self.idle if busy else None)
 
     def name(self, fid: int) -> str:
         return self.profile.functions[fid].name
@@ -266,23 +260,12 @@ class Context:
     def top_functions(self, stacks: dict[int, int], pred, n: int = 5,
                       only: bytearray | None = None) -> list[dict]:
         """Functions satisfying `pred(fid)` in these stacks, by samples (once per stack;
-        `pred` once per function). (heapq.nlargest keeps the order of equal counts, as
-        Counter.most_common does.) `only` (a flag by stack id): the flagged stacks of
-        these, a subset too large to be worth a dict of its own."""
-        lf = self.stack_funcs.loc_functions
-        if only is not None:
-            return [self.function_row(f, c)
-                    for f, c in self._top_ranked(stacks, pred, n, None, only)]
-        if len(stacks) < BIG_SUBSET:
-            acc = _weigh.totals(stacks, self.profile.stacks, lf)
-            rows = ((f, c) for f, c in acc.items() if pred(f))
-        else:  # sums into arrays by function id: smaller than a dict of them all (the
-            # report's function table has those of the weighted stacks)
-            ranked = self.ranked_arrays() if stacks is self.weights else None
-            return [self.function_row(f, c)
-                    for f, c in self._top_ranked(stacks, pred, n, ranked)]
-        kept = heapq.nlargest(n, rows, key=itemgetter(1))
-        return [self.function_row(f, c) for f, c in kept]
+        `pred` once per function); equal counts in the order the stacks first have them,
+        as Counter.most_common keeps them. `only` (a flag by stack id): the flagged
+        stacks of these, a subset too large to be worth a dict of its own."""
+        ranked = self.ranked_arrays() if stacks is self.weights and only is None else None
+        return [self.function_row(f, c)
+                for f, c in self._top_ranked(stacks, pred, n, ranked, only)]
 
     def _top_ranked(self, stacks: dict[int, int], pred, n: int,
                     ranked: tuple | None = None,
@@ -327,8 +310,7 @@ class Context:
         on one of them shows holds some of these samples (a thread's busiest function
         elsewhere does not)."""
         present = bytearray(len(self.profile.functions))
-        _weigh.used_functions(stacks, self.profile.stacks, self.stack_funcs.loc_functions,
-                              present)
+        stack_walks.used_functions(self.stack_funcs.sets, stacks, present)
         return [r for r in rows if present[r["id"]]]
 
     def app_functions(self, stacks: dict[int, int], n: int = 3) -> list[dict]:
@@ -399,9 +381,8 @@ class Context:
                     lib = self._file_library[mid] = software.library_of(m.path)
                 by_mapping.append((m.path, lib) if lib is not None and lib.interpreter
                                   else None)
-            return _weigh.leaf_values(self.weights, self.profile.stacks,
-                                      self.stack_funcs.loc_functions,
-                                      self.function_columns()[1], by_mapping)
+            return stack_walks.leaf_values(self.stack_funcs.sets, self.weights,
+                                           self.function_columns()[1], by_mapping)
         return self.memo("interpreter_leaves", compute)
 
     def kernel_leaf(self, sid: int) -> bool:
@@ -414,13 +395,14 @@ class Context:
     def location_mappings(self) -> array:
         """The mapping id of every location, by id (once; not to be modified)."""
         return self.memo("location_mappings", lambda: array(
-            "i", _weigh.location_mappings(self.profile.locations)))
+            "i", self.stack_funcs.sets.locations.mapping.tobytes()))
 
     def function_columns(self) -> tuple[bytes, array]:
         """(resolved, mapping id) of every function, by id (once; not to be modified)."""
         def compute():
-            resolved, mapping = _weigh.function_columns(self.profile.functions)
-            mapping = array("i", mapping)
+            functions = self.profile.functions
+            resolved = bytes(f.resolved for f in functions)
+            mapping = array("i", [f.mapping_id for f in functions])
             # a damaged saved profile's function may name a mapping it does not have
             # (an id of 2^31 - 1 sized split_functions' per-mapping table at 48 GiB:
             # make fuzz-native, saved-profile target)
@@ -436,8 +418,9 @@ class Context:
         """The functions flagged in `used`, in id order: the named ones, and the unnamed
         ones per mapping (what rules decide of an unnamed function they decide of its
         DSO, once)."""
-        named, unnamed = _weigh.split_functions(used, *self.function_columns())
-        return array("i", named), {m: array("i", f) for m, f in unnamed.items()}
+        named, unnamed = stack_walks.split_functions(used, *self.function_columns())
+        return array("i", named.tobytes()), {m: array("i", f.tobytes())
+                                             for m, f in unnamed.items()}
 
     def busy_stacks(self) -> dict[int, int]:
         """Every stack but the idle task's (once; callers must not modify the dict)."""
@@ -451,7 +434,7 @@ class Context:
         stacks = stacks if type(stacks) is dict else dict(stacks)
         functions, lf = self.profile.functions, self.stack_funcs.loc_functions
         used = bytearray(len(functions))
-        _weigh.used_functions(stacks, self.profile.stacks, lf, used)
+        stack_walks.used_functions(self.stack_funcs.sets, stacks, used)
         # pred and app asked once per function of these stacks, not once per frame: 1
         # the library or wait, 2 application code outside it (the compiled walk's marks)
         marks = bytearray(len(functions))
@@ -461,7 +444,7 @@ class Context:
                 marks[f] = 1
             elif app.get(f, False):
                 marks[f] = 2
-        acc = Counter(_weigh.callers_above(stacks, self.profile.stacks, lf, marks))
+        acc = Counter(stack_walks.callers_above(self.stack_funcs.sets, stacks, marks))
         return [self.function_row(f, c) for f, c in acc.most_common(n)]
 
     def thread_use(self, tids=None, min_share: float = 0.02) -> tuple[float | None, Capacity,
@@ -558,7 +541,7 @@ class FunctionCats:
 
     def keep_only(self, used: bytearray) -> None:
         """Forget the functions not flagged in `used`; iterate over those that are."""
-        _weigh.keep_where(self._ix, used, -1)
+        column_ops.keep_where(self._ix, used, -1)
         self.fids = array("i", compress(range(len(used)), used))
 
     def set_all(self, fids: array, cats: frozenset[str]) -> None:
@@ -567,7 +550,7 @@ class FunctionCats:
         if k is None:
             k = self._kind_ix[cats] = len(self._kinds)
             self._kinds.append(cats)
-        _weigh.fill(self._ix, fids, k)
+        column_ops.fill(self._ix, fids, k)
 
     def __getitem__(self, fid: int) -> frozenset[str]:
         k = self._ix[fid] if 0 <= fid < len(self._ix) else -1
@@ -617,7 +600,7 @@ class AppCode:
         return 2 in self.flags
 
     def marks(self) -> bytes:
-        """1 by function id for application code, 0 for the rest: what _weigh.first_marked
+        """1 by function id for application code, 0 for the rest: what stack_walks.first_marked
         stops at, to find a stack's application frame nearest to the leaf."""
         return self.flags.translate(_APP_ONLY)
 

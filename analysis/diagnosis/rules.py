@@ -8,7 +8,7 @@ from itertools import compress
 import numpy as np
 
 from .. import cpu
-from ..aggregate import _weigh
+from ..aggregate import stack_walks
 from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
 from . import (blocked_rules, build_rules, code_rules, format_facts, hot_spots, io_rules,
@@ -440,7 +440,7 @@ _KERNEL_FIX = {
 }
 
 
-_WHOSE = ("app", "library", "unknown")  # (_weigh.decided_above's answers)
+_WHOSE = ("app", "library", "unknown")  # (stack_walks.decided_above's answers)
 
 
 def _whose_all(ctx: Context, hits: dict[int, int], category: str) -> dict[int, str]:
@@ -453,8 +453,8 @@ def _whose_all(ctx: Context, hits: dict[int, int], category: str) -> dict[int, s
     p = ctx.profile
     lf = ctx.stack_funcs.loc_functions
     used = bytearray(len(p.functions))
-    _weigh.used_functions(hits, p.stacks, lf, used)
-    marks = bytearray(len(p.functions))  # as _weigh.decided_above reads them
+    stack_walks.used_functions(ctx.stack_funcs.sets, hits, used)
+    marks = bytearray(len(p.functions))  # as stack_walks.decided_above reads them
     for f in compress(range(len(used)), used):
         if category in ctx.cats[f]:
             marks[f] = 1
@@ -463,7 +463,7 @@ def _whose_all(ctx: Context, hits: dict[int, int], category: str) -> dict[int, s
         else:
             lib = ctx.library(f)
             marks[f] = 3 if lib is not None and lib.fix and not lib.interpreter else 4
-    decided = _weigh.decided_above(hits, p.stacks, lf, marks)
+    decided = stack_walks.decided_above(ctx.stack_funcs.sets, hits, marks)
     return {sid: _WHOSE[d] for sid, d in zip(hits, decided)}
 
 
@@ -693,13 +693,10 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
 
 def missing_symbols(ctx: Context, t: dict) -> Finding | None:
     """Samples whose own frame (leaf) has no name, per DSO."""
-    profile = ctx.profile
     # each stack's leaf function is its leaf location's first: summed per mapping of the
-    # unnamed ones in one compiled pass (mappings in the order first met, which
-    # most_common's ties keep)
-    unnamed = _weigh.unnamed_leaf_sums(ctx.weights, profile.stacks,
-                                       ctx.stack_funcs.loc_functions,
-                                       *ctx.function_columns())
+    # unnamed ones (mappings in the order first met, which most_common's ties keep)
+    unnamed = stack_walks.unnamed_leaf_sums(ctx.stack_funcs.sets, ctx.weights,
+                                            *ctx.function_columns())
     if unnamed is None:  # (a location without functions: the stack's first function decides)
         return _missing_symbols_by_stack(ctx, t)
     return _missing_symbols_rows(ctx, t, Counter(unnamed))

@@ -9,11 +9,12 @@ perf's own documentation give the same advice: record those with `--call-graph d
 """
 from __future__ import annotations
 
-from array import array
 from collections import Counter
-from itertools import compress
 
-from ..aggregate import _weigh
+import numpy as np
+
+from .. import column_ops
+from ..aggregate import stack_walks
 from ..identity import function_identity
 from ..importers.perf_report import HIDDEN_FRAME
 from ..profile import KERNEL, UNKNOWN
@@ -50,9 +51,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     # a bare address with no file, mapped or not
     rebuilt = format_facts.rebuilt_stacks(p)
     weights = _printed_in_full(ctx) if rebuilt else ctx.weights
-    sids, ns, outers, befores = (array("i", [0]) * len(weights) for _ in range(4))
-    count = _weigh.user_frames(weights, p.stacks, _user_functions(ctx), sids, ns, outers,
-                               befores)
+    frames = stack_walks.user_frames(ctx.stack_funcs.sets, weights, _user_functions(ctx))
     # per outer function, once: 1 an address no file maps (what a frame pointer register
     # held in code that used it for data; perf prints it as [unknown] or the bare
     # address), 2 no thread entry point, 0 an entry point
@@ -61,17 +60,17 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     # (an unnamed function is never an entry point: its mapping decides, once; the named
     # outer functions are asked one by one)
     for mid, fids in ctx.unnamed.items():
-        _weigh.fill(kind, fids, 1 if mappings[mid].kind == UNKNOWN and not rebuilt else 2)
+        column_ops.fill(kind, fids, 1 if mappings[mid].kind == UNKNOWN and not rebuilt else 2)
     resolved = ctx.function_columns()[0]
-    outer = outers[:count]
-    for f in set(compress(outer, map(resolved.__getitem__, outer))):
-        kind[f] = 0 if is_root(f) else 2
-    # garbage, or short: broken (with the function each is cut in), in one compiled pass;
+    for f in np.unique(frames[3]).tolist():
+        if resolved[f]:
+            kind[f] = 0 if is_root(f) else 2
+    # garbage, or short: broken (with the function each is cut in) in one pass;
     # the broken stacks as a flag by stack id (nearly all user stacks of code without
     # frame pointers: as a dict they were the report's peak on a 4M-sample text)
     broken = bytearray(len(p.stacks))
-    samples, origins, user_samples, deepest = _weigh.cut_stacks(
-        weights, sids, ns, outers, befores, count, kind, SHORT, broken)
+    samples, origins, user_samples, deepest = stack_walks.cut_stacks(frames, kind, SHORT,
+                                                                     broken)
     for origin, w in origins.items():
         cut_in[mappings[functions[origin].mapping_id].path] += w
     share = ctx.share(samples)
@@ -131,9 +130,9 @@ def _printed_in_full(ctx: Context) -> dict[int, int]:
             if not hidden.intersection(ctx.funcs[sid])}
 
 
-def _user_functions(ctx: Context) -> list[int | None]:
-    """location -> its physical function when it is user code, else None."""
+def _user_functions(ctx: Context) -> np.ndarray:
+    """location -> its physical function when it is user code, else -1."""
     p = ctx.profile
-    kernel = _weigh.lookup_bytes(bytes(m.kind == KERNEL for m in p.mappings),
-                                 ctx.location_mappings())
-    return [None if k else fs[-1] for k, fs in zip(kernel, ctx.stack_funcs.loc_functions)]
+    kernel = np.frombuffer(bytes(m.kind == KERNEL for m in p.mappings), dtype=np.uint8)
+    locations = ctx.stack_funcs.sets.locations
+    return np.where(kernel[locations.mapping] != 0, -1, locations.owner)

@@ -4,15 +4,18 @@ The rules ask it of every stack (`Context.thread_of`). A dict per stack was the 
 thing the diagnosis held: 107 MiB for the 340,000 stacks of a 2M-sample capture, nearly
 all of them sampled on one thread only. Here every stack is a few bytes of arrays indexed
 by stack id: a stack of one thread is its tid (its samples are the stack's weight), a
-stack of several a range of flat (tid, samples) arrays, built in one compiled pass over
-the samples (analysis/aggregate/_weigh.c stack_threads).
+stack of several a range of flat (tid, samples) arrays, built by sorting the samples'
+(stack, thread) columns.
 """
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator
 
-from ..aggregate import _weigh
+import numpy as np
+
+from ..column_ops import first_met, view
+from ..profile_columns import Csr
 
 _ABSENT, _ONE, _MANY = 0, 1, 2
 
@@ -58,15 +61,35 @@ class StackThreads:
         size = len(profile.stacks)
         self = cls.__new__(cls)
         self._set(array("i", [0]) * size, array("i", [0]) * size, bytearray(size), weights)
-        n, off, mtid, mn = _weigh.stack_threads(
-            profile.s_stack, profile.s_tid, None if unit else profile.s_count,
-            None if every else profile.s_event, -1 if event_id is None else event_id,
-            self._order, self._tid, self._state)
-        del self._order[n:]
-        self._off, self._mtid, self._mn = array("q"), array("i"), array("q")
-        self._off.frombytes(off)
-        self._mtid.frombytes(mtid)
-        self._mn.frombytes(mn)
+        stack, tid = view(profile.s_stack, np.int32), view(profile.s_tid, np.int32)
+        count = None if unit else np.asarray(profile.s_count, dtype=np.int64)
+        if not every:
+            rows = view(profile.s_event, np.int32) == event_id
+            stack, tid = stack[rows], tid[rows]
+            count = None if count is None else count[rows]
+        if stack.size and (stack.min() < 0 or stack.max() >= size):
+            raise IndexError("a stack id out of range")
+        (order,), _ = first_met(stack)
+        (p_stack, p_tid), p_n = first_met(stack, tid, weights=count)
+        # each stack's threads together, in the order first met (a stable sort)
+        by_stack = np.argsort(p_stack, kind="stable")
+        p_stack, p_tid, p_n = p_stack[by_stack], p_tid[by_stack], p_n[by_stack]
+        threads = np.bincount(p_stack, minlength=size)
+        state, tids = view(self._state, np.uint8), view(self._tid, np.int32)
+        one = threads == 1
+        state[one] = _ONE
+        at = np.isin(p_stack, np.flatnonzero(one))
+        tids[p_stack[at]] = p_tid[at]
+        many = np.flatnonzero(threads > 1)
+        state[many] = _MANY
+        tids[many] = np.arange(len(many))
+        at = ~at
+        off = np.zeros(len(many) + 1, dtype=np.int64)
+        np.cumsum(threads[many], out=off[1:])
+        self._order = array("i", order.astype(np.int32).tobytes())
+        self._off = array("q", off.tobytes())
+        self._mtid = array("i", p_tid[at].astype(np.int32).tobytes())
+        self._mn = array("q", p_n[at].astype(np.int64).tobytes())
         return self
 
     def _many(self, sid: int) -> dict[int, int]:
@@ -101,9 +124,30 @@ class StackThreads:
         """out[tid] += the samples of each of these stacks on thread tid (Context.threads:
         the same sums, in the same order, as walking get(sid).items(), without a dict
         per stack)."""
-        weights = self._weights if isinstance(self._weights, dict) else dict(self._weights)
-        _weigh.sum_threads(out, sids, self._state, self._tid, weights, self._off,
-                           self._mtid, self._mn)
+        state, one_tid = view(self._state, np.uint8), view(self._tid, np.int32)
+        s = _known(sids, len(state))
+        kind = state[s]
+        one = kind == _ONE
+        weights = self._weights
+        w_one = np.fromiter((weights[sid] for sid in s[one].tolist()), dtype=np.int64,
+                            count=int(one.sum()))
+        # each stack's (thread, samples), walking the stacks in order
+        k = one_tid[s[kind == _MANY]].astype(np.int64)
+        many = Csr(view(self._off, np.int64), view(self._mtid, np.int32))
+        pos, _ = many.gather(k)
+        length = np.where(one, 1, 0)
+        length[kind == _MANY] = many.lengths(k)
+        at = np.repeat(np.arange(len(s)), length)
+        tid = np.empty(len(at), dtype=np.int64)
+        n = np.empty(len(at), dtype=np.int64)
+        first = np.cumsum(length) - length
+        tid[first[one]], n[first[one]] = one_tid[s[one]], w_one
+        rest = np.ones(len(at), dtype=bool)
+        rest[first[one]] = False
+        tid[rest], n[rest] = many.values[pos], view(self._mn, np.int64)[pos]
+        (tids,), sums = first_met(tid, weights=n)
+        for t, x in zip(tids.tolist(), sums.tolist()):
+            out[t] = out.get(t, 0) + x
 
     def on_any(self, sid: int, tids: set[int]) -> bool:
         """Has the stack samples on any of these threads?"""
@@ -128,8 +172,17 @@ class StackThreads:
 
     def mark_only_on(self, sids, tid: int, flags: bytearray) -> None:
         """flags[sid] = 1 for each of these stacks whose samples are all on thread tid
-        (only_on of each, in one compiled pass)."""
-        _weigh.only_on(sids, self._state, self._tid, self._off, self._mtid, tid, flags)
+        (only_on of each, over the arrays)."""
+        state, tids = view(self._state, np.uint8), view(self._tid, np.int32)
+        s = _known(sids, len(state))
+        kind = state[s]
+        yes = (kind == _ONE) & (tids[s] == tid)
+        many = np.flatnonzero(kind == _MANY)
+        k = tids[s[many]]
+        off, mtid = view(self._off, np.int64), view(self._mtid, np.int32)
+        alone = off[k + 1] - off[k] == 1
+        yes[many[alone]] = mtid[off[k[alone]]] == tid
+        view(flags, np.uint8)[s[yes]] = 1
 
     def stacks(self):
         """The stack ids, in first-seen order (no dict made per stack)."""
@@ -139,3 +192,10 @@ class StackThreads:
         state, tids, weights = self._state, self._tid, self._weights
         for sid in self._order:
             yield sid, ({tids[sid]: weights[sid]} if state[sid] == _ONE else self._many(sid))
+
+
+def _known(sids, size: int) -> np.ndarray:
+    """The stack ids (a dict's keys or any iterable) that can have threads (as `get`
+    reads them, an id outside the arrays has none)."""
+    s = np.fromiter(sids.keys() if isinstance(sids, dict) else sids, dtype=np.int64)
+    return s[(s >= 0) & (s < size)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ..aggregate import _weigh
+from ..aggregate import stack_walks
 from .context import APP, NO_THREADS, Context
 
 #: (class, categories of knowledge.py any frame of the stack may have, categories of the
@@ -44,11 +44,11 @@ BLAME_TOP = 3
 def time_in(ctx: Context) -> dict:
     """{"busy": samples outside the idle task, "classes": {class: {"share", "samples",
     "under": [{"name", "share"}]}}, "kernel": share of busy samples with a kernel leaf}.
-    Shares are of the busy samples. (The stacks are classed in one compiled pass,
-    _weigh.classify; blame walks only the stacks of a class.)"""
+    Shares are of the busy samples. (The stacks are classed in one pass,
+    stack_walks.classify; blame walks only the stacks of a class.)"""
     thread_app = _threads_app_function(ctx)
     classes = [(ctx.bits(cats), ctx.bits(leaf_cats)) for _, cats, leaf_cats in CLASSES]
-    busy, kernel, order, per_class = _weigh.classify(
+    busy, kernel, order, per_class = stack_walks.classify(
         ctx.weights, ctx.mask, ctx.leaf_mask, ctx.idle, ctx.kernel_leaf_stacks, classes)
     acc: Counter = Counter()
     under: dict[str, Counter] = {}
@@ -60,8 +60,7 @@ def time_in(ctx: Context) -> dict:
         if app is None:
             continue
         # each stack's application function nearest to its leaf, if it has one
-        blamed = _weigh.first_marked(stacks, ctx.profile.stacks,
-                                     ctx.stack_funcs.loc_functions, app)
+        blamed = stack_walks.first_marked(ctx.stack_funcs.sets, stacks, app)
         for sid, w in stacks.items():
             frame = blamed.get(sid)
             if frame is not None:

@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from itertools import compress, islice
 from typing import Iterable, Iterator, TextIO
 
+import numpy as np
+
+from ..column_ops import first_met, view
 from ..profile import NO_ID, Profile
-from . import _fold
+from ..profile_columns import stack_table
 
 FLAMEGRAPH, INFERNO = "flamegraph", "inferno"
 PERIOD, SAMPLES = "period", "samples"
@@ -58,11 +61,11 @@ def fold(profile: Profile, opts: FoldOptions = FoldOptions(),
 
     A diverse capture has 240,000 samples on 100,000 (stack, process) pairs whose
     100,000 address stacks fold to 19,000 lines, so the work is done per distinct thing:
-    the rows are summed per (stack, process) pair, each location gets the id of its
-    printed names (locations that print alike share it), and each distinct sequence of
-    ids is joined once. The loop is compiled (_fold.c); `compiled=False` runs the Python
-    one it is tested against. How a frame or a process prints is decided here either
-    way, once per distinct location and process."""
+    the rows are summed per (stack, process) pair (a sort of the columns), each location
+    gets the id of its printed names (locations that print alike share it), and each
+    distinct sequence of ids is joined once. `compiled=False` runs the row-by-row Python
+    loop the array pass is tested against. How a frame or a process prints is decided
+    here either way, once per distinct location and process."""
     event_ids = _selected_events(profile, opts)
     namer = _Namer(profile, opts)
     p = profile
@@ -77,12 +80,90 @@ def fold(profile: Profile, opts: FoldOptions = FoldOptions(),
     # period as an int)
     count = p.s_count if p.has_count_column() else None
     period = p.s_period if p.has_period_column() else p.period_value()
-    if not compiled or (count is not None and count.typecode != "q") or \
-            (not isinstance(period, int) and period.typecode != "Q") or \
-            any(c.typecode != t for c, t in zip((p.s_stack, p.s_event) + procs, "iiiii")):
-        return _fold_python(p, namer, procs, keep, rows, opts.weight == PERIOD)
-    return _fold.fold(p.s_stack, procs, period if opts.weight == PERIOD else None,
-                      count, p.s_event, keep, rows, p.stacks, namer)
+    by_period = opts.weight == PERIOD
+    if not compiled or (count is not None and getattr(count, "typecode", "") != "q") or \
+            (not isinstance(period, int) and getattr(period, "typecode", "") != "Q") or \
+            any(getattr(c, "typecode", "") != "i" for c in (p.s_stack, p.s_event) + procs):
+        return _fold_python(p, namer, procs, keep, rows, by_period)
+    folded = _fold_arrays(p, namer, procs, keep, rows, count,
+                          period if by_period else None)
+    return _fold_python(p, namer, procs, keep, rows, by_period) if folded is None else folded
+
+
+def _fold_arrays(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, rows: int,
+                 count, period) -> dict[str, int] | None:
+    """fold on the columns: the rows summed per (stack, process key) in the order of each
+    pair's first row by a sort, then per pair its process name and body, the bodies of
+    the pairs' stacks made once per distinct sequence of printed-names ids. `period`: the
+    period column or value (None: weigh by count), a row's count where it is 0. None
+    when the weights could pass int64 (the Python loop sums them exactly)."""
+    stack = view(p.s_stack, np.int32)[:rows]
+    cols = [view(c, np.int32)[:rows] for c in procs]
+    w = np.ones(rows, dtype=np.int64) if count is None else view(count, np.int64)[:rows]
+    if period is not None:
+        per = np.full(rows, period, dtype=np.uint64) if isinstance(period, int) else \
+            view(period, np.uint64)[:rows]
+        if per.size and int(per.max()) >= 1 << 62:
+            return None
+        w = np.where(per != 0, per.astype(np.int64), w)
+    if keep is not None:
+        ev = view(p.s_event, np.int32)[:rows]
+        flags = np.frombuffer(keep, dtype=np.uint8)
+        kept = (ev >= 0) & (ev < len(flags))
+        kept[kept] = flags[ev[kept]] == 1
+        stack, cols, w = stack[kept], [c[kept] for c in cols], w[kept]
+    if w.size and (int(w.min()) < 0 or int(w.max()) >= (1 << 62) // max(len(w), 1)):
+        return None
+    if not stack.size:
+        return {}
+    (sids, *keys), sums = first_met(stack, *cols, weights=w)
+    procs_of = list(zip(*(k.tolist() for k in keys))) if keys else [()] * len(sids)
+    names = {k: namer.proc_name(k) for k in dict.fromkeys(procs_of)}
+    java = {k: n is not None and n.startswith("java") for k, n in names.items()}
+    sid_list = sids.tolist()
+    bodies = [_bodies(p, namer, [s for s, k in zip(sid_list, procs_of) if java[k] == j], j)
+              for j in (False, True)]
+    out: dict[str, int] = {}
+    inferno = namer.inferno
+    for sid, proc, x in zip(sid_list, procs_of, sums.tolist()):
+        pname = names[proc]
+        body = bodies[java[proc]][sid]
+        if body is None and (inferno or pname is None):
+            continue  # inferno drops frame-less samples; perl keeps the comm alone
+        folded = body if pname is None else pname if body is None else f"{pname};{body}"
+        out[folded] = out.get(folded, 0) + x
+    return out
+
+
+def _bodies(p: Profile, namer: "_Namer", sids: list[int], is_java: bool
+            ) -> dict[int, str | None]:
+    """{stack id: its frames root first joined by ";" (None: it prints none)}: each
+    location's printed-names id asked of the namer once, each distinct sequence of ids
+    joined once."""
+    if not sids:
+        return {}
+    st = stack_table(p)
+    s = np.unique(np.asarray(sids, dtype=np.int64))
+    pos, _ = st.gather(s)
+    locs = st.values[pos]
+    text_of = np.full(len(p.locations), -1, dtype=np.int64)
+    used = np.unique(locs)
+    text_of[used] = [namer.text_id(loc, is_java) for loc in used.tolist()]
+    flat = text_of[locs].tolist()
+    ends = np.cumsum(st.lengths(s)).tolist()
+    texts = namer.texts[is_java]
+    joined: dict[tuple, str | None] = {}
+    out: dict[int, str | None] = {}
+    start = 0
+    for sid, end in zip(s.tolist(), ends):
+        ids = tuple(flat[start:end])
+        start = end
+        body = joined.get(ids, False)
+        if body is False:
+            parts = [texts[i] for i in reversed(ids) if texts[i] is not None]
+            body = joined[ids] = ";".join(parts) if parts else None
+        out[sid] = body
+    return out
 
 
 def _process_columns(p: Profile, opts: FoldOptions) -> tuple:
@@ -98,7 +179,7 @@ def _process_columns(p: Profile, opts: FoldOptions) -> tuple:
 
 def _fold_python(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, rows: int,
                  by_period: bool) -> dict[str, int]:
-    """fold's loop in Python: the reference of _fold.c, statement for statement."""
+    """fold's loop in Python, row by row: the reference of the array pass."""
     keys = zip(islice(p.s_stack, rows), *(islice(c, rows) for c in procs))
     if by_period:  # the period, or the row's count when it has none
         weights: Iterable = (c if not w else w for w, c in

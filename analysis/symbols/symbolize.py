@@ -23,13 +23,15 @@ import hashlib
 import re
 import os
 import tempfile
-from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-from ..aggregate import _weigh
+import numpy as np
+
+from ..aggregate.functions import first_seen_sort
 from ..aggregate.selection import stack_weights
+from ..aggregate.stack_sums import StackSets, location_weights, mapping_totals
 from ..errors import AnalysisError
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
                        classify_dso, unresolved_name)
@@ -180,7 +182,7 @@ class Symbolizer:
         kernel_named: dict[int, list] = defaultdict(list)  # mapping -> (loc, old, name)
         # whether each function is named, read once (the functions this pass makes name
         # only locations it has passed: a location not reached yet has the old ones)
-        named = _weigh.function_columns(p.functions)[0]
+        named = bytes(f.resolved for f in p.functions)
         for loc in p.locations:
             fs = loc.functions
             if (named[fs[0]] if len(fs) == 1 else any(named[f] for f in fs)):
@@ -235,9 +237,9 @@ class Symbolizer:
 
     def _frame_weights(self, p: Profile) -> dict[int, int]:
         if self._weights is None:  # (each stack once per location in it)
-            at = array("q", _weigh.location_weights(stack_weights(p), p.stacks,
-                                                    len(p.locations), True))
-            self._weights = {loc: w for loc, w in enumerate(at) if w}
+            at = location_weights(p, stack_weights(p), True)
+            used = np.flatnonzero(at)
+            self._weights = dict(zip(used.tolist(), at[used].tolist()))
         return self._weights
 
     def _place(self, p: Profile, loc) -> None:
@@ -499,12 +501,15 @@ def _merge_plt(index: SymbolIndex, runtime: ElfInfo) -> SymbolIndex:
 def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
     """Per DSO with samples: how much of it got names, from what, and what would help."""
     weights = stack_weights(p)
-    # samples per DSO (each stack once per DSO in it, in the order a set of them has:
-    # equal counts keep it) and, per DSO, its frames' and its named frames' weights,
-    # from each location's weight summed in C over the stacks (not a loop per frame)
-    _, touched = _weigh.mapping_sums(weights, p.stacks,
-                                     [loc.mapping_id for loc in p.locations], len(p.mappings))
-    at = array("q", _weigh.location_weights(weights, p.stacks, len(p.locations), False))
+    # samples per DSO (each stack once per DSO in it; equal counts in the order the
+    # DSOs were first met) and, per DSO, its frames' and its named frames' weights, from
+    # each location's weight summed over the stacks (not a loop per frame)
+    met, _, total, first = mapping_totals(StackSets(p), weights)
+    locs, stacks = p.locations, p.stacks
+    touched = {m: total[m] for m in first_seen_sort(
+        list(met), lambda m: -total[m], int, first, weights,
+        lambda sid: [locs[loc].mapping_id for loc in stacks[sid]])}
+    at = location_weights(p, weights, False).tolist()
     resolved = bytes(f.resolved for f in p.functions)
     frames: dict[int, int] = defaultdict(int)
     named: dict[int, int] = defaultdict(int)

@@ -149,12 +149,12 @@ def _after_import(profile) -> None:
     """What the worker and the capture page compute from an imported profile, the
     compiled kernels against their Python twins where they have one: the off-CPU
     intervals (_intervals.c; tests/offcpu_reference.py), the per-function and per-DSO
-    sums (_weigh.c; tests/test_weigh_compiled.py's loops), the report and the diagnosis,
+    sums (numpy; tests/test_stack_columns.py's loops), the report and the diagnosis,
     the folded export, and the pages of the profile saved and read back (_rows.c)."""
     if not _this_one():
         return
     from test_offcpu_compiled import _same as same_off_cpu
-    from test_weigh_compiled import _check as same_sums
+    from test_stack_columns import _check as same_sums
     from analysis.aggregate.selection import stack_weights
     from analysis.offcpu.threads import off_cpu
     if off_cpu(profile) is not None:

@@ -1,19 +1,24 @@
-"""The compiled per-stack sums (analysis/aggregate/_weigh.c) give what the Python loops
-they replace give, dict order included (rows with equal counts keep it): on real captures
-of every input format, with inline frames (DWARF debug info) and without, and on stacks
-written to make set order and recursion matter."""
+"""The array passes over the profile's columns (analysis/aggregate/stack_sums.py,
+analysis/aggregate/stack_walks.py, analysis/column_ops.py) give what the Python loops
+they replace give, dict order included where the pass keeps one (rows with equal counts
+keep it): checked against those loops, kept here, on real captures of every input
+format, with inline frames (DWARF debug info) and without, and on stacks written to make
+set order and recursion matter."""
 from __future__ import annotations
 
 from array import array
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from analysis.aggregate import _weigh
+from analysis import column_ops
+from analysis.aggregate import stack_sums, stack_walks
 from analysis.aggregate.functions import (StackFunctions, first_seen_sort, ranked_arrays,
                                          stack_functions)
 from analysis.aggregate.selection import stack_weights
+from analysis.aggregate.stack_sums import StackSets
 from analysis.importers import load
 from analysis.profile import Profile
 
@@ -66,9 +71,10 @@ def _check(profile: Profile, weights: dict[int, int]) -> None:
         assert table.funcs[sid] == table.of(sid)
         assert table.distinct(sid) == tuple(set(table.of(sid)))
     lf = [loc.functions for loc in profile.locations]
-    got = _weigh.function_sums(weights, profile.stacks, lf)
+    sets = StackSets(profile, lf, len(profile.functions))
+    got = (stack_sums.self_sums(sets, weights), stack_sums.total_sums(sets, weights))
     want = _python_function_sums(profile, weights)
-    assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
+    assert got == want  # (as dicts: the sums come in function id order)
     # the same sums ranked into arrays by function id (no set per stack): put in first-seen
     # order (first stack, then that stack's set), the ids are the total dict's
     ids, self_a, total_a, first = ranked_arrays(profile, weights, table)
@@ -77,10 +83,23 @@ def _check(profile: Profile, weights: dict[int, int]) -> None:
     assert [total_a[f] for f in order] == list(want[1].values())
     assert {f: self_a[f] for f in order if self_a[f]} == want[0]
     assert sum(self_a) == sum(want[0].values())
-    got = _weigh.mapping_sums(weights, profile.stacks,
-                              [loc.mapping_id for loc in profile.locations], len(profile.mappings))
+    got = _mapping_sums(profile, weights)
     want = _python_mapping_sums(profile, weights)
-    assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
+    assert got == want  # (as dicts; top_dsos' test checks the first-seen order)
+
+
+def _mapping_sums(profile: Profile, weights: dict[int, int]):
+    """stack_sums.mapping_totals as the Python loop's two dicts (self, total)."""
+    ids, self_a, total_a, _ = stack_sums.mapping_totals(StackSets(profile), weights)
+    return ({m: self_a[m] for m in ids if self_a[m]}, {m: total_a[m] for m in ids})
+
+
+def _with_locations(profile: Profile, locations: list) -> Profile:
+    """The profile's mappings, functions and stacks with other locations."""
+    q = Profile()
+    q.mappings, q.functions, q.stacks = profile.mappings, profile.functions, profile.stacks
+    q.locations = locations
+    return q
 
 
 @pytest.mark.parametrize("name", CAPTURES)
@@ -96,8 +115,7 @@ def test_sums_equal_the_python_loops_on_captures(name):
 def test_sums_on_made_up_stacks():
     """Recursion (a function twice on a stack counts once), inline frames (a location of
     three functions), an empty stack, functions whose ids collide in a set's table, and
-    stacks of functions and mappings only earlier stacks had (the compiled loops build no
-    set for those: nothing new is ordered)."""
+    stacks of functions and mappings only earlier stacks had (nothing new is ordered)."""
     p = Profile()
     m1, m2 = p.mapping("/usr/bin/a"), p.mapping("/usr/lib/libb.so")
     fs = [p.function(f"f{i}", m1 if i % 2 else m2) for i in range(40)]
@@ -110,25 +128,27 @@ def test_sums_on_made_up_stacks():
               p.stack((locs[1], locs[59], locs[8]))]  # old and new
     weights = {s: w for s, w in zip(stacks, (5, 3, 2, 7, 1, 4, 6))}
     _check(p, weights)
-    n = len(p.mappings)
     with pytest.raises(IndexError):  # a mapping id is an index
-        _weigh.mapping_sums(weights, p.stacks, [-1] * len(p.locations), n)
+        _mapping_sums(_with_locations(p, [replace(loc, mapping_id=-1)
+                                          for loc in p.locations]), weights)
     with pytest.raises(IndexError):
-        _weigh.mapping_sums({len(p.stacks): 1}, p.stacks, [0] * len(p.locations), n)
+        _mapping_sums(_with_locations(p, [replace(loc, mapping_id=0)
+                                          for loc in p.locations]), {len(p.stacks): 1})
 
 
 def test_a_mapping_id_past_the_mappings_allocates_nothing():
-    """A damaged saved profile's mapping id of 2^31 (or 2^40) is an IndexError: the
-    compiled loop's arrays per mapping grew to the id, 20 GiB, and the fuzz run's
-    sanitized process was killed by the kernel."""
+    """A damaged saved profile's mapping id of 2^31 (or 2^40) is an IndexError: arrays
+    per mapping grown to the id were 20 GiB (the fuzz run's sanitized process was killed
+    by the kernel)."""
     p = Profile()
     m = p.mapping("/usr/bin/a")
     loc = p.add_location(m, 0x1000, (p.function("f", m),))
     weights = {p.stack((loc,)): 1}
     for bad in (len(p.mappings), 1 << 31, 1 << 40):
         with pytest.raises(IndexError):
-            _weigh.mapping_sums(weights, p.stacks, [bad], len(p.mappings))
-    assert _weigh.mapping_sums(weights, p.stacks, [m], len(p.mappings)) == ({m: 1}, {m: 1})
+            _mapping_sums(_with_locations(p, [replace(p.locations[loc], mapping_id=bad)]),
+                          weights)
+    assert _mapping_sums(p, weights) == ({m: 1}, {m: 1})
 
 
 # ---- the diagnosis' per-stack questions ---------------------------------------------------
@@ -167,9 +187,11 @@ def test_diagnosis_stack_questions_equal_python(name):
         fm[f] = m
     ns = len(profile.stacks)
     got_m, got_lm, got_kl = array("Q", [0]) * ns, array("Q", [0]) * ns, bytearray(ns)
-    _weigh.stack_masks(weights, profile.stacks, ctx.stack_funcs.loc_functions, fm,
-                       bytearray(profile.mappings[loc.mapping_id].kind == "kernel"
-                                 for loc in profile.locations), got_m, got_lm, got_kl)
+    sets = ctx.stack_funcs.sets
+    stack_walks.stack_masks(sets, weights, fm,
+                            bytearray(profile.mappings[loc.mapping_id].kind == "kernel"
+                                      for loc in profile.locations), got_m, got_lm, got_kl,
+                            bytearray(len(profile.functions)))
     assert {sid: got_m[sid] for sid in weights} == masks == \
         {sid: ctx.mask[sid] for sid in weights}
     assert {sid: got_lm[sid] for sid in weights} == leaf_masks == \
@@ -200,35 +222,34 @@ def test_diagnosis_stack_questions_equal_python(name):
     marked = bytearray(len(profile.functions))
     for f in deciding:
         marked[f] = 1
-    lf = ctx.stack_funcs.loc_functions
-    assert list(_weigh.first_marked(weights, profile.stacks, lf, marked).items()) == \
+    assert list(stack_walks.first_marked(sets, weights, marked).items()) == \
         list(want.items())
     for f in list(deciding)[::2]:  # the first marked frame, kept when its mark is 2
         marked[f] = 2
-    assert list(_weigh.first_marked(weights, profile.stacks, lf, marked, 2).items()) == \
+    assert list(stack_walks.first_marked(sets, weights, marked, 2).items()) == \
         [(sid, f) for sid, f in want.items() if marked[f] == 2]
     # the same into a column by stack id (-1 where there is none)
     into = array("i", [-1]) * len(profile.stacks)
-    assert _weigh.first_marked(weights, profile.stacks, lf, marked, 2, into) is into
+    assert stack_walks.first_marked(sets, weights, marked, 2, into) is into
     assert list(into) == [want[s] if s in want and marked[want[s]] == 2 else -1
                           for s in range(len(profile.stacks))]
     with pytest.raises(IndexError):  # a column too short for the stack ids
-        _weigh.first_marked(weights, profile.stacks, lf, marked, 1, array("i"))
+        stack_walks.first_marked(sets, weights, marked, 1, array("i"))
     table = _user_functions(ctx)
     kernel = {m.id for m in profile.mappings if m.kind == "kernel"}
-    assert table == [None if loc.mapping_id in kernel else loc.functions[-1]
-                     for loc in profile.locations]
+    assert table.tolist() == [-1 if loc.mapping_id in kernel else loc.functions[-1]
+                              for loc in profile.locations]
     want = {}
     for sid in weights:
-        user = [table[loc] for loc in profile.stacks[sid] if table[loc] is not None]
+        user = [table[loc] for loc in profile.stacks[sid] if table[loc] != -1]
         if user:
             want[sid] = (len(user), user[-1], user[-2] if len(user) > 1 else None)
-    outs = [array("i", [0]) * len(weights) for _ in range(4)]
-    count = _weigh.user_frames(weights, profile.stacks, table, *outs)
-    sids, ns_, outers, befores = (list(a[:count]) for a in outs)
+    frames = stack_walks.user_frames(sets, weights, table)
+    sids, ws, ns_, outers, befores = (a.tolist() for a in frames)
     assert {s: (n, o, None if b == -1 else b)
             for s, n, o, b in zip(sids, ns_, outers, befores)} == want
     assert sids == list(want)
+    assert ws == [weights[s] for s in sids]
     # broken_stacks' pass over them, for three ways of marking the outer functions
     cut = 0
     for step in (1, 2, 3):
@@ -245,37 +266,29 @@ def test_diagnosis_stack_questions_equal_python(name):
                     origin = b if kind[o] == 1 and n > 1 else o
                     origins[origin] = origins.get(origin, 0) + weights[s]
             flags = bytearray(len(profile.stacks))
-            got = _weigh.cut_stacks(weights, *outs, count, kind, short, flags)
+            got = stack_walks.cut_stacks(frames, kind, short, flags)
             assert (got[0], list(got[1].items()), got[2], got[3]) == \
                 (sum(broken.values()), list(origins.items()), user, deepest)
             assert [s for s in range(len(flags)) if flags[s]] == sorted(broken)
             assert set(flags) <= {0, 1}
             cut += len(broken)
     assert cut
-    with pytest.raises(ValueError):  # the columns say more stacks than the weights hold
-        _weigh.cut_stacks({}, *outs, count, kind, 2, flags) if count else \
-            _weigh.cut_stacks({}, *outs, len(outs[0]) + 1, kind, 2, flags)
     with pytest.raises(IndexError):  # flags too short for the stack ids
-        _weigh.cut_stacks(weights, *outs, count, bytearray([1]) * len(kind), 9, bytearray())
+        stack_walks.cut_stacks(frames, bytearray([1]) * len(kind), 9, bytearray())
     acc: dict[int, int] = {}
     for sid, w in weights.items():
         for f in set(ctx.funcs[sid]):
             acc[f] = acc.get(f, 0) + w
-    assert list(_weigh.totals(weights, profile.stacks, lf).items()) == list(acc.items())
+    assert stack_sums.total_sums(sets, weights) == acc  # (as dicts: in function id order)
     ids, _, total, first = ranked_arrays(profile, weights, ctx.stack_funcs)
     order = first_seen_sort(list(ids), lambda f: 0, int, first, weights, ctx.stack_funcs.of)
     assert [(f, total[f]) for f in order] == list(acc.items())
-    # Context.top_functions sums big sets of stacks into arrays: the same rows
-    from analysis.diagnosis import context
+    # Context.top_functions: nlargest over the totals in first-seen order
     pred = [lambda f: True, lambda f: not ctx.passes_through(f), lambda f: f % 3 == 1]
-    want = [ctx.top_functions(weights, p, 7) for p in pred]
+    want = [[ctx.function_row(f, c) for f, c in _python_top(ctx, weights, p, 7)]
+            for p in pred]
     assert want[0] and want[1]
-    big = context.BIG_SUBSET
-    context.BIG_SUBSET = 0
-    try:
-        assert [ctx.top_functions(weights, p, 7) for p in pred] == want
-    finally:
-        context.BIG_SUBSET = big
+    assert [ctx.top_functions(weights, p, 7) for p in pred] == want
 
 
 def test_select_refuses_masks_wider_than_64_bits():
@@ -284,13 +297,13 @@ def test_select_refuses_masks_wider_than_64_bits():
     with pytest.raises(OverflowError):
         array("Q", [0])[0] = 1 << 64
     with pytest.raises(OverflowError):
-        _weigh.select({0: 1}, array("Q", [1]), array("Q", [0]), 1 << 64, 0, 0, 0, None)
+        stack_walks.select({0: 1}, array("Q", [1]), array("Q", [0]), 1 << 64, 0, 0, 0, None)
     with pytest.raises(IndexError):
-        _weigh.select({1: 1}, array("Q", [1]), array("Q", [0]), 1, 0, 0, 0, None)
-    assert _weigh.select({0: 4}, array("Q", [3]), array("Q", [0]), 1, 0, 0, 0,
-                         bytearray(1)) == {0: 4}
-    assert _weigh.select({0: 4}, array("Q", [3]), array("Q", [0]), 1, 0, 0, 0,
-                         bytearray(b"\x01")) == {}
+        stack_walks.select({1: 1}, array("Q", [1]), array("Q", [0]), 1, 0, 0, 0, None)
+    assert stack_walks.select({0: 4}, array("Q", [3]), array("Q", [0]), 1, 0, 0, 0,
+                              bytearray(1)) == {0: 4}
+    assert stack_walks.select({0: 4}, array("Q", [3]), array("Q", [0]), 1, 0, 0, 0,
+                              bytearray(b"\x01")) == {}
 
 
 @pytest.mark.parametrize("name", CAPTURES + NAMED[:2])
@@ -343,7 +356,7 @@ WITH_APP_CODE = ["realworld/postgres-hot-row/bad-hot-row.script.txt.gz",
 
 @pytest.mark.parametrize("name", WITH_APP_CODE)
 def test_callers_above_equal_the_python_loop(name):
-    """The compiled walk (_weigh.callers_above, marks asked once per function) names the
+    """The array walk (stack_walks.callers_above, marks asked once per function) names the
     callers, with their samples and in their order, that the per-frame Python loop did:
     for a library, the kernel, each of 40 functions, and a predicate nothing satisfies;
     over all the busy stacks and every third."""
@@ -377,7 +390,7 @@ def test_callers_above_equal_the_python_loop(name):
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_location_weights_equal_the_python_loops(name):
-    """_weigh.location_weights: each location's weight over the stacks, counted at each
+    """stack_sums.location_weights: each location's weight over the stacks, counted at each
     of its frames (symbolize.coverage) or once per stack (Symbolizer._frame_weights)."""
     profile = load(str(FIX / name))
     weights = stack_weights(profile)
@@ -390,21 +403,25 @@ def test_location_weights_equal_the_python_loops(name):
             once[loc] += w
     assert sum(once) > 0
     for distinct, want in ((False, every), (True, once)):
-        got = array("q", _weigh.location_weights(weights, profile.stacks, n, distinct))
+        got = stack_sums.location_weights(profile, weights, distinct)
         assert got.tolist() == want
-    with pytest.raises(IndexError):
-        _weigh.location_weights(weights, profile.stacks, n - 1, False)
+    with pytest.raises(IndexError):  # a location id past the locations
+        stack_sums.location_weights(_with_locations(profile, profile.locations[:n - 1]),
+                                    weights, False)
     # a stack that recurses: its location counted twice, or once
-    made = [(1, 2, 1), (2,)]
-    assert array("q", _weigh.location_weights({0: 5, 1: 7}, made, 3, False)).tolist() == \
-        [0, 10, 12]
-    assert array("q", _weigh.location_weights({0: 5, 1: 7}, made, 3, True)).tolist() == \
-        [0, 5, 12]
+    made = Profile()
+    m = made.mapping("/usr/bin/a")
+    f = made.function("f", m)
+    for i in range(3):
+        made.add_location(m, 0x10 + i, (f,))
+    assert [made.stack((1, 2, 1)), made.stack((2,))] == [0, 1]
+    assert stack_sums.location_weights(made, {0: 5, 1: 7}, False).tolist() == [0, 10, 12]
+    assert stack_sums.location_weights(made, {0: 5, 1: 7}, True).tolist() == [0, 5, 12]
 
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_count_keys_is_counter_of_zip(name):
-    """_weigh.count_keys: Counter(zip(...)) of a capture's thread columns, the same counts
+    """column_ops.count_keys: Counter(zip(...)) of a capture's thread columns, the same counts
     in the same first-met order (by_thread and the thread names depend on that order)."""
     from collections import Counter
 
@@ -412,33 +429,31 @@ def test_count_keys_is_counter_of_zip(name):
     cols = (profile.s_pid, profile.s_tid, profile.s_comm)
     for k in (1, 2, 3):
         want = Counter(zip(*cols[:k]))
-        got = _weigh.count_keys(*cols[:k])
+        got = column_ops.count_keys(*cols[:k])
         assert list(got.items()) == list(want.items())
     assert len(want) >= 2, "the capture has more than one thread"
 
 
 def test_count_keys_on_made_up_columns():
-    """Many keys (the table grows), negative values, four columns, and the refusals."""
+    """Many keys, negative values, four and five columns, and the refusal of columns of
+    different lengths."""
     import random
     from collections import Counter
 
     rng = random.Random(7)
     for n, spread in ((0, 1), (1, 1), (5000, 3), (40000, 20000)):
         cols = [array("i", (rng.randrange(-spread, spread + 1) for _ in range(n)))
-                for _ in range(4)]
-        for k in (1, 2, 4):
-            got = _weigh.count_keys(*cols[:k])
+                for _ in range(5)]
+        for k in (1, 2, 4, 5):
+            got = column_ops.count_keys(*cols[:k])
             assert list(got.items()) == list(Counter(zip(*cols[:k])).items())
     with pytest.raises(ValueError):
-        _weigh.count_keys(array("i", [1, 2]), array("i", [1]))
-    with pytest.raises(TypeError):
-        _weigh.count_keys()
-    with pytest.raises(TypeError):
-        _weigh.count_keys(*[array("i", [1])] * 5)
+        column_ops.count_keys(array("i", [1, 2]), array("i", [1]))
 
 
 def _python_time_in(ctx):
-    """diagnosis.time_in as it was before _weigh.classify: one Python step per stack."""
+    """diagnosis.time_in as it was before stack_walks.classify: one Python step per
+    stack."""
     from collections import Counter
 
     from analysis.diagnosis import time_in as ti
@@ -475,7 +490,7 @@ def _python_time_in(ctx):
 
 @pytest.mark.parametrize("name", CAPTURES + NAMED + WITH_APP_CODE)
 def test_time_in_equals_the_per_stack_loop(name):
-    """time_in with its stacks classed by _weigh.classify and blamed by first_marked gives
+    """time_in with its stacks classed by stack_walks.classify and blamed by first_marked gives
     what the per-stack loop gave: classes in the same order, the same samples, the same
     functions blamed (application frames on the captures with application code)."""
     from analysis.diagnosis import time_in as ti
@@ -498,14 +513,14 @@ def test_classify_on_made_up_stacks():
     mask = array("Q", [0b01, 0b10, 0b11, 0b100])
     leaf = array("Q", [0, 0b1000, 0, 0])
     idle, kernel_leaf = bytearray([0, 0, 1, 0]), bytearray([1, 1, 1, 0])
-    busy, kernel, order, per = _weigh.classify(weights, mask, leaf, idle, kernel_leaf,
-                                               [(0b10, 0), (0b01, 0b1000)])
+    busy, kernel, order, per = stack_walks.classify(weights, mask, leaf, idle, kernel_leaf,
+                                                    [(0b10, 0), (0b01, 0b1000)])
     assert (busy, kernel) == (8, 3)
     assert order == [1, 0] and per == [{1: 2}, {0: 1}]  # stack 3 in no class, 2 idle
-    with pytest.raises(ValueError):
-        _weigh.classify(weights, mask, leaf, bytearray(3), kernel_leaf, [])
+    with pytest.raises(ValueError):  # an idle column shorter than the masks
+        stack_walks.classify(weights, mask, leaf, bytearray(3), kernel_leaf, [])
     with pytest.raises(IndexError):
-        _weigh.classify({9: 1}, mask, leaf, idle, kernel_leaf, [])
+        stack_walks.classify({9: 1}, mask, leaf, idle, kernel_leaf, [])
 
 
 # ---- per-function facts, read once ---------------------------------------------------------
@@ -530,19 +545,20 @@ def _python_missing_symbols_sums(profile: Profile, weights: dict[int, int]):
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_function_facts_equal_the_python_reads(name):
-    """function_columns reads each function's resolved and mapping_id; split_functions
-    groups the used ones as the Python loop over them did (named in id order; unnamed per
-    mapping, mappings in the order of their first function); unnamed_leaf_sums is
-    missing_symbols' loop."""
+    """Context.function_columns reads each function's resolved and mapping_id;
+    split_functions groups the used ones as the Python loop over them did (named in id
+    order; unnamed per mapping, mappings in the order of their first function);
+    unnamed_leaf_sums is missing_symbols' loop."""
+    from analysis.diagnosis.context import Context
     profile = load(str(FIX / name))
     weights = stack_weights(profile)
-    resolved, mapping = _weigh.function_columns(profile.functions)
+    resolved, mapping = Context.build(profile).function_columns()
     assert list(resolved) == [int(f.resolved) for f in profile.functions]
     assert list(array("i", mapping)) == [f.mapping_id for f in profile.functions]
-    lf = [loc.functions for loc in profile.locations]
+    sets = StackSets(profile)
     used = bytearray(len(profile.functions))
-    _weigh.used_functions(weights, profile.stacks, lf, used)
-    named, unnamed = _weigh.split_functions(used, resolved, array("i", mapping))
+    stack_walks.used_functions(sets, weights, used)
+    named, unnamed = stack_walks.split_functions(used, resolved, array("i", mapping))
     want_named, want_unnamed = [], {}
     for f, fn in enumerate(profile.functions):
         if used[f]:
@@ -550,10 +566,9 @@ def test_function_facts_equal_the_python_reads(name):
                 want_named.append(f)
             else:
                 want_unnamed.setdefault(fn.mapping_id, []).append(f)
-    assert list(array("i", named)) == want_named
-    assert [(m, list(array("i", fs))) for m, fs in unnamed.items()] == \
-        list(want_unnamed.items())
-    got = _weigh.unnamed_leaf_sums(weights, profile.stacks, lf, resolved, array("i", mapping))
+    assert named.tolist() == want_named
+    assert [(m, fs.tolist()) for m, fs in unnamed.items()] == list(want_unnamed.items())
+    got = stack_walks.unnamed_leaf_sums(sets, weights, resolved, array("i", mapping))
     want = _python_missing_symbols_sums(profile, weights)
     assert (got if got is None else list(got.items())) == \
         (want if want is None else list(want.items()))
@@ -562,62 +577,51 @@ def test_function_facts_equal_the_python_reads(name):
 def test_function_facts_on_made_up_functions():
     """A location without functions makes unnamed_leaf_sums give None; fill sets the
     items named by an id array in arrays of 1, 4 and 8 byte items (modulo their size)
-    and refuses ids outside them; a function whose fields are not the slots of
-    Function is read by attribute."""
+    and refuses ids outside them."""
     p = Profile()
     lib, exe = p.mapping("/usr/lib/liba.so"), p.mapping("/usr/bin/b")
     named, unnamed = p.function("f", exe), p.function("liba.so+0x10", lib, resolved=False)
     a, b = p.add_location(exe, 0x10, (named,)), p.add_location(lib, 0x20, (unnamed,))
     empty = p.add_location(lib, 0x30, ())
     s1, s2, s3 = p.stack((a, b)), p.stack((b, a)), p.stack((empty, a))
-    resolved, mapping = _weigh.function_columns(p.functions)
-    lf = [loc.functions for loc in p.locations]
-    cols = (resolved, array("i", mapping))
-    assert _weigh.unnamed_leaf_sums({s1: 2, s2: 3}, p.stacks, lf, *cols) == {lib: 3}
-    assert _weigh.unnamed_leaf_sums({s1: 2, s3: 1}, p.stacks, lf, *cols) is None
+    # (the columns Context.function_columns makes)
+    cols = (bytes(f.resolved for f in p.functions), array("i", [f.mapping_id
+                                                                for f in p.functions]))
+    sets = StackSets(p)
+    assert stack_walks.unnamed_leaf_sums(sets, {s1: 2, s2: 3}, *cols) == {lib: 3}
+    assert stack_walks.unnamed_leaf_sums(sets, {s1: 2, s3: 1}, *cols) is None
     for typecode, value, want in (("b", -1, -1), ("i", 7, 7), ("Q", 1 << 63, 1 << 63),
                                   ("q", -2, -2)):
         out = array(typecode, [0]) * 4
-        _weigh.fill(out, array("i", [1, 3]), value)
+        column_ops.fill(out, array("i", [1, 3]), value)
         assert list(out) == [0, want, 0, want]
     flags = bytearray(3)
-    _weigh.fill(flags, array("i", [2]), 258)
+    column_ops.fill(flags, array("i", [2]), 258)
     assert flags == bytearray([0, 0, 2])
     with pytest.raises(IndexError):
-        _weigh.fill(flags, array("i", [3]), 1)
+        column_ops.fill(flags, array("i", [3]), 1)
     with pytest.raises(IndexError):
-        _weigh.fill(flags, array("i", [-1]), 1)
-
-    class Other:  # (not Function: no slots to read in place)
-        def __init__(self, resolved, mapping_id):
-            self.resolved, self.mapping_id = resolved, mapping_id
-    assert _weigh.function_columns([p.functions[0], Other(False, 9)]) == \
-        (bytes([1, 0]), array("i", [exe, 9]).tobytes())
-    with pytest.raises(ValueError):
-        _weigh.function_columns([Other(True, -1)])
+        column_ops.fill(flags, array("i", [-1]), 1)
 
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_stack_counts_are_the_counter_of_the_stack_column(name):
-    """stack_counts: dict(Counter(s_stack)), stacks in the order first met, each key the
-    int object of the location of that id (shared, not one more int per stack)."""
+    """counts_first_met: dict(Counter(s_stack)), stacks in the order first met."""
     profile = load(str(FIX / name))
-    got = _weigh.stack_counts(profile.s_stack, profile.locations)
+    got = column_ops.counts_first_met(profile.s_stack)
     assert list(got.items()) == list(Counter(profile.s_stack).items())
-    n = len(profile.locations)
-    assert all(k is profile.locations[k].id for k in got if k < n)
 
 
 def test_stack_counts_of_made_up_columns():
-    """Ids past the locations get ints of their own; a negative id (none of the importers
-    writes one) is counted too."""
+    """Ids past the locations are counted as any other; a negative id (none of the
+    importers writes one) is counted too."""
     p = Profile()
     m = p.mapping("/usr/bin/a")
     f = p.function("f", m)
     locs = [p.add_location(m, 0x10 + i, (f,)) for i in range(3)]
     assert locs == [0, 1, 2]
     for column in ([2, 5, 2, 0, 5, 5], [3, -1, 3, 0], [], [7]):
-        got = _weigh.stack_counts(array("i", column), p.locations)
+        got = column_ops.counts_first_met(array("i", column))
         assert list(got.items()) == list(Counter(column).items())
 
 
@@ -627,7 +631,7 @@ def test_a_stack_id_near_2_31_allocates_nothing_of_its_size():
     1,811,939,343 (make fuzz-native, tests/fuzz/crashes/saved-profile-171cda2d7f1a) asked
     for 13.5 + 6.75 GiB (under the sanitizers an allocation-size-too-big report; elsewhere
     a MemoryError, or that much address space), and 2^31 - 1 here for 24 GiB (tracemalloc's
-    peak). Now the array is used only for ids below twice the rows and 4,096 more."""
+    peak). counts_first_met allocates by the number of rows only."""
     import tracemalloc
     p = Profile()
     m = p.mapping("/usr/bin/a")
@@ -636,7 +640,7 @@ def test_a_stack_id_near_2_31_allocates_nothing_of_its_size():
     for column in ([0, top, 0, top], [top], [5000, 1, 5000], [8199, 2, 0]):
         tracemalloc.start()
         try:
-            got = _weigh.stack_counts(array("i", column), p.locations)
+            got = column_ops.counts_first_met(array("i", column))
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -651,31 +655,31 @@ def test_column_reductions_equal_the_python_ones(name):
     import math
     profile = load(str(FIX / name))
     counts = Counter(profile.s_event)
-    assert _weigh.value_counts(profile.s_event, len(profile.events)) == \
+    assert column_ops.value_counts(profile.s_event, len(profile.events)) == \
         [counts.get(e, 0) for e in range(len(profile.events))]
-    assert _weigh.int_max(profile.s_count) == max(profile.s_count)
+    assert column_ops.int_max(profile.s_count) == max(profile.s_count)
     timed = [t for t in profile.s_time if not math.isnan(t)]
-    assert _weigh.time_span(profile.s_time) == ((min(timed), max(timed)) if timed else None)
+    assert column_ops.time_span(profile.s_time) == ((min(timed), max(timed)) if timed else None)
     for e in range(len(profile.events)):
         of = [t for t, x in zip(profile.s_time, profile.s_event) if x == e and t == t]
-        assert _weigh.time_span(profile.s_time, profile.s_event, e) == \
+        assert column_ops.time_span(profile.s_time, profile.s_event, e) == \
             ((min(of), max(of)) if of else None)
 
 
 def test_column_reductions_of_made_up_columns():
     nan = float("nan")
-    assert _weigh.time_span(array("d", [nan, 3.5, -0.0, nan, 0.0])) == (-0.0, 3.5)
-    assert _weigh.time_span(array("d", [nan])) is None
-    assert _weigh.time_span(array("d")) is None
-    assert _weigh.time_span(array("d", [1.0, 2.0, 3.0]), array("i", [1, 0, 1]), 1) == \
+    assert column_ops.time_span(array("d", [nan, 3.5, -0.0, nan, 0.0])) == (-0.0, 3.5)
+    assert column_ops.time_span(array("d", [nan])) is None
+    assert column_ops.time_span(array("d")) is None
+    assert column_ops.time_span(array("d", [1.0, 2.0, 3.0]), array("i", [1, 0, 1]), 1) == \
         (1.0, 3.0)
-    assert _weigh.int_max(array("q")) is None
-    assert _weigh.int_max(array("q", [-5, -2, -9])) == -2
-    assert _weigh.value_counts(array("i", [2, 0, 2]), 4) == [1, 0, 2, 0]
+    assert column_ops.int_max(array("q")) is None
+    assert column_ops.int_max(array("q", [-5, -2, -9])) == -2
+    assert column_ops.value_counts(array("i", [2, 0, 2]), 4) == [1, 0, 2, 0]
     with pytest.raises(IndexError):
-        _weigh.value_counts(array("i", [4]), 4)
+        column_ops.value_counts(array("i", [4]), 4)
     with pytest.raises(ValueError):
-        _weigh.time_span(array("d", [1.0]), array("i", [0, 0]), 0)
+        column_ops.time_span(array("d", [1.0]), array("i", [0, 0]), 0)
 
 
 def _python_interpreter_leaves(ctx):
@@ -721,14 +725,14 @@ def test_leaf_values_of_made_up_stacks():
                     p.add_location(b, 0x30, (fb,)))
     s1, s2, s3, s4 = (p.stack((bare, lb, la)), p.stack((la, lb)), p.stack((bare,)),
                       p.stack(()))
-    lf = [loc.functions for loc in p.locations]
+    sets = StackSets(p)
     mapping = array("i", [f.mapping_id for f in p.functions])
     weights = {s4: 1, s3: 1, s2: 1, s1: 1}
-    assert _weigh.leaf_values(weights, p.stacks, lf, mapping, [None, "py"]) == {s1: "py"}
-    assert list(_weigh.leaf_values(weights, p.stacks, lf, mapping, ["a", "py"]).items()) \
+    assert stack_walks.leaf_values(sets, weights, mapping, [None, "py"]) == {s1: "py"}
+    assert list(stack_walks.leaf_values(sets, weights, mapping, ["a", "py"]).items()) \
         == [(s2, "a"), (s1, "py")]
     with pytest.raises(IndexError):
-        _weigh.leaf_values(weights, p.stacks, lf, mapping, ["a"])
+        stack_walks.leaf_values(sets, weights, mapping, ["a"])
 
 
 def _python_top(ctx, stacks, pred, n):
@@ -745,7 +749,7 @@ def _python_top(ctx, stacks, pred, n):
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_top_ranked_equals_nlargest_in_first_seen_order(name):
-    """Context._top_ranked (ranked_totals, no set per stack) picks and orders the top
+    """Context._top_ranked (stack_sums.function_totals, no set per stack) picks and orders the top
     functions as nlargest over the functions in their first-seen order did, ties
     included, for predicates that keep all, some or few functions."""
     from analysis.diagnosis.context import Context
@@ -817,13 +821,14 @@ def _python_hot_span(profile, stacks, span):
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_hot_library_passes_equal_the_python_loops(name):
-    """The hot-library rule's compiled passes: hot_span (the densest LOOP_BYTES of leaf
+    """The hot-library rule's array passes: hot_span (the densest LOOP_BYTES of leaf
     addresses), group_stacks (stacks by their frame's group, groups in first-met order)
     and frame_sums, against the Python they replace."""
     profile = load(str(FIX / name))
     weights = {s: w for s, w in stack_weights(profile).items() if profile.stacks[s]}
+    sets = StackSets(profile)
     for span in (1, 64, 256, 1 << 20):
-        assert _weigh.hot_span(weights, profile.stacks, profile.locations, span) == \
+        assert stack_walks.hot_span(sets, profile.locations, weights, span) == \
             _python_hot_span(profile, weights, span)
     frames = {s: profile.locations[profile.stacks[s][0]].functions[0] for s in weights
               if profile.locations[profile.stacks[s][0]].functions}
@@ -835,13 +840,13 @@ def test_hot_library_passes_equal_the_python_loops(name):
     for s, f in frames.items():
         if group[f] >= 0:
             want.setdefault(group[f], {})[s] = weights[s]
-    got = _weigh.group_stacks(column, group, weights)
+    got = stack_walks.group_stacks(column, group, weights)
     assert [(g, list(d.items())) for g, d in got.items()] == \
         [(g, list(d.items())) for g, d in want.items()]
     flags = bytes(f.resolved for f in profile.functions)
     sub = {s: weights[s] for s in frames}
     unflagged = bytearray(len(profile.stacks))
-    yes_w, no_w, no_n, by_frame = _weigh.frame_sums(sub, column, flags, unflagged)
+    yes_w, no_w, no_n, by_frame = stack_walks.frame_sums(sub, column, flags, unflagged)
     yes = [(s, w) for s, w in sub.items() if flags[frames[s]]]
     no = {s: w for s, w in sub.items() if not flags[frames[s]]}
     want_by: dict[int, int] = {}
@@ -852,11 +857,11 @@ def test_hot_library_passes_equal_the_python_loops(name):
     assert [s for s in range(len(unflagged)) if unflagged[s]] == sorted(no)
     assert len(yes) + no_n == len(sub)
     for span in (1, 256):  # the hot span of the unflagged ones, read through the flags
-        assert _weigh.hot_span(sub, profile.stacks, profile.locations, span, unflagged) == \
+        assert stack_walks.hot_span(sets, profile.locations, sub, span, unflagged) == \
             _python_hot_span(profile, no, span)
     if len(sub) < len(weights):  # a stack without a frame has no side to go to
         with pytest.raises(KeyError):
-            _weigh.frame_sums(weights, column, flags, bytearray(len(profile.stacks)))
+            stack_walks.frame_sums(weights, column, flags, bytearray(len(profile.stacks)))
 
 
 def test_hot_span_of_made_up_leaves():
@@ -870,17 +875,18 @@ def test_hot_span_of_made_up_leaves():
     c = p.add_location(m, 0x9000, (f,), dso_offset=0x200)
     d = p.add_location(m, 0x5000, (f,))  # (no offset: its address)
     s = {p.stack((x,)): w for x, w in ((a, 2), (b, 2), (c, 4), (d, 1))}
-    # 0x1ff and 0x200 are within 256 bytes; 0x100 and 0x200 are not
-    assert _weigh.hot_span(s, p.stacks, p.locations, 256) == (0x1ff, 0x200, 6)
-    assert _weigh.hot_span(s, p.stacks, p.locations, 0x101) == (0x100, 0x200, 8)
-    # a tie: 0x100-0x1ff and 0x1ff-0x200 both hold 4, the lower is kept
     t = {p.stack((x,)): w for x, w in ((a, 2), (b, 2), (c, 2), (d, 1))}
-    assert _weigh.hot_span(t, p.stacks, p.locations, 256) == (0x100, 0x1ff, 4)
+    sets = StackSets(p)  # (after the last stack is added)
+    # 0x1ff and 0x200 are within 256 bytes; 0x100 and 0x200 are not
+    assert stack_walks.hot_span(sets, p.locations, s, 256) == (0x1ff, 0x200, 6)
+    assert stack_walks.hot_span(sets, p.locations, s, 0x101) == (0x100, 0x200, 8)
+    # a tie: 0x100-0x1ff and 0x1ff-0x200 both hold 4, the lower is kept
+    assert stack_walks.hot_span(sets, p.locations, t, 256) == (0x100, 0x1ff, 4)
     for span in (1, 2, 255, 256, 257, 1 << 16):
         for st in (s, t):
-            assert _weigh.hot_span(st, p.stacks, p.locations, span) == \
+            assert stack_walks.hot_span(sets, p.locations, st, span) == \
                 _python_hot_span(p, st, span)
-    assert _weigh.hot_span({}, p.stacks, p.locations, 256) == (0, 0, 0)
+    assert stack_walks.hot_span(sets, p.locations, {}, 256) == (0, 0, 0)
 
 
 def test_table_rows_pick_what_the_tuple_comparison_picked():
@@ -889,6 +895,8 @@ def test_table_rows_pick_what_the_tuple_comparison_picked():
     comparison of tuples picked them."""
     import heapq
     import random
+
+    from analysis.aggregate.functions import table_rows
     rng = random.Random(5)
     for _ in range(200):
         n = rng.randrange(0, 40)
@@ -900,39 +908,37 @@ def test_table_rows_pick_what_the_tuple_comparison_picked():
                                         map(total_a.__getitem__, order)))[-1] \
             if n > first else (-1, -1)
         want = [f for f in order if (self_a[f], total_a[f]) >= cut or total_a[f] >= min_total]
-        assert list(array("i", _weigh.table_rows(order, self_a, total_a, first,
-                                                 min_total))) == want
+        assert table_rows(order, self_a, total_a, first, min_total) == want
 
 
 def test_keep_where_and_the_used_functions_of_stack_masks():
     """keep_where sets the items whose flag is 0; stack_masks, given `used`, flags the
     functions of the stacks it reads (what used_functions flags)."""
     out = array("i", [5, 6, 7, 8])
-    _weigh.keep_where(out, bytes([1, 0, 1, 0]), -1)
+    column_ops.keep_where(out, bytes([1, 0, 1, 0]), -1)
     assert list(out) == [5, -1, 7, -1]
     flags = bytearray(b"abc")
-    _weigh.keep_where(flags, bytes([0, 1, 0]), 0)
+    column_ops.keep_where(flags, bytes([0, 1, 0]), 0)
     assert flags == bytearray(b"\0b\0")
     with pytest.raises(ValueError):
-        _weigh.keep_where(array("q", [1, 2]), bytes([1]), 0)
+        column_ops.keep_where(array("q", [1, 2]), bytes([1]), 0)
     profile = load(str(FIX / CAPTURES[0]))
     weights = {s: w for i, (s, w) in enumerate(stack_weights(profile).items()) if i % 2}
-    lf = [loc.functions for loc in profile.locations]
+    sets = StackSets(profile)
     nf, ns = len(profile.functions), len(profile.stacks)
     want = bytearray(nf)
-    _weigh.used_functions(weights, profile.stacks, lf, want)
+    stack_walks.used_functions(sets, weights, want)
     used = bytearray(nf)
-    _weigh.stack_masks(weights, profile.stacks, lf, array("Q", [1]) * nf,
-                       bytearray(len(profile.locations)), array("Q", [0]) * ns,
-                       array("Q", [0]) * ns, bytearray(ns), used)
+    stack_walks.stack_masks(sets, weights, array("Q", [1]) * nf,
+                            bytearray(len(profile.locations)), array("Q", [0]) * ns,
+                            array("Q", [0]) * ns, bytearray(ns), used)
     assert used == want and 0 < sum(used) < nf
 
 
 def _python_top_dsos(profile, weights):
-    """functions.top_dsos as it was: mapping_sums' dicts (a set of mappings per stack)."""
-    self_w, total_w = _weigh.mapping_sums(weights, profile.stacks,
-                                          [loc.mapping_id for loc in profile.locations],
-                                          len(profile.mappings))
+    """functions.top_dsos as it was: the Python loop's dicts (a set of mappings per
+    stack, mappings in first-seen order)."""
+    self_w, total_w = _python_mapping_sums(profile, weights)
     out = [{"dso": profile.mappings[m].path, "kind": profile.mappings[m].kind,
             "self": self_w.get(m, 0), "total": t} for m, t in total_w.items()]
     out.sort(key=lambda d: (-d["self"], -d["total"], d["dso"]))
@@ -972,14 +978,14 @@ def test_top_dsos_ties_keep_the_order_of_the_stack_sets():
 
 def test_location_mappings_and_lookup_bytes():
     profile = load(str(FIX / CAPTURES[0]))
-    assert list(array("i", _weigh.location_mappings(profile.locations))) == \
+    assert StackSets(profile).locations.mapping.tolist() == \
         [loc.mapping_id for loc in profile.locations]
-    assert _weigh.lookup_bytes(b"xyz", array("i", [2, 0, 2])) == bytearray(b"zxz")
-    assert _weigh.lookup_bytes(b"xyz", array("i")) == bytearray()
+    assert column_ops.lookup_bytes(b"xyz", array("i", [2, 0, 2])) == bytearray(b"zxz")
+    assert column_ops.lookup_bytes(b"xyz", array("i")) == bytearray()
     with pytest.raises(IndexError):
-        _weigh.lookup_bytes(b"xyz", array("i", [3]))
+        column_ops.lookup_bytes(b"xyz", array("i", [3]))
     with pytest.raises(ValueError):
-        _weigh.lookup_bytes(b"xyz", b"abc")
+        column_ops.lookup_bytes(b"xyz", b"abc")
 
 
 def test_top_ranked_ties_take_each_function_s_place_in_its_own_first_stack():
@@ -1003,17 +1009,18 @@ def test_top_ranked_ties_take_each_function_s_place_in_its_own_first_stack():
 
 
 def test_empty_flag_and_column_arguments_are_let_go():
-    """An empty `only`, `into` or `self` (a capture of no stacks or functions) is read
-    and released like any other: the bytearray or array can grow after the call (a
-    buffer still exported would refuse to)."""
-    only, into, self_ = bytearray(), array("i"), array("q")
-    assert _weigh.ranked_totals({}, [], [], array("q"), array("i"), self_, only) == b""
-    assert _weigh.hot_span({}, [], [], 256, only) == (0, 0, 0)
-    assert _weigh.first_marked([], [], [], bytearray(), 1, into) is into
+    """An empty `only` or `into` (a capture of no stacks or functions) is read and
+    released like any other: the bytearray or array can grow after the call (a buffer
+    still exported would refuse to)."""
+    only, into = bytearray(), array("i")
+    empty = Profile()
+    sets = StackSets(empty)
+    assert [list(a) for a in stack_sums.function_totals(sets, {}, only)] == [[]] * 4
+    assert stack_walks.hot_span(sets, empty.locations, {}, 256, only) == (0, 0, 0)
+    assert stack_walks.first_marked(sets, [], bytearray(), 1, into) is into
     only.append(1)
     into.append(1)
-    self_.append(1)
-    assert (len(only), len(into), len(self_)) == (1, 1, 1)
+    assert (len(only), len(into)) == (1, 1)
 
 
 def _python_whose(ctx, sid: int, category: str) -> str:
@@ -1032,7 +1039,7 @@ def _python_whose(ctx, sid: int, category: str) -> str:
 
 
 def test_whose_in_one_pass_equals_the_walk_per_stack():
-    """rules._whose_all (marks per function, _weigh.decided_above) gives each stack the
+    """rules._whose_all (marks per function, stack_walks.decided_above) gives each stack the
     verdict the Python walk per stack gives it, for every category with hits, on the real-world
     captures' perf script texts (named by perf: libraries and the application told apart);
     all three verdicts occur."""

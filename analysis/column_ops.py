@@ -1,0 +1,130 @@
+"""Reductions over the profile's columns (array-module arrays, bytes, bytearrays) as
+numpy operations on views of their buffers: no Python object per row.
+
+What comes out is Python ints and dicts, in the order the Python code these replace
+gave (Counter's: keys first met first), so callers and reports see no difference.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def view(column, dtype) -> np.ndarray:
+    """The column's buffer as a numpy array (no copy; writable when the column is)."""
+    return np.frombuffer(column, dtype=dtype)
+
+
+def value_counts(column, n: int) -> list[int]:
+    """Counter(column) of an int32 column as a list by value 0..n-1; a value outside
+    that range is an IndexError."""
+    v = view(column, np.int32)
+    if v.size and (v.min() < 0 or v.max() >= n):
+        raise IndexError("value_counts: a value out of range")
+    return np.bincount(v, minlength=n).tolist()
+
+
+def int_max(column) -> int | None:
+    """max() of an int64 column; None when it is empty."""
+    v = view(column, np.int64)
+    return int(v.max()) if v.size else None
+
+
+def all_equal(column, value: int) -> bool:
+    """Every item of a column of 8-byte ints is `value` (modulo 2^64): a count or period
+    column the profile need not keep."""
+    return bool(np.all(view(column, np.uint64) == np.uint64(value & (2**64 - 1))))
+
+
+def time_span(times, events=None, event: int = 0) -> tuple[float, float] | None:
+    """(min, max) of a float64 column, NaN (no timestamp) left out, of the rows whose
+    events[row] is `event` when events is given; None when no row has a time."""
+    t = view(times, np.float64)
+    if events is not None:
+        e = view(events, np.int32)
+        if len(e) != len(t):
+            raise ValueError("time_span: columns of different lengths")
+        t = t[e == event]
+    t = t[~np.isnan(t)]
+    return (float(t.min()), float(t.max())) if t.size else None
+
+
+def first_met(*columns: np.ndarray, weights: np.ndarray | None = None
+              ) -> tuple[list[np.ndarray], np.ndarray]:
+    """(the distinct rows of the columns in the order first met, as one array per
+    column; how many times each occurs, or its `weights` summed), by a stable sort
+    (np.unique was 25x slower than sort and mask in the issue's prototype)."""
+    n = len(columns[0])
+    if not n:
+        return [c[:0] for c in columns], np.zeros(0, dtype=np.int64)
+    order = np.argsort(columns[0], kind="stable") if len(columns) == 1 else \
+        np.lexsort(columns[::-1])
+    start = np.zeros(n, dtype=bool)
+    start[0] = True
+    for c in columns:
+        s = c[order]
+        start[1:] |= s[1:] != s[:-1]
+    starts = np.flatnonzero(start)
+    counts = np.diff(np.append(starts, n)) if weights is None else \
+        np.add.reduceat(weights[order], starts)
+    firsts = order[starts]  # (stable: the first row of each)
+    by_first = np.argsort(firsts)
+    return [c[firsts[by_first]] for c in columns], counts[by_first]
+
+
+def counts_first_met(column) -> dict[int, int]:
+    """dict(Counter(column)) of an int32 column: rows per value, first met first."""
+    (values,), counts = first_met(view(column, np.int32))
+    return dict(zip(values.tolist(), counts.tolist()))
+
+
+def count_keys(*columns) -> dict[tuple[int, ...], int]:
+    """Counter(zip(*columns)) of int32 columns of one length: rows per combination of
+    values, keys first met first, without a tuple per row."""
+    cols = [view(c, np.int32) for c in columns]
+    if not cols:
+        return {}
+    if len({len(c) for c in cols}) > 1:
+        raise ValueError("count_keys: columns of different lengths")
+    values, counts = first_met(*cols)
+    return dict(zip(zip(*(v.tolist() for v in values)), counts.tolist()))
+
+
+def fill(out, ids, value: int) -> None:
+    """out[i] = value for each i of ids (int32): out a writable buffer of 1-, 4- or
+    8-byte items, value stored modulo the item's size; an id outside out is an
+    IndexError (before anything is written)."""
+    o = _items(out)
+    ix = view(ids, np.int32)
+    if ix.size and (ix.min() < 0 or ix.max() >= len(o)):
+        raise IndexError("fill: an id out of range")
+    o[ix] = _modulo(value, o.dtype)
+
+
+def keep_where(out, flags, value: int) -> None:
+    """out[i] = value wherever flags[i] (a byte per item) is 0."""
+    o = _items(out)
+    f = view(flags, np.uint8)
+    if len(f) != len(o):
+        raise ValueError("keep_where: one flag an item")
+    o[f == 0] = _modulo(value, o.dtype)
+
+
+def lookup_bytes(table, ids) -> bytearray:
+    """bytearray(table[i] for i in ids): table bytes (a flag per mapping, say), ids
+    int32; an id outside the table is an IndexError."""
+    t = view(table, np.uint8)
+    ix = view(ids, np.int32)
+    if ix.size and (ix.min() < 0 or ix.max() >= len(t)):
+        raise IndexError("lookup_bytes: an id out of range")
+    return bytearray(t[ix].tobytes())
+
+
+def _items(out) -> np.ndarray:
+    size = memoryview(out).itemsize
+    if size not in (1, 4, 8):
+        raise TypeError("a buffer of 1-, 4- or 8-byte items")
+    return view(out, {1: np.uint8, 4: np.uint32, 8: np.uint64}[size])
+
+
+def _modulo(value: int, dtype) -> np.integer:
+    return dtype.type(value % (1 << (8 * dtype.itemsize)))

@@ -1,0 +1,111 @@
+"""The profile's tables as numpy columns, for passes that are array operations.
+
+pprof's model stored as arrays: the stacks as one column of location ids with offsets
+(CSR: stack s is locations[offsets[s]:offsets[s + 1]], leaf first), and per location its
+mapping and its functions (CSR again: inline frames, leaf-most first). A pass over every
+frame of every stack is then a gather and a bincount instead of a Python loop over tuples.
+
+The columns are derived from the profile's lists and cached on it: stacks are only
+appended to, so the list's length tells whether the stack columns are stale; the
+location columns are taken per pass (symbolization rewrites a location's functions in
+place, and a pass runs after it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Csr:
+    """Rows of ints as one column and offsets: row r is values[offsets[r]:offsets[r + 1]]."""
+
+    offsets: np.ndarray  # int64, rows + 1, offsets[0] == 0
+    values: np.ndarray  # int32
+
+    @property
+    def rows(self) -> int:
+        return len(self.offsets) - 1
+
+    def lengths(self, rows: np.ndarray | None = None) -> np.ndarray:
+        o = self.offsets
+        if rows is None:
+            return np.diff(o)
+        return o[rows + 1] - o[rows]
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions into values of the given rows' items, in row order; each item's
+        index into `rows`)."""
+        lengths = self.lengths(rows)
+        owner = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+        starts = np.cumsum(lengths) - lengths
+        pos = np.arange(int(lengths.sum()), dtype=np.int64) - starts[owner] \
+            + self.offsets[rows][owner]
+        return pos, owner
+
+    def row_of_items(self) -> np.ndarray:
+        """The row of each item of values (int64)."""
+        return np.repeat(np.arange(self.rows, dtype=np.int64), self.lengths())
+
+
+def csr_of(rows: list, limit: int, what: str) -> Csr:
+    """Rows (tuples of ints) as a Csr; an item outside 0..limit-1 is an IndexError (the
+    ids come from uploads: a negative one would index from the end)."""
+    n = len(rows)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
+    if values.size and (values.min() < 0 or values.max() >= limit):
+        raise IndexError(f"{what} out of range")
+    return Csr(offsets, values.astype(np.int32))
+
+
+def stack_table(profile) -> Csr:
+    """profile.stacks as a Csr of location ids, cached while no stack is added."""
+    stacks = profile.stacks
+    key = (id(stacks), len(stacks), len(profile.locations))
+    cached = profile._cache.get("stack_table")
+    if cached is None or cached[0] != key:
+        cached = profile._cache["stack_table"] = (
+            key, csr_of(stacks, len(profile.locations), "a location id"))
+    return cached[1]
+
+
+@dataclass(frozen=True)
+class LocationTable:
+    """Per location id: its mapping, its functions (leaf-most inline frame first) and the
+    function that owns its address (the last of them; -1 when it has none)."""
+
+    mapping: np.ndarray  # int32
+    functions: Csr
+    owner: np.ndarray  # int32
+
+    @classmethod
+    def of(cls, locations: list, n_functions: int, loc_functions: list | None = None):
+        lf = loc_functions if loc_functions is not None else \
+            [loc.functions for loc in locations]
+        functions = csr_of(lf, n_functions, "a function id")
+        mapping = np.fromiter((loc.mapping_id for loc in locations), dtype=np.int64,
+                              count=len(locations))
+        if mapping.size and (mapping.min() < 0 or mapping.max() > np.iinfo(np.int32).max):
+            raise IndexError("a mapping id out of range")  # (before it could wrap)
+        mapping = mapping.astype(np.int32)
+        lengths = functions.lengths()
+        owner = np.full(len(lf), -1, dtype=np.int32)
+        has = lengths > 0
+        owner[has] = functions.values[functions.offsets[1:][has] - 1]
+        return cls(mapping, functions, owner)
+
+
+def weight_columns(weights: dict[int, int], n_stacks: int) -> tuple[np.ndarray, np.ndarray]:
+    """A {stack id: weight} dict as (stack ids, weights), int64, in the dict's order; a
+    stack id outside the stacks is an IndexError."""
+    n = len(weights)
+    sids = np.fromiter(weights.keys(), dtype=np.int64, count=n)
+    w = np.fromiter(weights.values(), dtype=np.int64, count=n)
+    if n and (sids.min() < 0 or sids.max() >= n_stacks):
+        raise IndexError("a stack id out of range")
+    return sids, w
