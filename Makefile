@@ -13,10 +13,10 @@ STAMP := $(VENV)/.installed
 .PHONY: bytecode run demo-password test fuzz fuzz-native bench bench-perf-data bench-symbols bench-browser bench-upload bench-load bench-offcpu bench-dwarf bench-size screenshots clean
 
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
-# analysis/importers/_script.c, analysis/_rows.c) need a C compiler and the Python headers;
-# on a fresh Debian machine they are installed first
+# analysis/importers/_script.c) need a C compiler and the Python headers; on a fresh Debian
+# machine they are installed first
 $(STAMP): pyproject.toml analysis/_column.h analysis/_dataclass.h analysis/perfdata/_scan.c \
-  analysis/offcpu/_intervals.c analysis/importers/_script.c analysis/_rows.c
+  analysis/offcpu/_intervals.c analysis/importers/_script.c
 	@command -v gcc > /dev/null || { echo "installing gcc"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; }
 	@$(PYTHON) -c "import os, sys, sysconfig; \

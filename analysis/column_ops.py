@@ -71,6 +71,29 @@ def first_met(*columns: np.ndarray, weights: np.ndarray | None = None
     return [c[firsts[by_first]] for c in columns], counts[by_first]
 
 
+def dense_ids(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(each row's id, 0.. in the order each distinct row of the columns is first met;
+    the distinct rows in that order, one array per column)."""
+    n = len(columns[0])
+    if not n:
+        return np.zeros(0, dtype=np.int64), [c[:0] for c in columns]
+    order = np.argsort(columns[0], kind="stable") if len(columns) == 1 else \
+        np.lexsort(columns[::-1])
+    start = np.zeros(n, dtype=bool)
+    start[0] = True
+    for c in columns:
+        s = c[order]
+        start[1:] |= s[1:] != s[:-1]
+    group = np.cumsum(start) - 1  # per sorted row, its group in sorted order
+    firsts = order[start]  # (stable: each group's first row)
+    rank = np.empty(len(firsts), dtype=np.int64)
+    rank[np.argsort(firsts)] = np.arange(len(firsts))
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = rank[group]
+    by_first = np.sort(firsts)
+    return ids, [c[by_first] for c in columns]
+
+
 def counts_first_met(column) -> dict[int, int]:
     """dict(Counter(column)) of an int32 column: rows per value, first met first."""
     (values,), counts = first_met(view(column, np.int32))

@@ -16,12 +16,12 @@ from dataclasses import asdict
 from operator import attrgetter
 from typing import BinaryIO
 
-from . import _rows, jsonio, tree_index
+from . import jsonio, tree_index
 from . import column_ops
 from .errors import AnalysisError
 from .gc_pause import paused_gc
 from .offcpu.switches import SwitchLog
-from .profile import Event, Function, Location, Mapping, Metadata, Profile, init_fields
+from .profile import Event, Function, Location, Mapping, Metadata, Profile
 
 MAGIC = b"PWPROF1\n"
 #: the context-switch columns follow the sample columns (files without them end there)
@@ -180,35 +180,23 @@ def _tables(doc: dict) -> Profile:
         p._mapping_ix.setdefault(path, i)
     # A name spelled the same demangled and as the input gave it is one str, as when
     # it was made, not two; the interning index is built when a view first adds one.
-    ids = list(range(max(len(doc["functions"]), len(doc["locations"]))))
-    functions = _rows.functions(doc["functions"], Function, init_fields(Function, 5), ids)
-    if functions is None:  # (made in C; rows of another shape here)
-        functions = [Function(i, name, name if system_name == name else system_name,
-                              mapping_id, resolved)
-                     for i, (name, system_name, mapping_id, resolved)
-                     in enumerate(doc["functions"])]
-    p.functions = functions
+    p.functions = [Function(i, name, name if system_name == name else system_name,
+                            mapping_id, resolved)
+                   for i, (name, system_name, mapping_id, resolved)
+                   in enumerate(doc["functions"])]
     p._function_ix = None
-    # (made in C, each id the shared int the stacks use too; rows of another shape by
-    # the Python loop)
-    loc_ids = ids[:len(doc["locations"])]  # (a stack's location id is one of these)
-    locations = _rows.locations(doc["locations"], Location, init_fields(Location, 8),
-                                loc_ids)
-    if locations is None:
-        locations = [Location(i, mid, address, tuple(funcs), dso_offset, sym_off,
-                              is_return, tuple((f, n) for f, n in lines[0]) if lines else ())
-                     for i, (mid, address, funcs, dso_offset, sym_off, is_return, *lines)
-                     in enumerate(doc["locations"])]
-    p.locations = locations
+    loc_ids = list(range(len(doc["locations"])))  # (a stack's location id is one of these)
+    p.locations = [Location(i, mid, address, tuple(funcs), dso_offset, sym_off, is_return,
+                            tuple((f, n) for f, n in lines[0]) if lines else ())
+                   for i, (mid, address, funcs, dso_offset, sym_off, is_return, *lines)
+                   in zip(loc_ids, doc["locations"])]
     # Each stack's location ids are looked up in one list of ints, so that every frame
     # of every stack points at a shared int object: a JSON decoder makes a new int object
     # (32 bytes) for each id above 256, and a diverse capture's stacks hold millions of
     # frames (about 4 of the 5 bytes per frame a loaded profile held, issue 16). Saved
     # stacks are unique (they were interned when made): no index is built until a
     # transform asks to intern a new one.
-    stacks = _rows.stacks(doc["stacks"], loc_ids)
-    p.stacks = stacks if stacks is not None else \
-        [tuple(map(loc_ids.__getitem__, s)) for s in doc["stacks"]]
+    p.stacks = [tuple(map(loc_ids.__getitem__, s)) for s in doc["stacks"]]
     p._stack_ix = None
     for name, freq, period in doc["events"]:
         p.events[p.event(name)] = Event(name, freq, period)

@@ -115,13 +115,10 @@ def test_locations_with_source_lines_are_the_one_document_too():
     assert again.locations[a].lines == p.locations[a].lines and again.locations[b].lines == ()
 
 
-def test_tables_are_made_in_c_as_the_python_loops_made_them():
-    """analysis._rows builds the loaded Functions, Locations and stacks (equal to the
-    Python loops' objects, a function's system name its name's own str when equal, ids
-    shared between locations and stacks) and gives the rows of another shape back to
-    those loops (None): a damaged or older file reads as before."""
-    from analysis import _rows
-    from analysis.profile import Function, Location, init_fields
+def test_loaded_tables_share_their_strings_and_ids():
+    """The loaded Functions, Locations and stacks equal the saved ones; a function's
+    system name is its name's own str when equal, and a stack's location ids are the
+    ints the locations hold (one int object per id, not one per frame)."""
     p = load(str(FIXTURES / "perfdata" / "system-wide.perf.data"))
     out = io.BytesIO()
     profile_io.dump(p, out)
@@ -129,22 +126,6 @@ def test_tables_are_made_in_c_as_the_python_loops_made_them():
     assert q.functions == p.functions and q.locations == p.locations and q.stacks == p.stacks
     assert all(f.system_name is f.name for f in q.functions if f.system_name == f.name)
     assert all(q.locations[s[0]].id is s[0] for s in q.stacks if s)
-    ints = list(range(10))
-    lf, ff = init_fields(Location, 8), init_fields(Function, 5)
-    assert _rows.locations([[0, 16, [1, 2], None, 4, True, [["a.c", 3]]]], Location, lf,
-                           ints) == [Location(0, 0, 16, (1, 2), None, 4, True, (("a.c", 3),))]
-    for bad in ([[0, 16, (1,), None, None, False]],  # (functions not a list)
-                [[0, 16, [1], None, None, False, [["a.c"]]]],  # (a line without its number)
-                [[0, 16]]):
-        assert _rows.locations(bad, Location, lf, ints) is None
-    assert _rows.functions([["f", "f", 0, True], ["g", "_Z1gv", 1, False]], Function, ff,
-                           ints) == [Function(0, "f", "f", 0, True),
-                                     Function(1, "g", "_Z1gv", 1, False)]
-    assert _rows.functions([["f", "f", 0]], Function, ff, ints) is None
-    assert _rows.functions([["f", "f", 0, True]] * 11, Function, ff, ints) is None
-    assert _rows.stacks([[0, 3], []], ints) == [(0, 3), ()]
-    for bad in ([[10]], [[-1]], [["0"]], [(0,)]):
-        assert _rows.stacks(bad, ints) is None
 
 
 def test_a_frozen_step_keeps_its_objects_out_of_the_collector_until_the_end():

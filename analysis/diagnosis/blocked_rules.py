@@ -12,7 +12,7 @@ from array import array
 from collections import Counter, defaultdict
 
 from ..aggregate.functions import stack_functions
-from ..offcpu import _intervals
+from ..offcpu import interval_sums
 from ..offcpu.switches import DISK, RUNNABLE, SLEEPING
 from ..offcpu.threads import off_cpu
 from . import knowledge, software
@@ -106,7 +106,7 @@ def _tally(ctx: Context):
             return None
         dur = oc.window[1] - oc.window[0]
         # each distinct (stack, disk wait) once, then the kinds' sums in interval order
-        g, groups = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 2)
+        g, groups = interval_sums.groups(oc.i_stack, oc.i_state, RUNNABLE, 2)
         memo: dict = {}
         kind_ix: dict[str, int] = {}  # in order of first appearance, as a Counter fills
         caller_ix: dict[tuple[str, int], int] = {}
@@ -117,14 +117,14 @@ def _tally(ctx: Context):
             caller_of.append(-1 if caller is None else
                              caller_ix.setdefault((kind, caller), len(caller_ix)))
         kinds = list(kind_ix)
-        s, n, pairs = _intervals.sums(g, oc.i_dur, len(kinds), oc.i_tid, kind_of)
+        s, n, pairs = interval_sums.sums(g, oc.i_dur, len(kinds), oc.i_tid, kind_of)
         secs = Counter(dict(zip(kinds, s)))
         waits = Counter(dict(zip(kinds, n)))
         tids: dict[str, set] = defaultdict(set)
         for k, tid in pairs:
             tids[kinds[k]].add(tid)
         callers: dict[str, Counter] = defaultdict(Counter)
-        for (kind, caller), v in zip(caller_ix, _intervals.sums(g, oc.i_dur, len(caller_ix),
+        for (kind, caller), v in zip(caller_ix, interval_sums.sums(g, oc.i_dur, len(caller_ix),
                                                                 None, caller_of)[0]):
             callers[kind][caller] = v
         return dur, dur * _active(oc), secs, waits, callers, tids
@@ -262,7 +262,7 @@ def _waits(ctx: Context):
         oc = off_cpu(ctx.profile)
         if oc is None or not oc.timed or not oc.threads:
             return None
-        g, groups = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 2)
+        g, groups = interval_sums.groups(oc.i_stack, oc.i_state, RUNNABLE, 2)
         memo: dict = {}
         kinds: list[str] = []
         kind_ix: dict[str, int] = {}
@@ -272,7 +272,6 @@ def _waits(ctx: Context):
             k_of.append(kind_ix.setdefault(kind, len(kind_ix)))
             c_of.append(-1 if caller is None else caller)
         kinds = list(kind_ix)
-        g = np.frombuffer(g, dtype=np.int32) if not isinstance(g, list) else np.array(g)
         keep = g >= 0
         k_of_a, c_of_a = np.array(k_of + [-1], dtype=np.int64), np.array(c_of + [-1])
         gi = np.where(keep, g, len(k_of))

@@ -8,7 +8,7 @@ from collections import defaultdict
 from ..aggregate.functions import stack_functions
 from ..diagnosis.knowledge import is_c_library, syscall_of
 from ..profile import KERNEL, Profile
-from . import _intervals
+from . import interval_sums
 from .switches import RUNNABLE
 from .threads import off_cpu
 from .views import state_name
@@ -46,15 +46,15 @@ def off_cpu_block(profile: Profile, top: int = 10) -> dict | None:
     }
     # per stack of a voluntary switch-out, in order of first appearance (ties of the
     # sort below keep it): seconds, waits, threads, seconds per state, per waker
-    g, stacks = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 0)
-    secs, counts, pairs = _intervals.sums(g, oc.i_dur, len(stacks), oc.i_tid)
+    g, stacks = interval_sums.groups(oc.i_stack, oc.i_state, RUNNABLE, 0)
+    secs, counts, pairs = interval_sums.sums(g, oc.i_dur, len(stacks), oc.i_tid)
     tids = [set() for _ in stacks]
     for k, tid in pairs:
         tids[k].add(tid)
-    gs, by_state = _intervals.groups(oc.i_stack, oc.i_state, RUNNABLE, 1)
+    gs, by_state = interval_sums.groups(oc.i_stack, oc.i_state, RUNNABLE, 1)
     states = [defaultdict(float) for _ in stacks]
     stack_ix = {sid: k for k, (sid, _) in enumerate(stacks)}
-    for (sid, st), v in zip(by_state, _intervals.sums(gs, oc.i_dur, len(by_state))[0]):
+    for (sid, st), v in zip(by_state, interval_sums.sums(gs, oc.i_dur, len(by_state))[0]):
         states[stack_ix[sid]][state_name(st)] += v
     wakers = [defaultdict(float) for _ in stacks]
     if max(oc.i_waker, default=-1) >= 0:  # sched_wakeup recorded

@@ -3,9 +3,9 @@ script, perf report, folded, format detection), the ELF reader, the kallsyms, ma
 perf-map and jitdump readers, the archive reader and the source archive reader. The only allowed outcome is a result or our
 own typed error: no IndexError, no MemoryError from a length read as 2^63, no hang. The
 compiled loops are also run against their Python twins on the same inputs (the perf
-script loop and fold: perf-script-compiled; the perf.data record loop: perf-data-alike;
-the saved profile's row loops: saved-profile), then the report and the explorer's views
-on what they read: any difference fails. Besides bytes flipped anywhere, whole ELF and
+script loop, and the fold on columns against the row-by-row one: perf-script-compiled;
+the perf.data record loop: perf-data-alike), then the report and the explorer's views
+on what they read (and on saved profiles: saved-profile): any difference fails. Besides bytes flipped anywhere, whole ELF and
 perf.data files get absurd numbers written exactly into their size, count and offset
 fields (fields.py: elf-fields, elf-tables for the unwind and line tables,
 perf-data-fields, perf-data-alike, jitdump-fields). tests/fuzz/native runs the compiled loops' targets

@@ -63,7 +63,7 @@ def kept_inputs(target: str) -> list[Path]:
 def count_calls(names: list[str]) -> dict[str, int]:
     """Wraps each function of the compiled modules `names`, and each type (counting
     the objects made), so its calls are counted: the summary says which entry points the
-    run reached. Callers look them up on the module at each call (`_rows.locations(...)`,
+    run reached. Callers look them up on the module at each call (`_intervals.intervals(...)`,
     `_script.Reader(...)`), so the wrappers are what they call."""
     import importlib
     calls: dict[str, int] = {}
