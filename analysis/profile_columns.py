@@ -100,9 +100,21 @@ class LocationTable:
         return cls(mapping, functions, owner)
 
 
-def weight_columns(weights: dict[int, int], n_stacks: int) -> tuple[np.ndarray, np.ndarray]:
+class WeightColumns(tuple):
+    """(stack ids, weights) of a {stack id: weight} dict made once, for a dict many
+    passes read (diagnosis.Context.weights): weight_columns hands them back as they are."""
+
+    __slots__ = ()
+
+    def __new__(cls, weights: dict[int, int], n_stacks: int):
+        return super().__new__(cls, weight_columns(weights, n_stacks))
+
+
+def weight_columns(weights, n_stacks: int) -> tuple[np.ndarray, np.ndarray]:
     """A {stack id: weight} dict as (stack ids, weights), int64, in the dict's order; a
-    stack id outside the stacks is an IndexError."""
+    stack id outside the stacks is an IndexError. WeightColumns are returned as made."""
+    if isinstance(weights, WeightColumns):
+        return weights
     n = len(weights)
     sids = np.fromiter(weights.keys(), dtype=np.int64, count=n)
     w = np.fromiter(weights.values(), dtype=np.int64, count=n)

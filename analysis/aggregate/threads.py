@@ -10,8 +10,8 @@ from .selection import Selection, is_whole, selected_rows
 
 def count_rows(*columns) -> dict[tuple[int, ...], int]:
     """Counter(zip(*columns)): rows per combination of values, first met first; counted
-    in C without a tuple per row when the columns are int32 arrays (a capture's are)."""
-    if all(getattr(c, "typecode", "") == "i" for c in columns) and 1 <= len(columns) <= 4:
+    on the columns without a tuple per row when they are int32 arrays (a capture's are)."""
+    if all(getattr(c, "typecode", "") == "i" for c in columns) and columns:
         return column_ops.count_keys(*columns)
     return Counter(zip(*columns))
 

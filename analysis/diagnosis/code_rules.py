@@ -40,7 +40,7 @@ def _library_frames(ctx: Context, stacks: dict[int, int]) -> array:
     a well-known library: its leaf's library, or, when the leaf is the C library or the
     kernel (memcpy, malloc, a system call), the library that called them: malloc under
     EVP_MD_CTX_copy_ex is OpenSSL's cost. The first frame that is in a library or does
-    not pass through decides (one compiled walk over the stacks). A column, not a dict:
+    not pass through decides (one array walk over the stacks). A column, not a dict:
     nearly every busy stack has such a frame, and the dict was the rule's peak."""
     deciding = bytearray(len(ctx.profile.functions))  # 2: in a library, 1: deciding else
     for f in ctx.named:
@@ -90,7 +90,7 @@ def hot_code(ctx: Context, t: dict) -> Finding | None:
     # each library frame's (DSO, library) as a group id by function, decided once per
     # named function and once per mapping for the unnamed ones (the library of the work
     # itself, BLAS kernels, or a runtime other rules read: no group); then the stacks
-    # by group in one compiled pass, groups in the order of their first stack
+    # by group in one array pass, groups in the order of their first stack
     group = array("i", [-1]) * len(ctx.profile.functions)
     keys: list[tuple[str, str]] = []
     key_ix: dict[tuple[str, str], int] = {}
@@ -229,7 +229,7 @@ def costly_work(ctx: Context, t: dict) -> Finding | None:
     busy_n = ctx.samples(busy)
     if not busy_n:
         return None
-    # each named function of the weighted stacks looked up once, then one compiled walk
+    # each named function of the weighted stacks looked up once, then one array walk
     # finds each stack's first (from the leaf) costly one
     work_of: dict[int, software.CostlyWork] = {}
     marked = bytearray(len(ctx.profile.functions))

@@ -17,6 +17,7 @@ from ..aggregate import stack_walks
 from ..aggregate.functions import StackFunctions, first_seen_sort, ranked_arrays
 from ..aggregate.selection import Selection, stack_weights
 from ..aggregate.threads import count_rows
+from ..profile_columns import WeightColumns
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 
 from . import knowledge, software
@@ -120,7 +121,7 @@ class Context:
         """funcs, cats, app, mask, leaf_mask and kernel_leaf_stacks, in one pass over the
         stacks; a function's categories are looked up once, an unnamed function's by its
         DSO alone, once per DSO (a stripped binary has one unnamed function per sampled
-        address: their tables are filled in C). Every function's bits are known before
+        address: their tables are filled by array operations). Every function's bits are known before
         the pass, which also finds the functions of the weighted stacks (`used`, nearly
         all of them but for captures of several events): cats and app keep only those."""
         profile = self.profile
@@ -193,9 +194,14 @@ class Context:
         """The stacks (with their weights, in the weights' order) that have a function of
         one of `any_of`, of each of `all_of` and of none of `none_of`, whose leaf is of
         one of `leaf_any`, and, with busy, that are not the idle task's."""
-        return stack_walks.select(self.weights, self.mask, self.leaf_mask,
+        return stack_walks.select(self.weight_columns(), self.mask, self.leaf_mask,
                                   self.bits(any_of), self.bits(all_of), self.bits(none_of),
                                   self.bits(leaf_any), self.idle if busy else None)
+
+    def weight_columns(self) -> WeightColumns:
+        """The weights as columns, once (the passes over all the stacks read them)."""
+        return self.memo("weight_columns", lambda: WeightColumns(
+            self.weights, len(self.profile.stacks)))
 
     def name(self, fid: int) -> str:
         return self.profile.functions[fid].name
@@ -273,7 +279,7 @@ class Context:
         """heapq.nlargest(n) of the functions satisfying `pred` by total, in the order the
         stacks first have them (a stack's new functions in the order the set of its
         functions iterates in), without a set per stack: the functions come ranked by
-        total and first stack from one compiled pass (`ranked`: ranked_arrays of these
+        total and first stack from one pass over the columns (`ranked`: ranked_arrays of these
         stacks, when known), and only functions tied in both are put in their set's
         order."""
         ids, _, total, first = ranked or ranked_arrays(self.profile, stacks, self.stack_funcs,
@@ -373,7 +379,7 @@ class Context:
         order (once; callers must not modify the dict)."""
         def compute():
             # per mapping, once: (DSO, library) when it is an interpreter's file; then
-            # one compiled pass reads each stack's leaf function's mapping
+            # one pass over the columns reads each stack's leaf function's mapping
             by_mapping = []
             for mid, m in enumerate(self.profile.mappings):
                 lib = self._file_library.get(mid, False)
@@ -436,7 +442,7 @@ class Context:
         used = bytearray(len(functions))
         stack_walks.used_functions(self.stack_funcs.sets, stacks, used)
         # pred and app asked once per function of these stacks, not once per frame: 1
-        # the library or wait, 2 application code outside it (the compiled walk's marks)
+        # the library or wait, 2 application code outside it (the walk's marks)
         marks = bytearray(len(functions))
         app = self.app
         for f in compress(range(len(used)), used):

@@ -448,7 +448,7 @@ def _whose_all(ctx: Context, hits: dict[int, int], category: str) -> dict[int, s
     library doing its own work called them (malloc under OpenSSL's EVP_MD_CTX_copy_ex: the
     hot-code rule names that library with what to change; the application has no buffer
     to reuse there), "unknown" when the chain ends in them (libc without frame pointers),
-    else "app". Each function is asked once and the stacks walked in one compiled pass
+    else "app". Each function is asked once and the stacks walked in one array pass
     (a Python walk per stack, the tests' reference, was 50 ms of a report with symbols)."""
     p = ctx.profile
     lf = ctx.stack_funcs.loc_functions

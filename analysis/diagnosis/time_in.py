@@ -49,7 +49,8 @@ def time_in(ctx: Context) -> dict:
     thread_app = _threads_app_function(ctx)
     classes = [(ctx.bits(cats), ctx.bits(leaf_cats)) for _, cats, leaf_cats in CLASSES]
     busy, kernel, order, per_class = stack_walks.classify(
-        ctx.weights, ctx.mask, ctx.leaf_mask, ctx.idle, ctx.kernel_leaf_stacks, classes)
+        ctx.weight_columns(), ctx.mask, ctx.leaf_mask, ctx.idle, ctx.kernel_leaf_stacks,
+        classes)
     acc: Counter = Counter()
     under: dict[str, Counter] = {}
     # (no application code: no frame to blame, nor a thread's function)
