@@ -110,6 +110,15 @@ class WeightColumns(tuple):
         return super().__new__(cls, weight_columns(weights, n_stacks))
 
 
+def take(values: np.ndarray, index: np.ndarray, default) -> np.ndarray:
+    """values[index] where index >= 0, `default` where it is negative (-1: none), even
+    when values is empty (np.where would index it at 0 first)."""
+    out = np.full(len(index), default, dtype=values.dtype)
+    at = index >= 0
+    out[at] = values[index[at]]
+    return out
+
+
 def weight_columns(weights, n_stacks: int) -> tuple[np.ndarray, np.ndarray]:
     """A {stack id: weight} dict as (stack ids, weights), int64, in the dict's order; a
     stack id outside the stacks is an IndexError. WeightColumns are returned as made."""

@@ -17,7 +17,7 @@ from array import array
 
 import numpy as np
 
-from ..profile_columns import Csr, LocationTable, stack_table, weight_columns
+from ..profile_columns import Csr, LocationTable, stack_table, take, weight_columns
 
 #: `first` of a member no stack of the weights holds
 NOT_MET = np.iinfo(np.int32).max
@@ -59,11 +59,11 @@ class StackSets:
         return self.stacks.rows
 
     def functions(self) -> Csr:
+        """Each stack's distinct functions (ascending)."""
         if self._functions is None:
-            st, lf = self.stacks, self.locations.functions
-            pos, frame = lf.gather(st.values)
-            self._functions = distinct_rows(st.row_of_items()[frame], lf.values[pos],
-                                            st.rows, self.n_functions)
+            paths = self.paths()
+            self._functions = distinct_rows(paths.row_of_items(), paths.values, paths.rows,
+                                            self.n_functions)
         return self._functions
 
     def paths(self) -> Csr:
@@ -78,6 +78,7 @@ class StackSets:
         return self._paths
 
     def mappings(self) -> Csr:
+        """Each stack's distinct mappings (ascending)."""
         if self._mappings is None:
             st, lm = self.stacks, self.locations.mapping
             m = lm[st.values]
@@ -89,26 +90,21 @@ class StackSets:
     def with_functions(self) -> np.ndarray:
         """Per stack: whether any of its locations has a function."""
         if self._with_functions is None:
-            st = self.stacks
-            n = self.locations.functions.lengths()[st.values]
-            self._with_functions = np.bincount(st.row_of_items(), weights=n,
-                                               minlength=st.rows) > 0
+            self._with_functions = self.paths().lengths() > 0
         return self._with_functions
 
     def leaf_locations(self, sids: np.ndarray) -> np.ndarray:
         """Each stack's leaf location id, -1 for an empty stack."""
         o = self.stacks.offsets
-        empty = o[sids + 1] == o[sids]
-        leaf = self.stacks.values[np.minimum(o[sids], max(len(self.stacks.values) - 1, 0))] \
-            if len(self.stacks.values) else np.zeros(len(sids), dtype=np.int32)
-        return np.where(empty, -1, leaf)
+        start = np.where(o[sids + 1] == o[sids], -1, o[sids])
+        return take(self.stacks.values, start, -1).astype(np.int64)
 
     def owners(self, sids: np.ndarray) -> np.ndarray:
         """The function owning each stack's sampled address, -1 for a stack without a
         function; a stack whose leaf has none while a caller has is a TypeError (an
         importer's bug: check_valid)."""
         leaf = self.leaf_locations(sids)
-        owner = np.where(leaf >= 0, self.locations.owner[np.maximum(leaf, 0)], -1)
+        owner = take(self.locations.owner, leaf, -1)
         has = self.with_functions()[sids]
         if np.any(has & (owner < 0)):
             raise TypeError("a leaf location without a function")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..column_ops import first_met, view
-from ..profile_columns import weight_columns
+from ..profile_columns import take, weight_columns
 from .stack_sums import StackSets
 
 _U64 = np.uint64
@@ -75,10 +75,10 @@ def stack_masks(sets: StackSets, sids, fmask, loc_kernel, mask, leaf_mask, kerne
     np.bitwise_or.at(acc, row, bits)
     view(mask, _U64)[s] = acc
     first = first_of_rows(row, np.ones(len(row), dtype=bool), len(s))
-    view(leaf_mask, _U64)[s] = np.where(first >= 0, bits[np.maximum(first, 0)], _U64(0))
+    view(leaf_mask, _U64)[s] = take(bits, first, 0)
     leaf = sets.leaf_locations(s)
     lk = view(loc_kernel, np.uint8)
-    view(kernel_leaf, np.uint8)[s] = np.where(leaf >= 0, lk[np.maximum(leaf, 0)] != 0, 0)
+    view(kernel_leaf, np.uint8)[s] = take(lk, leaf, 0) != 0
     view(used, np.uint8)[funcs] = 1
 
 

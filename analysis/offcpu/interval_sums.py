@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..column_ops import dense_ids, first_met, view
+from ..profile_columns import take
 from .switches import DISK
 
 
@@ -47,7 +48,7 @@ def sums(keys: np.ndarray, values, n: int, tids=None, remap=None
         r = np.asarray(view(remap, np.int32), dtype=np.int64)
         if k.size and k.max() >= len(r):
             raise IndexError("sums: key out of the remap's range")
-        k = np.where(k >= 0, r[np.maximum(k, 0)] if len(r) else -1, -1)
+        k = take(r, k, -1)
     rows = np.flatnonzero(k >= 0)
     if rows.size and k[rows].max() >= n:
         raise IndexError("sums: key out of range")
