@@ -83,7 +83,7 @@ def charges(ctx: Context) -> Charges:
 
 def _charges(ctx: Context) -> Charges:
     p = ctx.profile
-    cols = StackColumns.of(p, ctx.busy_stacks(), ctx.stack_funcs.loc_functions)
+    cols = StackColumns.of(ctx.stack_funcs.sets, ctx.busy_stacks())
     nf = len(p.functions)
     used = np.zeros(nf, dtype=bool)
     used[cols.fn] = True

@@ -7,11 +7,11 @@ functions, leaf-most first)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
-from ..profile import Profile
+from ..aggregate.stack_sums import StackSets
+from ..profile_columns import weight_columns
 
 
 @dataclass(frozen=True)
@@ -24,41 +24,19 @@ class StackColumns:
     n_functions: int
 
     @classmethod
-    def of(cls, profile: Profile, weights: dict[int, int],
-           loc_functions: list[tuple[int, ...]]) -> StackColumns:
-        """The stacks of `weights` (stack id -> samples, in its order) that have frames."""
+    def of(cls, sets: StackSets, weights: dict[int, int]) -> StackColumns:
+        """The stacks of `weights` (stack id -> samples, in its order) that have frames,
+        their paths taken from the pass's columns (sets.paths)."""
         # (a sample without a stack has no frame to be charged to: left out)
-        stacks = profile.stacks
-        framed = {sid: w for sid, w in weights.items() if stacks[sid]}
-        sids = np.fromiter(framed.keys(), dtype=np.int64, count=len(framed))
-        w = np.fromiter(framed.values(), dtype=np.float64, count=len(framed))
-        nf = len(profile.functions)
-        if not len(sids):
-            z = np.zeros(0, dtype=np.int64)
-            return cls(z, np.zeros(0), np.zeros(1, dtype=np.int64), z, z, nf)
-        # locations -> their functions (CSR)
-        loc_len = np.fromiter((len(f) for f in loc_functions), dtype=np.int64,
-                              count=len(loc_functions))
-        loc_start = np.zeros(len(loc_functions) + 1, dtype=np.int64)
-        np.cumsum(loc_len, out=loc_start[1:])
-        loc_fn = np.fromiter(chain.from_iterable(loc_functions), dtype=np.int64,
-                             count=int(loc_start[-1]))
-        # stacks -> their locations, then each location expanded to its functions
-        chosen = [stacks[s] for s in sids.tolist()]
-        n_locs = np.fromiter((len(s) for s in chosen), dtype=np.int64, count=len(chosen))
-        locs = np.fromiter(chain.from_iterable(chosen), dtype=np.int64,
-                           count=int(n_locs.sum()))
-        per_loc = loc_len[locs]
-        first = np.repeat(loc_start[locs], per_loc)
-        within = np.arange(len(first), dtype=np.int64) - np.repeat(
-            np.cumsum(per_loc) - per_loc, per_loc)
-        fn = loc_fn[first + within]
-        loc_row = np.repeat(np.arange(len(chosen), dtype=np.int64), n_locs)
-        row = np.repeat(loc_row, per_loc)
-        counts = np.bincount(row, minlength=len(chosen))
-        start = np.zeros(len(chosen) + 1, dtype=np.int64)
-        np.cumsum(counts, out=start[1:])
-        return cls(sids, w, start, fn, row, nf)
+        sids, w = weight_columns(weights, sets.n_stacks)
+        framed = sets.stacks.lengths(sids) > 0
+        sids, w = sids[framed], w[framed].astype(np.float64)
+        paths = sets.paths()
+        pos, row = paths.gather(sids)
+        start = np.zeros(len(sids) + 1, dtype=np.int64)
+        np.cumsum(paths.lengths(sids), out=start[1:])
+        return cls(sids, w, start, paths.values[pos].astype(np.int64), row,
+                   sets.n_functions)
 
     @property
     def total(self) -> float:
