@@ -545,6 +545,11 @@ class FunctionCats:
             self._kinds.append(cats)
         self._ix[fid] = k
 
+    def kind_column(self) -> tuple[np.ndarray, list[frozenset[str]]]:
+        """(each function's index into the list of category sets, -1 for one not of the
+        weighted stacks; that list): a test of the categories made once per set."""
+        return np.frombuffer(self._ix, dtype=np.int32), list(self._kinds)
+
     def keep_only(self, used: bytearray) -> None:
         """Forget the functions not flagged in `used`; iterate over those that are."""
         column_ops.keep_where(self._ix, used, -1)

@@ -87,41 +87,60 @@ def _charges(ctx: Context) -> Charges:
     nf = len(p.functions)
     used = np.zeros(nf, dtype=bool)
     used[cols.fn] = True
-    fids = np.flatnonzero(used).tolist()
-    through = np.zeros(nf, dtype=bool)
-    unmapped = np.zeros(nf, dtype=bool)
-    kernel = np.zeros(nf, dtype=bool)
-    by_rule = np.zeros(nf, dtype=bool)  # in a category a rule of its own names
-    app = np.zeros(nf, dtype=bool)
+    fids = np.flatnonzero(used)
+    functions, mappings = p.functions, p.mappings
+    resolved, fn_mapping = (np.frombuffer(c, dtype=t) for c, t in
+                            zip(ctx.function_columns(), (np.uint8, np.int32)))
+    # what a function's file decides, once per file
+    m_through, m_unmapped, m_kernel = (np.zeros(len(mappings), dtype=bool) for _ in range(3))
+    mids = fn_mapping[fids]
+    _, first = np.unique(mids, return_index=True)
+    for f in fids[first].tolist():
+        mid = functions[f].mapping_id
+        m_through[mid] = ctx.passes_through(f)
+        m_unmapped[mid] = mappings[mid].kind == UNKNOWN
+        m_kernel[mid] = mappings[mid].kind == KERNEL
+    unmapped, kernel = m_unmapped[fn_mapping], m_kernel[fn_mapping]
+    # what its categories decide, once per set of categories (-1: none)
+    kind, kinds = ctx.cats.kind_column()
+    kinds = kinds + [_NONE]
+
+    def per_kind(test) -> np.ndarray:
+        return np.array([test(k) for k in kinds], dtype=bool)[kind]
+    # (memcpy and malloc are their caller's cost wherever perf placed them: a
+    # DWARF-unwound libc frame may come without its file)
+    through = m_through[fn_mapping] | per_kind(lambda k: bool(k & _FOR_CALLER))
+    by_rule = per_kind(lambda k: bool(k - _WORK_ITSELF))  # a rule of its own names it
+    exec_of = per_kind(lambda k: "interpreter" in k)  # knowledge.INTERPRETER's loops
+    app = np.frombuffer(ctx.app.flags, dtype=np.uint8) == 2
     root = np.zeros(nf, dtype=bool)
     sub_of = np.full(nf, -1, dtype=np.int64)  # overhead subsystem index
-    exec_of = np.zeros(nf, dtype=bool)  # an interpreter loop (knowledge.INTERPRETER)
     subsystems: list = []
     sub_ix: dict = {}
-    functions, mappings = p.functions, p.mappings
-    for f in fids:
-        fn = functions[f]
+
+    def subsystem(fn) -> int:
         m = mappings[fn.mapping_id]
-        # (memcpy and malloc are their caller's cost wherever perf placed them: a
-        # DWARF-unwound libc frame may come without its file)
-        through[f] = ctx.passes_through(f) or bool(ctx.cats.get(f, _NONE) & _FOR_CALLER)
-        unmapped[f] = m.kind == UNKNOWN
-        kernel[f] = m.kind == KERNEL
-        by_rule[f] = bool(ctx.cats.get(f, _NONE) - _WORK_ITSELF)
-        app[f] = ctx.app.get(f, False)
-        root[f] = fn.resolved and fn.name in THREAD_ROOTS
-        exec_of[f] = "interpreter" in ctx.cats.get(f, _NONE)
         rt, sub = runtimes.subsystem_of(fn.name, m.path, jit=m.kind == JIT,
                                         resolved=fn.resolved)
-        if sub is None:
-            continue
-        if sub.kind == "execution":
-            continue
+        if sub is None or sub.kind == "execution":
+            return -1
         key = (rt.name, sub.name)
         if key not in sub_ix:
             sub_ix[key] = len(subsystems)
             subsystems.append((rt, sub))
-        sub_of[f] = sub_ix[key]
+        return sub_ix[key]
+    # a named function by its name; one without a name by its file alone, once a file
+    by_file: dict[int, int] = {}
+    for f, named, mid in zip(fids.tolist(), resolved[fids].tolist(), mids.tolist()):
+        if named:
+            fn = functions[f]
+            root[f] = fn.name in THREAD_ROOTS
+            sub_of[f] = subsystem(fn)
+            continue
+        got = by_file.get(mid)
+        if got is None:
+            got = by_file[mid] = subsystem(functions[f])
+        sub_of[f] = got
     # the cost centre: the first frame that is not the kernel or the C runtime, and is in
     # a file (an address no file maps is what a frame-pointer register held: no frame);
     # none (a kernel thread, a system call whose caller is lost): -1, left to the rules
