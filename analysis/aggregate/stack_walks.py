@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..column_ops import first_met, view
-from ..profile_columns import take, weight_columns
+from ..profile_columns import WeightDict, take, weight_columns
 from .stack_sums import StackSets
 
 _U64 = np.uint64
@@ -99,7 +99,7 @@ def select(weights: dict[int, int], mask, leaf_mask, any_bits: int, all_bits: in
         keep &= (lm[sids] & _U64(leaf_bits)) != 0
     if idle is not None:
         keep &= view(idle, np.uint8)[sids] == 0
-    return dict(zip(sids[keep].tolist(), w[keep].tolist()))
+    return WeightDict(sids[keep], w[keep])
 
 
 def first_marked(sets: StackSets, sids, marked, keep: int = 1, into=None):
@@ -341,5 +341,5 @@ def classify(weights: dict[int, int], mask, leaf_mask, idle, kernel_leaf,
     per: list[dict[int, int]] = [{} for _ in classes]
     for k in order.tolist():
         at = cls == k
-        per[k] = dict(zip(sids[at].tolist(), w[at].tolist()))
+        per[k] = WeightDict(sids[at], w[at])
     return int(w.sum()), kernel, order.tolist(), per

@@ -102,8 +102,10 @@ def _charges(ctx: Context) -> Charges:
         m_kernel[mid] = mappings[mid].kind == KERNEL
     unmapped, kernel = m_unmapped[fn_mapping], m_kernel[fn_mapping]
     # what its categories decide, once per set of categories (-1: none)
-    kind, kinds = ctx.cats.kind_column()
+    known, kinds = ctx.cats.kind_column()
     kinds = kinds + [_NONE]
+    kind = np.full(nf, -1, dtype=np.int64)  # (a context of no stacks knows none)
+    kind[:len(known)] = known[:nf]
 
     def per_kind(test) -> np.ndarray:
         return np.array([test(k) for k in kinds], dtype=bool)[kind]
@@ -112,7 +114,9 @@ def _charges(ctx: Context) -> Charges:
     through = m_through[fn_mapping] | per_kind(lambda k: bool(k & _FOR_CALLER))
     by_rule = per_kind(lambda k: bool(k - _WORK_ITSELF))  # a rule of its own names it
     exec_of = per_kind(lambda k: "interpreter" in k)  # knowledge.INTERPRETER's loops
-    app = np.frombuffer(ctx.app.flags, dtype=np.uint8) == 2
+    app = np.zeros(nf, dtype=bool)
+    flags = np.frombuffer(ctx.app.flags, dtype=np.uint8)[:nf]
+    app[:len(flags)] = flags == 2
     root = np.zeros(nf, dtype=bool)
     sub_of = np.full(nf, -1, dtype=np.int64)  # overhead subsystem index
     subsystems: list = []

@@ -69,27 +69,34 @@ class StackThreads:
             count = None if count is None else count[rows]
         if stack.size and (stack.min() < 0 or stack.max() >= size):
             raise IndexError("a stack id out of range")
-        (order,), _ = first_met(stack)
-        (p_stack, p_tid), p_n = first_met(stack, tid, weights=count)
-        # each stack's threads together, in the order first met (a stable sort)
+        # each stack's first row, and the stacks some row of which is on another thread
+        # than that row's (few: nearly every stack is sampled on one thread)
+        first = np.full(size, len(stack), dtype=np.int64)
+        np.minimum.at(first, stack, np.arange(len(stack)))
+        met = np.flatnonzero(first < len(stack))
+        order = met[np.argsort(first[met])]
+        first_tid = np.zeros(size, dtype=np.int32)
+        first_tid[met] = tid[first[met]]
+        several = np.zeros(size, dtype=bool)
+        several[stack[tid != first_tid[stack]]] = True
+        state, tids = view(self._state, np.uint8), view(self._tid, np.int32)
+        one = met[~several[met]]
+        state[one], tids[one] = _ONE, first_tid[one]
+        # the others' (stack, thread) pairs, each stack's together in the order first met
+        rows = several[stack]
+        (p_stack, p_tid), p_n = first_met(stack[rows], tid[rows],
+                                          weights=None if count is None else count[rows])
         by_stack = np.argsort(p_stack, kind="stable")
         p_stack, p_tid, p_n = p_stack[by_stack], p_tid[by_stack], p_n[by_stack]
-        threads = np.bincount(p_stack, minlength=size)
-        state, tids = view(self._state, np.uint8), view(self._tid, np.int32)
-        one = threads == 1
-        state[one] = _ONE
-        at = np.isin(p_stack, np.flatnonzero(one))
-        tids[p_stack[at]] = p_tid[at]
-        many = np.flatnonzero(threads > 1)
+        many = np.flatnonzero(several)
         state[many] = _MANY
         tids[many] = np.arange(len(many))
-        at = ~at
         off = np.zeros(len(many) + 1, dtype=np.int64)
-        np.cumsum(threads[many], out=off[1:])
+        np.cumsum(np.bincount(p_stack, minlength=size)[many], out=off[1:])
         self._order = array("i", order.astype(np.int32).tobytes())
         self._off = array("q", off.tobytes())
-        self._mtid = array("i", p_tid[at].astype(np.int32).tobytes())
-        self._mn = array("q", p_n[at].astype(np.int64).tobytes())
+        self._mtid = array("i", p_tid.astype(np.int32).tobytes())
+        self._mn = array("q", p_n.astype(np.int64).tobytes())
         return self
 
     def _many(self, sid: int) -> dict[int, int]:

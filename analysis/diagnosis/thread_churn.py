@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..column_ops import unique_inverse
 from ..profile import NO_ID
 from .context import Context
 from .finding import Finding, focus_of, pct
@@ -36,7 +37,7 @@ def thread_churn(ctx: Context, t: dict) -> Finding | None:
     window = t1 - t0
     if window <= 0:
         return None
-    u, inv = np.unique(tid, return_inverse=True)
+    u, inv = unique_inverse(tid)
     first = np.full(len(u), np.inf)
     last = np.full(len(u), -np.inf)
     np.minimum.at(first, inv, time)
