@@ -52,14 +52,22 @@ def _packed(columns, n: int) -> tuple[np.ndarray, int] | None:
     """The rows of int columns as one key 0..size-1 (mixed radix over each column's
     range), when size is at most a few times the rows: then tables by key replace a
     sort (a stack id column's keys are below its stacks). None otherwise."""
-    key, size = None, 1
+    key, size, limit = None, 1, max(4 * n, 1 << 16)
     for c in columns:
         lo, hi = int(c.min()), int(c.max())
         span = hi - lo + 1
-        size *= span
-        if size > max(4 * n, 1 << 16):
+        if span > limit:
             return None
         part = c.astype(np.int64) - lo
+        present = np.zeros(span, dtype=bool)
+        present[part] = True
+        held = int(np.count_nonzero(present))
+        if held < span:  # (the values present only: thread or comm ids are few)
+            part = (np.cumsum(present) - 1)[part]
+            span = held
+        size *= span
+        if size > limit:
+            return None
         key = part if key is None else key * span + part
     return key, size
 

@@ -68,8 +68,14 @@ def build(profile: Profile, leaf_first: bool, depth: int = DEPTH) -> TreeIndex |
         pos = paths.offsets[alive] + level if leaf_first else \
             paths.offsets[alive + 1] - 1 - level
         key = at[alive] * span + paths.values[pos]
-        keys = np.unique(key)  # (sorted: siblings together, by function id)
-        at[alive] = made + np.searchsorted(keys, key)
+        order = np.argsort(key)
+        sorted_key = key[order]
+        new = np.ones(len(key), dtype=bool)
+        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
+        child = np.empty(len(key), dtype=np.int64)
+        child[order] = np.cumsum(new) - 1
+        keys = sorted_key[new]  # (sorted: siblings together, by function id)
+        at[alive] = made + child
         parents.append(keys // span)
         funcs.append(keys % span)
         levels.append(made)

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, TextIO
 
 import numpy as np
 
-from ..column_ops import first_met, view
+from ..column_ops import dense_ids, first_met, view
 from ..profile import NO_ID, Profile
 from ..profile_columns import stack_table
 
@@ -116,54 +116,78 @@ def _fold_arrays(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, 
         return None
     if not stack.size:
         return {}
-    (sids, *keys), sums = first_met(stack, *cols, weights=w)
-    procs_of = list(zip(*(k.tolist() for k in keys))) if keys else [()] * len(sids)
-    names = {k: namer.proc_name(k) for k in dict.fromkeys(procs_of)}
-    java = {k: n is not None and n.startswith("java") for k, n in names.items()}
-    sid_list = sids.tolist()
-    bodies = [_bodies(p, namer, [s for s, k in zip(sid_list, procs_of) if java[k] == j], j)
-              for j in (False, True)]
+    # each row's process (its key's id, first met first) and the body of its stack, as
+    # printed for that process (Java's frames print apart): then the rows are summed per
+    # (process, body), and each distinct line is made once
+    if cols:
+        proc, keys = dense_ids(*cols)
+        procs_met = list(zip(*(k.tolist() for k in keys)))
+    else:
+        proc, procs_met = np.zeros(len(stack), dtype=np.int64), [()]
+    names = [namer.proc_name(k) for k in procs_met]
+    java = np.array([n is not None and n.startswith("java") for n in names], dtype=bool)
+    on_java = java[proc]
+    body = np.full(len(stack), -1, dtype=np.int64)
+    texts: list[str] = []
+    for j in (False, True):
+        rows_j = on_java == j
+        if rows_j.any():
+            body_of, made = _bodies(p, namer, stack[rows_j], j)
+            b = body_of[stack[rows_j]]
+            body[rows_j] = np.where(b >= 0, b + len(texts), -1)
+            texts += made
+    (pk, bk), sums = first_met(proc, body, weights=w)
     out: dict[str, int] = {}
     inferno = namer.inferno
-    for sid, proc, x in zip(sid_list, procs_of, sums.tolist()):
-        pname = names[proc]
-        body = bodies[java[proc]][sid]
-        if body is None and (inferno or pname is None):
+    for k, b, x in zip(pk.tolist(), bk.tolist(), sums.tolist()):
+        pname = names[k]
+        if b < 0 and (inferno or pname is None):
             continue  # inferno drops frame-less samples; perl keeps the comm alone
-        folded = body if pname is None else pname if body is None else f"{pname};{body}"
+        folded = texts[b] if pname is None else pname if b < 0 else f"{pname};{texts[b]}"
         out[folded] = out.get(folded, 0) + x
     return out
 
 
-def _bodies(p: Profile, namer: "_Namer", sids: list[int], is_java: bool
-            ) -> dict[int, str | None]:
-    """{stack id: its frames root first joined by ";" (None: it prints none)}: each
-    location's printed-names id asked of the namer once, each distinct sequence of ids
-    joined once."""
-    if not sids:
-        return {}
+def _bodies(p: Profile, namer: "_Namer", stacks: np.ndarray, is_java: bool
+            ) -> tuple[np.ndarray, list[str]]:
+    """(per stack id, the index of its body in the list, -1 when it prints no frame;
+    the bodies, frames root first joined by ";") for these stacks: each location's
+    printed-names id asked of the namer once, each distinct sequence of ids joined
+    once."""
     st = stack_table(p)
-    s = np.unique(np.asarray(sids, dtype=np.int64))
+    s = _present(stacks, st.rows)
     pos, _ = st.gather(s)
     locs = st.values[pos]
     text_of = np.full(len(p.locations), -1, dtype=np.int64)
-    used = np.unique(locs)
+    used = _present(locs, len(p.locations))
     text_of[used] = [namer.text_id(loc, is_java) for loc in used.tolist()]
     flat = text_of[locs].tolist()
     ends = np.cumsum(st.lengths(s)).tolist()
     texts = namer.texts[is_java]
-    joined: dict[tuple, str | None] = {}
-    out: dict[int, str | None] = {}
+    joined: dict[tuple, int] = {}
+    bodies: list[str] = []
+    body_of = np.full(st.rows, -1, dtype=np.int64)
+    of = []
     start = 0
-    for sid, end in zip(s.tolist(), ends):
+    for end in ends:
         ids = tuple(flat[start:end])
         start = end
-        body = joined.get(ids, False)
-        if body is False:
+        b = joined.get(ids)
+        if b is None:
             parts = [texts[i] for i in reversed(ids) if texts[i] is not None]
-            body = joined[ids] = ";".join(parts) if parts else None
-        out[sid] = body
-    return out
+            b = joined[ids] = len(bodies) if parts else -1
+            if parts:
+                bodies.append(";".join(parts))
+        of.append(b)
+    body_of[s] = of
+    return body_of, bodies
+
+
+def _present(ids: np.ndarray, n: int) -> np.ndarray:
+    """The distinct ids (each below n), ascending: by a flag per id, not a sort."""
+    flags = np.zeros(n, dtype=bool)
+    flags[ids] = True
+    return np.flatnonzero(flags)
 
 
 def _process_columns(p: Profile, opts: FoldOptions) -> tuple:
