@@ -24,14 +24,14 @@ def thread_churn(ctx: Context, t: dict) -> Finding | None:
     p = ctx.profile
     if not ctx.total or ctx.event_id is None:
         return None
-    tid = np.asarray(p.s_tid, dtype=np.int64)
-    time = np.asarray(p.s_time, dtype=np.float64)
+    # (the columns as they are: views, not int64 copies of millions of rows)
+    tid, time = np.asarray(p.s_tid), np.asarray(p.s_time, dtype=np.float64)
     ok = (tid != NO_ID) & (tid != 0) & np.isfinite(time)
     if not p.only_event(ctx.event_id):
-        ok &= np.asarray(p.s_event, dtype=np.int64) == ctx.event_id
+        ok &= np.asarray(p.s_event) == ctx.event_id
     if ok.sum() < 2:
         return None
-    pid = np.asarray(p.s_pid, dtype=np.int64)[ok] if len(p.s_pid) == len(p.s_tid) else None
+    pid = np.asarray(p.s_pid)[ok] if len(p.s_pid) == len(p.s_tid) else None
     tid, time = tid[ok], time[ok]
     t0, t1 = float(time.min()), float(time.max())
     window = t1 - t0
