@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .profile_columns import WeightDict, index_type
+
 
 def view(column, dtype) -> np.ndarray:
     """The column's buffer as a numpy array (no copy; writable when the column is)."""
@@ -53,23 +55,34 @@ def _packed(columns, n: int) -> tuple[np.ndarray, int] | None:
     range), when size is at most a few times the rows: then tables by key replace a
     sort (a stack id column's keys are below its stacks). None otherwise."""
     key, size, limit = None, 1, max(4 * n, 1 << 16)
+    ix = index_type(limit)  # (4 bytes a row, not 8, below 2^31 keys)
     for c in columns:
         lo, hi = int(c.min()), int(c.max())
         span = hi - lo + 1
         if span > limit:
             return None
-        part = c.astype(np.int64) - lo
+        part = (c - np.asarray(lo, dtype=c.dtype)).astype(ix, copy=False)
         present = np.zeros(span, dtype=bool)
         present[part] = True
         held = int(np.count_nonzero(present))
         if held < span:  # (the values present only: thread or comm ids are few)
-            part = (np.cumsum(present) - 1)[part]
+            part = (np.cumsum(present, dtype=ix) - 1)[part]
             span = held
         size *= span
         if size > limit:
             return None
-        key = part if key is None else key * span + part
+        key = part if key is None else key * ix.type(span) + part
     return key, size
+
+
+def _first_rows(key: np.ndarray, size: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the keys present, by their first row; each one's first row)."""
+    ix = index_type(n + 1)
+    first = np.full(size, n, dtype=ix)
+    np.minimum.at(first, key, np.arange(n, dtype=ix))
+    present = np.flatnonzero(first < n)
+    order = present[np.argsort(first[present])]
+    return order, first[order]
 
 
 def first_met(*columns: np.ndarray, weights: np.ndarray | None = None
@@ -85,16 +98,12 @@ def first_met(*columns: np.ndarray, weights: np.ndarray | None = None
     packed = _packed(columns, n)
     if packed is not None:
         key, size = packed
-        first = np.full(size, n, dtype=np.int64)
-        np.minimum.at(first, key, np.arange(n))
-        present = np.flatnonzero(first < n)
-        order = present[np.argsort(first[present])]
+        order, rows = _first_rows(key, size, n)
         if weights is None:
             sums = np.bincount(key, minlength=size)
         else:
             sums = np.zeros(size, dtype=weights.dtype)
             np.add.at(sums, key, weights)
-        rows = first[order]
         return [c[rows] for c in columns], sums[order]
     order = np.argsort(columns[0], kind="stable") if len(columns) == 1 else \
         np.lexsort(columns[::-1])
@@ -120,13 +129,9 @@ def dense_ids(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     packed = _packed(columns, n)
     if packed is not None:
         key, size = packed
-        first = np.full(size, n, dtype=np.int64)
-        np.minimum.at(first, key, np.arange(n))
-        present = np.flatnonzero(first < n)
-        order = present[np.argsort(first[present])]
-        rank = np.empty(size, dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        rows = first[order]
+        order, rows = _first_rows(key, size, n)
+        rank = np.empty(size, dtype=key.dtype)
+        rank[order] = np.arange(len(order), dtype=key.dtype)
         return rank[key], [c[rows] for c in columns]
     order = np.argsort(columns[0], kind="stable") if len(columns) == 1 else \
         np.lexsort(columns[::-1])
@@ -161,7 +166,6 @@ def unique_inverse(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def counts_first_met(column) -> dict[int, int]:
     """dict(Counter(column)) of an int32 column: rows per value, first met first (a
     WeightDict: the passes over stacks read it back as these columns)."""
-    from .profile_columns import WeightDict  # (profile_columns reads columns with these)
     (values,), counts = first_met(view(column, np.int32))
     return WeightDict(values, counts)
 

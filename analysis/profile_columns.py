@@ -39,15 +39,22 @@ class Csr:
         """(positions into values of the given rows' items, in row order; each item's
         index into `rows`)."""
         lengths = self.lengths(rows)
-        owner = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
-        starts = np.cumsum(lengths) - lengths
-        pos = np.arange(int(lengths.sum()), dtype=np.int64) - starts[owner] \
-            + self.offsets[rows][owner]
+        ix = index_type(max(len(self.values), len(rows)))  # (4 bytes an item when it can)
+        owner = np.repeat(np.arange(len(rows), dtype=ix), lengths)
+        base = (self.offsets[rows] - (np.cumsum(lengths) - lengths)).astype(ix)
+        pos = np.arange(int(lengths.sum()), dtype=ix) + base[owner]
         return pos, owner
 
     def row_of_items(self) -> np.ndarray:
-        """The row of each item of values (int64)."""
-        return np.repeat(np.arange(self.rows, dtype=np.int64), self.lengths())
+        """The row of each item of values (int32 while the rows fit it)."""
+        return np.repeat(np.arange(self.rows, dtype=index_type(self.rows)), self.lengths())
+
+
+def index_type(n: int) -> np.dtype:
+    """int32 for indexes below n when they fit it (half the memory of int64 for the
+    millions of frames a pass gathers), else int64. Arithmetic that may pass 2^31 (a
+    row times a count of ids) casts to int64 first."""
+    return np.dtype(np.int32) if n < 1 << 31 else np.dtype(np.int64)
 
 
 def csr_of(rows: list, limit: int, what: str) -> Csr:

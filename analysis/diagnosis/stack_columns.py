@@ -67,7 +67,7 @@ class StackColumns:
     def inclusive(self) -> np.ndarray:
         """Samples per function id, each function counted once per stack however often
         it recurses in it."""
-        key = self.row * self.n_functions + self.fn
+        key = self.row.astype(np.int64) * self.n_functions + self.fn
         key = np.sort(key)
         keep = np.ones(len(key), dtype=bool)
         keep[1:] = key[1:] != key[:-1]

@@ -31,8 +31,10 @@ def thread_churn(ctx: Context, t: dict) -> Finding | None:
         ok &= np.asarray(p.s_event) == ctx.event_id
     if ok.sum() < 2:
         return None
-    pid = np.asarray(p.s_pid)[ok] if len(p.s_pid) == len(p.s_tid) else None
-    tid, time = tid[ok], time[ok]
+    pid = np.asarray(p.s_pid) if len(p.s_pid) == len(p.s_tid) else None
+    if not ok.all():  # (copies only of what is left out of)
+        tid, time = tid[ok], time[ok]
+        pid = None if pid is None else pid[ok]
     t0, t1 = float(time.min()), float(time.max())
     window = t1 - t0
     if window <= 0:
