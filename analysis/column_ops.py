@@ -88,41 +88,22 @@ def _first_rows(key: np.ndarray, size: int, n: int) -> tuple[np.ndarray, np.ndar
 def first_met(*columns: np.ndarray, weights: np.ndarray | None = None
               ) -> tuple[list[np.ndarray], np.ndarray]:
     """(the distinct rows of the columns in the order first met, as one array per
-    column; how many times each occurs, or its `weights` summed). Rows whose values
-    pack into a small key are counted in tables by key (each key's first row by
-    np.minimum.at); others by a stable sort (np.unique was 25x slower than sort and
-    mask in the issue's prototype)."""
-    n = len(columns[0])
-    if not n:
-        return [c[:0] for c in columns], np.zeros(0, dtype=np.int64)
-    packed = _packed(columns, n)
-    if packed is not None:
-        key, size = packed
-        order, rows = _first_rows(key, size, n)
-        if weights is None:
-            sums = np.bincount(key, minlength=size)
-        else:
-            sums = np.zeros(size, dtype=weights.dtype)
-            np.add.at(sums, key, weights)
-        return [c[rows] for c in columns], sums[order]
-    order = np.argsort(columns[0], kind="stable") if len(columns) == 1 else \
-        np.lexsort(columns[::-1])
-    start = np.zeros(n, dtype=bool)
-    start[0] = True
-    for c in columns:
-        s = c[order]
-        start[1:] |= s[1:] != s[:-1]
-    starts = np.flatnonzero(start)
-    counts = np.diff(np.append(starts, n)) if weights is None else \
-        np.add.reduceat(weights[order], starts)
-    firsts = order[starts]  # (stable: the first row of each)
-    by_first = np.argsort(firsts)
-    return [c[firsts[by_first]] for c in columns], counts[by_first]
+    column; how many times each occurs, or its `weights` summed): dense_ids, then a
+    count or sum by id."""
+    ids, distinct = dense_ids(*columns)
+    if weights is None:
+        return distinct, np.bincount(ids, minlength=len(distinct[0]))
+    sums = np.zeros(len(distinct[0]), dtype=weights.dtype)
+    np.add.at(sums, ids, weights)
+    return distinct, sums
 
 
 def dense_ids(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """(each row's id, 0.. in the order each distinct row of the columns is first met;
-    the distinct rows in that order, one array per column)."""
+    the distinct rows in that order, one array per column). Rows whose values pack into
+    a small key are numbered by tables by key (each key's first row by np.minimum.at);
+    others by a stable sort (np.unique was 25x slower than sort and mask in the issue's
+    prototype)."""
     n = len(columns[0])
     if not n:
         return np.zeros(0, dtype=np.int64), [c[:0] for c in columns]
@@ -153,9 +134,15 @@ def dense_ids(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 def unique_inverse(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(column, return_inverse=True): the sorted distinct values and each row's
     index into them; by tables when the values pack into a small key (thread ids: a sort
-    of 4M rows was a third of a second)."""
+    of 4M rows was a third of a second), else by one argsort."""
     if not len(column) or _packed((column,), len(column)) is None:
-        return np.unique(column, return_inverse=True)
+        order = np.argsort(column)
+        ranked = column[order]
+        new = np.ones(len(ranked), dtype=bool)
+        np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+        inverse = np.empty(len(column), dtype=np.int64)
+        inverse[order] = np.cumsum(new) - 1
+        return ranked[new], inverse
     ids, (values,) = dense_ids(column)
     order = np.argsort(values)
     rank = np.empty(len(order), dtype=np.int64)

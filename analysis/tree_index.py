@@ -28,6 +28,7 @@ import numpy as np
 from .aggregate import tree as calltree
 from .aggregate.stack_sums import StackSets
 from .aggregate.tree import DEEPER, MAX_DEPTH, MAX_NODES, MERGED, ROOT, Row, Tree
+from .column_ops import unique_inverse
 from .profile import Profile
 
 #: levels below the root the index holds: every zoom up to MAX_DEPTH + 1 frames deep
@@ -67,14 +68,8 @@ def build(profile: Profile, leaf_first: bool, depth: int = DEPTH) -> TreeIndex |
     while alive.size:
         pos = paths.offsets[alive] + level if leaf_first else \
             paths.offsets[alive + 1] - 1 - level
-        key = at[alive] * span + paths.values[pos]
-        order = np.argsort(key)
-        sorted_key = key[order]
-        new = np.ones(len(key), dtype=bool)
-        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
-        child = np.empty(len(key), dtype=np.int64)
-        child[order] = np.cumsum(new) - 1
-        keys = sorted_key[new]  # (sorted: siblings together, by function id)
+        # (sorted: siblings together, by function id)
+        keys, child = unique_inverse(at[alive] * span + paths.values[pos])
         at[alive] = made + child
         parents.append(keys // span)
         funcs.append(keys % span)

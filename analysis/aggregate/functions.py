@@ -1,6 +1,7 @@
 """Top functions and DSOs by self and total samples."""
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -237,12 +238,22 @@ def top_dsos(profile: Profile, weights: dict[int, int],
     """Per DSO: self (leaf frame in it) and total (any frame in it); sorted by them and
     the path, equal rows in the order the DSOs were first met."""
     table = table or StackFunctions(profile)
-    met, self_a, total_a, first = stack_sums.mapping_totals(table.sets, weights)
-    mappings, locations = profile.mappings, profile.locations
-    rows = first_seen_sort(
-        list(met), lambda m: (-self_a[m], -total_a[m], mappings[m].path), int, first,
-        weights, lambda sid: [locations[loc].mapping_id for loc in profile.stacks[sid]])
+    mappings = profile.mappings
+    rows, self_a, total_a = ranked_mappings(
+        profile, weights, table.sets, lambda m, s, t: (-s[m], -t[m], mappings[m].path))
     return [{"dso": mappings[m].path, "kind": mappings[m].kind, "self": self_a[m],
              "total": total_a[m]} for m in rows]
+
+
+def ranked_mappings(profile: Profile, weights: dict[int, int],
+                    sets: stack_sums.StackSets, key) -> tuple[list[int], array, array]:
+    """(the mapping ids of these stacks sorted by key(id, self, total), ties in the
+    order first met (first_seen_sort); self and total by mapping id)."""
+    met, self_a, total_a, first = stack_sums.mapping_totals(sets, weights)
+    locations, stacks = profile.locations, profile.stacks
+    rows = first_seen_sort(
+        list(met), lambda m: key(m, self_a, total_a), int, first, weights,
+        lambda sid: [locations[loc].mapping_id for loc in stacks[sid]])
+    return rows, self_a, total_a
 
 

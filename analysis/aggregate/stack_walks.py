@@ -204,10 +204,8 @@ def split_functions(used, resolved, fn_mapping) -> tuple[np.ndarray, dict[int, n
 
 def _sums_first_met(keys: np.ndarray, w: np.ndarray) -> dict[int, int]:
     """{key: its weights summed}, keys in the order first met."""
-    (values,), _ = first_met(keys)
-    sums = np.zeros(int(keys.max()) + 1 if keys.size else 0, dtype=np.int64)
-    np.add.at(sums, keys, w)
-    return dict(zip(values.tolist(), sums[values].tolist()))
+    (values,), sums = first_met(keys, weights=w)
+    return dict(zip(values.tolist(), sums.tolist()))
 
 
 def group_stacks(frames, group, weights: dict[int, int]) -> dict[int, dict[int, int]]:

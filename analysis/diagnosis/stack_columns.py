@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..aggregate.stack_sums import StackSets
+from ..aggregate.stack_sums import StackSets, distinct_rows
+from ..aggregate.stack_walks import first_of_rows
 from ..profile_columns import weight_columns
 
 
@@ -50,14 +51,7 @@ class StackColumns:
     def first_marked(self, frames: np.ndarray) -> np.ndarray:
         """Per row, the position of its first frame (from the leaf) marked in `frames`
         (bool by position in `fn`), or -1."""
-        pos = np.flatnonzero(frames)
-        out = np.full(len(self.sid), -1, dtype=np.int64)
-        if len(pos):
-            rows = self.row[pos]
-            keep = np.ones(len(pos), dtype=bool)
-            keep[1:] = rows[1:] != rows[:-1]  # (frames are in row order, leaf first)
-            out[rows[keep]] = pos[keep]
-        return out
+        return first_of_rows(self.row, frames, len(self.sid))
 
     def leaf_positions(self) -> np.ndarray:
         """Per row, the position of its leaf frame (-1 for a stack without frames)."""
@@ -67,12 +61,8 @@ class StackColumns:
     def inclusive(self) -> np.ndarray:
         """Samples per function id, each function counted once per stack however often
         it recurses in it."""
-        key = self.row.astype(np.int64) * self.n_functions + self.fn
-        key = np.sort(key)
-        keep = np.ones(len(key), dtype=bool)
-        keep[1:] = key[1:] != key[:-1]
-        key = key[keep]
-        return np.bincount(key % self.n_functions, weights=self.weight[key // self.n_functions],
+        once = distinct_rows(self.row, self.fn, len(self.sid), self.n_functions)
+        return np.bincount(once.values, weights=self.weight[once.row_of_items()],
                            minlength=self.n_functions)
 
     def sums_by(self, values: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from ..aggregate.functions import first_seen_sort
+from ..aggregate.functions import ranked_mappings
 from ..aggregate.selection import stack_weights
-from ..aggregate.stack_sums import StackSets, location_weights, mapping_totals
+from ..aggregate.stack_sums import StackSets, location_weights
 from ..errors import AnalysisError
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
                        classify_dso, unresolved_name)
@@ -504,11 +504,8 @@ def coverage(p: Profile, sym: Symbolizer | None) -> list[dict]:
     # samples per DSO (each stack once per DSO in it; equal counts in the order the
     # DSOs were first met) and, per DSO, its frames' and its named frames' weights, from
     # each location's weight summed over the stacks (not a loop per frame)
-    met, _, total, first = mapping_totals(StackSets(p), weights)
-    locs, stacks = p.locations, p.stacks
-    touched = {m: total[m] for m in first_seen_sort(
-        list(met), lambda m: -total[m], int, first, weights,
-        lambda sid: [locs[loc].mapping_id for loc in stacks[sid]])}
+    rows, _, total = ranked_mappings(p, weights, StackSets(p), lambda m, s, t: -t[m])
+    touched = {m: total[m] for m in rows}
     at = location_weights(p, weights, False).tolist()
     resolved = bytes(f.resolved for f in p.functions)
     frames: dict[int, int] = defaultdict(int)
