@@ -273,9 +273,9 @@ class _Reader:
                 if t:  # (an untimed one cannot end a timeline)
                     self.exits.append((t, pid, tid))
             elif rtype == R.LOST and end - s >= 16:
-                self.lost += struct.unpack_from(e + "QQ", b, s)[1]
+                self._count_lost(struct.unpack_from(e + "QQ", b, s)[1])
             elif rtype == R.LOST_SAMPLES and end - s >= 8:
-                self.lost += struct.unpack_from(e + "Q", b, s)[0]
+                self._count_lost(struct.unpack_from(e + "Q", b, s)[0])
             elif rtype == R.HEADER_ATTR and end - s >= 8:
                 self._header_attr(b, s, end)
             elif rtype == R.HEADER_TRACING_DATA and end - s >= 4:
@@ -626,6 +626,12 @@ class _Reader:
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \
             bool(self.attrs[0].sample_type & TIME)
+
+    def _count_lost(self, n: int) -> None:
+        """Add a LOST record's count, at most perf's own u64: each count is a u64 read
+        from the upload, so their sum is not bounded (a JSON writer refuses a number
+        past 64 bits), and no recording loses more samples than a u64 counts."""
+        self.lost = min(self.lost + n, _U64)
 
     def _record_time(self, b, s: int, end: int) -> int | None:
         """The TIME field of the sample_id_all trailer of a non-sample record."""
