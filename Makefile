@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 # the compiled loops (analysis/perfdata/_scan.c, analysis/offcpu/_intervals.c,
 # analysis/importers/_script.c) need a C compiler and the Python headers; on a fresh Debian
 # machine they are installed first
-$(STAMP): pyproject.toml analysis/_column.h analysis/_dataclass.h analysis/perfdata/_scan.c \
+$(STAMP): pyproject.toml analysis/_column.h analysis/perfdata/_scan.c \
   analysis/offcpu/_intervals.c analysis/importers/_script.c
 	@command -v gcc > /dev/null || { echo "installing gcc"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; }

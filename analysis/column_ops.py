@@ -131,6 +131,28 @@ def dense_ids(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     return ids, [c[by_first] for c in columns]
 
 
+def distinct(column: np.ndarray) -> np.ndarray:
+    """np.unique(column): the sorted distinct values by a sort and a mask (np.unique
+    imports numpy.ma on its first call, 35 ms of a report's 0.6 s)."""
+    ranked = np.sort(column)
+    return ranked[_starts(ranked)]
+
+
+def first_rows(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(column, return_index=True): the sorted distinct values and the row
+    where each is first met."""
+    order = np.argsort(column, kind="stable")
+    starts = _starts(column[order])
+    return column[order][starts], order[starts]
+
+
+def _starts(ranked: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted column starts."""
+    new = np.ones(len(ranked), dtype=bool)
+    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+    return new
+
+
 def unique_inverse(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(column, return_inverse=True): the sorted distinct values and each row's
     index into them; by tables when the values pack into a small key (thread ids: a sort
@@ -138,8 +160,7 @@ def unique_inverse(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not len(column) or _packed((column,), len(column)) is None:
         order = np.argsort(column)
         ranked = column[order]
-        new = np.ones(len(ranked), dtype=bool)
-        np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+        new = _starts(ranked)
         inverse = np.empty(len(column), dtype=np.int64)
         inverse[order] = np.cumsum(new) - 1
         return ranked[new], inverse

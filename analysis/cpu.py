@@ -141,7 +141,7 @@ def fewest_cpus(profile: Profile, event_id: int | None) -> int | None:
 def _fewest_cpus(profile: Profile, event_id: int | None) -> int | None:
     import numpy as np
     cpus = np.asarray(_column(profile.s_cpu, "i"))
-    seen = len(np.unique(cpus[cpus >= 0])) if len(cpus) else 0
+    seen = len(column_ops.distinct(cpus[cpus >= 0])) if len(cpus) else 0
     provable = _provable_cpus(profile, event_id)
     fewest = max(seen, math.ceil(provable - _SLACK) if provable else 0)
     return fewest or None
@@ -213,7 +213,7 @@ def _block_cpus(t, tid, per) -> float:
             if ix.max() > 4 * len(ix) + 4096:
                 # (an upload's times may span years: windows numbered among those
                 # with samples, so its samples bound the work)
-                ix = np.unique(ix, return_inverse=True)[1]
+                ix = column_ops.unique_inverse(ix)[1]
             best = max(best, float(np.bincount(ix.astype(np.int64),
                                                weights=per[ok]).max()) / w)
     return best

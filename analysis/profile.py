@@ -14,8 +14,7 @@ import math
 import re
 from array import array
 from collections import Counter
-from dataclasses import MISSING, dataclass, field
-from dataclasses import fields as dataclass_fields
+from dataclasses import dataclass, field
 from itertools import repeat
 
 from . import column_ops
@@ -518,19 +517,6 @@ def compiled_column(column, typecode: str) -> bool:
     """The column is the array of that type the compiled reductions read (a transform
     may have made a list of one)."""
     return type(column) is array and column.typecode == typecode
-
-
-def init_fields(cls, given: int):
-    """(field names, defaults of the fields after the first `given`) of a dataclass, so
-    that a compiled reader (analysis/_dataclass.h) sets an instance's attributes as its
-    generated __init__ does (a third of the time of making one); None, to call the
-    class, when that __init__ would do more than set them."""
-    every = dataclass_fields(cls)
-    rest = every[given:]
-    if hasattr(cls, "__post_init__") or not all(f.init for f in every) or any(
-            f.default is MISSING for f in rest):
-        return None
-    return tuple(f.name for f in every), tuple(f.default for f in rest)
 
 
 def unresolved_name(profile: Profile, mapping_id: int, address: int,

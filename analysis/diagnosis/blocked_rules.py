@@ -11,6 +11,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter, defaultdict
 
+from .. import column_ops
 from ..aggregate.functions import stack_functions
 from ..offcpu import interval_sums
 from ..offcpu.switches import DISK, RUNNABLE, SLEEPING
@@ -283,7 +284,7 @@ def _waits(ctx: Context):
 
 def _per_thread(tids, durs):
     import numpy as np
-    u, inv = np.unique(tids, return_inverse=True)
+    u, inv = column_ops.unique_inverse(np.asarray(tids))
     return u, np.bincount(inv), np.bincount(inv, weights=durs), inv
 
 

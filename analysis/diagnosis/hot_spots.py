@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import column_ops
 from ..identity import library_identity
 from ..profile import JIT, KERNEL, UNKNOWN
 from . import knowledge, runtimes
@@ -94,7 +95,7 @@ def _charges(ctx: Context) -> Charges:
     # what a function's file decides, once per file
     m_through, m_unmapped, m_kernel = (np.zeros(len(mappings), dtype=bool) for _ in range(3))
     mids = fn_mapping[fids]
-    _, first = np.unique(mids, return_index=True)
+    _, first = column_ops.first_rows(mids)
     for f in fids[first].tolist():
         mid = functions[f].mapping_id
         m_through[mid] = ctx.passes_through(f)
@@ -347,7 +348,7 @@ def collector_stacks(ctx: Context) -> frozenset[int]:
         ch = charges(ctx)
         memory = np.array([sub.kind == "memory" for _, sub in ch.subsystems] + [False])
         in_memory = memory[ch.sub_of]  # (sub_of -1 reads the appended False)
-        rows = np.unique(ch.cols.row[in_memory[ch.cols.fn]])
+        rows = column_ops.distinct(ch.cols.row[in_memory[ch.cols.fn]])
         return frozenset(ch.cols.sid[rows].tolist())
     return ctx.memo("collector_stacks", build)
 

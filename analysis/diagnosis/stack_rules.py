@@ -62,7 +62,7 @@ def broken_stacks(ctx: Context, t: dict) -> Finding | None:
     for mid, fids in ctx.unnamed.items():
         column_ops.fill(kind, fids, 1 if mappings[mid].kind == UNKNOWN and not rebuilt else 2)
     resolved = ctx.function_columns()[0]
-    for f in np.unique(frames[3]).tolist():
+    for f in column_ops.distinct(frames[3]).tolist():
         if resolved[f]:
             kind[f] = 0 if is_root(f) else 2
     # garbage, or short: broken (with the function each is cut in) in one pass;

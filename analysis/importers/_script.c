@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "_column.h"
-#include "_dataclass.h"
 
 /* ---- a bytes-keyed hash table (keys kept in an arena) ------------------------------ */
 
@@ -182,8 +181,6 @@ typedef struct {
     /* the field names of Location and Function, and the defaults of the fields after
      * those the loop gives: instances are made as their __init__ makes them, attribute
      * by attribute, without running it (NULL: by calling the class) */
-    PyObject *loc_fields, *loc_defaults, *func_fields, *func_defaults;
-    Py_ssize_t loc_slots[DC_MAX_FIELDS], func_slots[DC_MAX_FIELDS];
     int64_t max_frames;
     uint64_t relative_limit;
     Table lines, chains, dsos;
@@ -522,7 +519,7 @@ static PyObject *function(Reader *R, PyObject *name, PyObject *mid, int resolved
     if (PyErr_Occurred()) { Py_DECREF(key); return NULL; }
     ix = PyLong_FromSsize_t(PyList_GET_SIZE(R->functions));
     PyObject *fv[5] = {ix, name, system_name, mid, resolved ? Py_True : Py_False};
-    PyObject *f = ix ? dc_make(R->Function, R->func_fields, R->func_defaults, R->func_slots, fv, 5)
+    PyObject *f = ix ? PyObject_Vectorcall(R->Function, fv, 5, NULL)
                      : NULL;
     int bad = !f || PyList_Append(R->functions, f) < 0 ||
               PyDict_SetItem(R->function_ix, key, ix) < 0;
@@ -544,7 +541,7 @@ static int32_t add_location(Reader *R, PyObject *mid, PyObject *ip, PyObject *fu
     if (!ix) return -1;
     PyObject *lv[7] = {ix, mid, ip, funcs, dso_offset, symbol_offset,
                        is_return ? Py_True : Py_False};
-    PyObject *loc = dc_make(R->Location, R->loc_fields, R->loc_defaults, R->loc_slots, lv, 7);
+    PyObject *loc = PyObject_Vectorcall(R->Location, lv, 7, NULL);
     if (!loc) return -1;
     int bad = PyList_Append(R->locations, loc);
     Py_DECREF(loc);
@@ -989,8 +986,7 @@ static PyObject *reader_sync(Reader *R, PyObject *unused) {
 /* every object the reader holds a reference to that may hold others */
 #define READER_REFS(X)                                                                     \
     X(parser) X(locations) X(functions) X(stacks) X(stack_ix) X(function_ix) X(by_parts)  \
-    X(callers) X(Location) X(Function) X(mapping_info) X(event) X(string) X(loc_fields)    \
-    X(loc_defaults) X(func_fields) X(func_defaults)
+    X(callers) X(Location) X(Function) X(mapping_info) X(event) X(string)
 
 static int reader_traverse(Reader *R, visitproc visit, void *arg) {
 #define VISIT(f) Py_VISIT(R->f);
@@ -1038,38 +1034,17 @@ static int reader_init(Reader *R, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"parser", "locations", "functions", "stacks", "stack_ix",
                              "function_ix", "by_parts", "callers", "Location", "Function",
                              "mapping_info", "event", "string", "columns", "max_frames",
-                             "relative_limit", "location_fields", "function_fields", NULL};
-    PyObject *cols, *lf = Py_None, *ff = Py_None;
+                             "relative_limit", NULL};
+    PyObject *cols;
     unsigned long long rl;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "OO!O!O!O!O!O!O!OOOOOOLK|OO", kwlist, &R->parser, &PyList_Type,
+            args, kw, "OO!O!O!O!O!O!O!OOOOOOLK", kwlist, &R->parser, &PyList_Type,
             &R->locations, &PyList_Type, &R->functions, &PyList_Type, &R->stacks,
             &PyDict_Type, &R->stack_ix, &PyDict_Type, &R->function_ix, &PyDict_Type,
             &R->by_parts, &PyDict_Type, &R->callers, &R->Location, &R->Function,
-            &R->mapping_info, &R->event, &R->string, &cols, &R->max_frames, &rl, &lf, &ff))
+            &R->mapping_info, &R->event, &R->string, &cols, &R->max_frames, &rl))
         return -1;
     R->relative_limit = rl;
-    /* (names, defaults of the fields past the given ones), or None */
-    PyObject *spec[2] = {lf, ff}, **names[2] = {&R->loc_fields, &R->func_fields},
-             **defs[2] = {&R->loc_defaults, &R->func_defaults};
-    Py_ssize_t given[2] = {7, 5};
-    for (int i = 0; i < 2; i++) {
-        if (spec[i] == Py_None) continue;
-        PyObject *nm, *df;
-        if (!PyArg_ParseTuple(spec[i], "O!O!", &PyTuple_Type, &nm, &PyTuple_Type, &df))
-            return -1;
-        if (!PyType_Check(i ? R->Function : R->Location) ||
-            PyTuple_GET_SIZE(nm) != given[i] + PyTuple_GET_SIZE(df)) {
-            PyErr_SetString(PyExc_ValueError, "fields: the names and defaults of a dataclass");
-            return -1;
-        }
-        Py_INCREF(nm);
-        Py_INCREF(df);
-        *names[i] = nm;
-        *defs[i] = df;
-        if (dc_slot_offsets(i ? R->Function : R->Location, nm, i ? R->func_slots : R->loc_slots) < 0)
-            return -1;
-    }
     PyObject **refs[] = {&R->parser, &R->locations, &R->functions, &R->stacks, &R->stack_ix,
                          &R->function_ix, &R->by_parts, &R->callers, &R->Location,
                          &R->Function, &R->mapping_info, &R->event, &R->string};

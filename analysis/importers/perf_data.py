@@ -23,6 +23,10 @@ import struct
 import tempfile
 from array import array
 
+import numpy as np
+
+from ..column_ops import view
+from ..profile_columns import take
 from ..errors import ParseError
 from ..perfdata import records as R
 from ..offcpu.switches import (EXIT, FORK, IN, OUT, RAN, RECORD, TRACEPOINT, WAKE,
@@ -37,7 +41,7 @@ from ..perfdata.maps import AddressSpaces, Map
 from ..perfdata.sample import BadSample, SampleReader
 from ..perfdata.tracepoints import layouts
 from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Function, Location, \
-    Profile, init_fields, unresolved_name
+    Profile, unresolved_name
 from ..textio import GZIP_MAGIC, GzipReader, Source
 from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 
@@ -62,7 +66,6 @@ _ANON_PREFIXES = ("//anon", "/dev/zero", "/anon_hugepage", "[anon:", "/memfd:")
 _SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
 #: the HEADER_TRACING_DATA feature: the kernel's tracepoint format files
 _F_TRACING_DATA = 1
-_NO_STACK = array("i", [-1]).tobytes()
 #: bytes of records the compiled loop reads per call (and between two releases of their
 #: mapped pages)
 _SCAN_WINDOW = 4 << 20
@@ -78,6 +81,11 @@ def _frame_caches() -> tuple[_scan.FrameCache, _scan.FrameCache]:
     """A (leaf, caller) pair of frame caches for one address space: a frame's location
     by its address (a return address is not the sampled address, so callers apart)."""
     return _scan.FrameCache(), _scan.FrameCache()
+
+
+def _dtype(column: array) -> np.dtype:
+    """The numpy type of an array-module column (its typecode is numpy's too)."""
+    return np.dtype(column.typecode)
 
 
 def sniff_bytes(head: bytes) -> bool:
@@ -603,11 +611,11 @@ class _Reader:
         """The switch log in the profile, its stacks those of the sched_switch samples."""
         if not len(self.w_time):
             return
-        stack_of = array("i", [-1]) * len(order)  # file-order sample row -> its stack
-        _scan.scatter(stack_of, order, self.p.s_stack)
+        stack_of = np.full(len(order), -1, dtype=np.int32)  # file-order row -> its stack
+        stack_of[view(order, np.int32)] = view(self.p.s_stack, np.int32)
         log = self.p.switches
         rows = len(self.w_time)
-        log.time = array("d", _scan.seconds(self.w_time))
+        log.time = array("d", (view(self.w_time, np.uint64) / 1e9).tobytes())
         log.tid, log.pid, log.cpu = self.w_tid, self.w_pid, self.w_cpu
         log.kind, log.state = self.w_kind, self.w_state
         # the record rows' defaults, then the rows that say more
@@ -615,13 +623,12 @@ class _Reader:
         log.value = array("d", [0.0]) * rows
         log.peer = array("i", [-1]) * rows
         log.stack = array("i", [-1]) * rows
-        x_at = self.x_at
-        _scan.scatter(log.source, x_at, self.x_src)
-        _scan.scatter(log.value, x_at, self.x_value)
-        _scan.scatter(log.peer, x_at, self.x_peer)
+        x_at = view(self.x_at, np.int32)
+        for column, values in ((log.source, self.x_src), (log.value, self.x_value),
+                               (log.peer, self.x_peer)):
+            view(column, _dtype(column))[x_at] = view(values, _dtype(values))
         # (a row of -1: the switch has no sample; its stack stays -1)
-        _scan.scatter(log.stack, x_at,
-                      array("i", _scan.take(stack_of, self.x_row, _NO_STACK)))
+        view(log.stack, np.int32)[x_at] = take(stack_of, view(self.x_row, np.int32), -1)
 
     def _has_sideband_time(self) -> bool:
         return bool(self.attrs) and self.attrs[0].sample_id_all and \
@@ -720,7 +727,9 @@ class _Reader:
         self.scan_columns = None
         self._pack_chains()
         times = self.c_time
-        order = array("i", _scan.argsort(times))
+        # (file order among equal times, as sorted(range(n), key=times.__getitem__))
+        order = array("i", np.argsort(view(times, np.uint64), kind="stable")
+                      .astype(np.int32).tobytes())
         # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
         # the same; a map change drops the entries of the process it touched
         cache = _scan.FrameCache()  # (a u64 key: a compiled table)
@@ -762,8 +771,7 @@ class _Reader:
         # mapping lookup and the new Location and Function made in C): None, to ask
         # frame_miss for every frame a cache misses
         locator = (spaces.procs, spaces.kernel, {}, {}, map_info, p.mapping, p.mappings,
-                   p.functions, p.locations, self._funcs, Function, Location,
-                   init_fields(Function, 5), init_fields(Location, 7), KERNEL,
+                   p.functions, p.locations, self._funcs, Function, Location, KERNEL,
                    UNKNOWN) if COMPILED_FRAME_MISS else None
 
         def comm_miss(row: int) -> int:
@@ -850,7 +858,8 @@ class _Reader:
         p.s_cpu = self._in_time_order("c_cpu", order)
         p.s_event = self._in_time_order("c_event", order)
         self.c_chain = None
-        p.s_time = array("d", _scan.seconds(self.c_time, order))
+        p.s_time = array("d", (view(self.c_time, np.uint64)[view(order, np.int32)] / 1e9)
+                         .tobytes())  # (Python's t / 1e9: the int rounded, then divided)
         self.c_time = None
         p.user_stacks = user_stacks
         self.snaps = {}
@@ -880,7 +889,7 @@ class _Reader:
         """File-order column `name` in time order; the reader lets go of it."""
         col = getattr(self, name)
         setattr(self, name, None)
-        return array(col.typecode, _scan.take(col, order))
+        return array(col.typecode, view(col, _dtype(col))[view(order, np.int32)].tobytes())
 
     @staticmethod
     def _apply(ev: tuple, spaces: AddressSpaces, comms: dict[int, str]):

@@ -24,7 +24,7 @@ from ..errors import UnrecognizedFormat
 from ..offcpu.switches import (BLOCKED, EXIT, FORK, IN, OUT, RAN, RUNNABLE, TRACEPOINT,
                                WAKE, state_of_letters)
 from ..profile import (JIT, KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
-                       Location, Profile, init_fields, unresolved_name)
+                       Location, Profile, unresolved_name)
 from ..textio import Source, open_binary
 from . import _script
 from .deep_stacks import MAX_FRAMES, Cuts
@@ -269,8 +269,7 @@ def _compiled_loop(parser: "_Parser") -> "_script.Reader":
                  p.period_appender(),
                  p.s_pid, p.s_tid, p.s_cpu, p.s_time,
                  p.s_event, p.s_comm),
-        max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT,
-        location_fields=init_fields(Location, 7), function_fields=init_fields(Function, 5))
+        max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT)
 
 
 def parse_lines(lines: Iterable[str]) -> Profile:

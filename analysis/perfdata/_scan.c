@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "_column.h"
-#include "_dataclass.h"
 
 enum { SAMPLE = 9, SWITCH = 14, SWITCH_CPU_WIDE = 15, FINISHED_ROUND = 68 };
 enum { MISC_SWITCH_OUT = 1 << 13, MISC_SWITCH_OUT_PREEMPT = 1 << 14 };
@@ -431,182 +430,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* ---- column helpers of the replay (time order) and the switch log ------------------ */
-
-static int index_view(PyObject *obj, Py_buffer *v) {
-    if (PyObject_GetBuffer(obj, v, PyBUF_FORMAT) < 0) return -1;
-    if (v->itemsize != 4 || !v->format || (strcmp(v->format, "i") && strcmp(v->format, "l"))) {
-        PyBuffer_Release(v);
-        PyErr_SetString(PyExc_TypeError, "an index column is array('i')");
-        return -1;
-    }
-    return 0;
-}
-
-static int u64_view(PyObject *obj, Py_buffer *v, const char *what) {
-    if (PyObject_GetBuffer(obj, v, PyBUF_FORMAT) < 0) return -1;
-    if (v->itemsize != 8 || !v->format || (strcmp(v->format, "Q") && strcmp(v->format, "L"))) {
-        PyBuffer_Release(v);
-        PyErr_Format(PyExc_TypeError, "%s reads an array('Q')", what);
-        return -1;
-    }
-    return 0;
-}
-
-PyDoc_STRVAR(argsort_doc,
-"argsort(times) -> bytes\n\n"
-"The rows of an array('Q') in ascending order, file order among equal values (as\n"
-"sorted(range(n), key=times.__getitem__)), as int32.");
-
-static PyObject *argsort(PyObject *self, PyObject *arg) {
-    Py_buffer v;
-    if (u64_view(arg, &v, "argsort") < 0) return NULL;
-    Py_ssize_t n = v.len / 8;
-    const uint64_t *t = v.buf;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 4);
-    int32_t *b = PyMem_Malloc(n * 4 + 1);
-    if (!out || !b) {
-        Py_XDECREF(out);
-        PyMem_Free(b);
-        PyBuffer_Release(&v);
-        return PyErr_NoMemory();
-    }
-    int32_t *a = (int32_t *)PyBytes_AS_STRING(out), *src = a, *dst = b;
-    for (Py_ssize_t i = 0; i < n; i++) a[i] = (int32_t)i;
-    int sorted = 1;
-    for (Py_ssize_t i = 1; i < n && sorted; i++) sorted = t[i - 1] <= t[i];
-    /* a stable LSD radix sort, 16 bits a pass, skipping passes where all agree */
-    for (int shift = 0; shift < 64 && !sorted; shift += 16) {
-        static Py_ssize_t count[65537];
-        memset(count, 0, sizeof count);
-        for (Py_ssize_t i = 0; i < n; i++) count[((t[src[i]] >> shift) & 0xffff) + 1]++;
-        if (count[((t[0] >> shift) & 0xffff) + 1] == n) continue;
-        for (int k = 0; k < 65536; k++) count[k + 1] += count[k];
-        for (Py_ssize_t i = 0; i < n; i++) dst[count[(t[src[i]] >> shift) & 0xffff]++] = src[i];
-        int32_t *x = src; src = dst; dst = x;
-    }
-    if (src != a) memcpy(a, src, n * 4);
-    PyMem_Free(b);
-    PyBuffer_Release(&v);
-    return out;
-}
-
-PyDoc_STRVAR(take_doc,
-"take(values, index, default=None) -> bytes\n\n"
-"values[index[k]] for each k, in values' item size; a negative index gives `default`\n"
-"(bytes of one item), or is an error without one.");
-
-static PyObject *take(PyObject *self, PyObject *args) {
-    PyObject *vo, *io, *dflt = Py_None;
-    if (!PyArg_ParseTuple(args, "OO|O", &vo, &io, &dflt)) return NULL;
-    Py_buffer v, ix;
-    if (PyObject_GetBuffer(vo, &v, PyBUF_FORMAT) < 0) return NULL;
-    if (index_view(io, &ix) < 0) { PyBuffer_Release(&v); return NULL; }
-    Py_ssize_t k = v.itemsize, n = ix.len / 4, rows = v.len / k;
-    const char *d = NULL;
-    PyObject *out = NULL;
-    if (dflt != Py_None) {
-        if (!PyBytes_Check(dflt) || PyBytes_GET_SIZE(dflt) != k) {
-            PyErr_SetString(PyExc_ValueError, "default is bytes of one item");
-            goto done;
-        }
-        d = PyBytes_AS_STRING(dflt);
-    }
-    out = PyBytes_FromStringAndSize(NULL, n * k);
-    if (!out) goto done;
-    char *o = PyBytes_AS_STRING(out);
-    const int32_t *idx = ix.buf;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int32_t j = idx[i];
-        if (j >= 0 && j < rows) {
-            memcpy(o + i * k, (const char *)v.buf + (Py_ssize_t)j * k, k);
-        } else if (j < 0 && d) {
-            memcpy(o + i * k, d, k);
-        } else {
-            Py_CLEAR(out);
-            PyErr_Format(PyExc_IndexError, "row %d of %zd", j, rows);
-            goto done;
-        }
-    }
-done:
-    PyBuffer_Release(&v);
-    PyBuffer_Release(&ix);
-    return out;
-}
-
-PyDoc_STRVAR(scatter_doc,
-"scatter(target, index, values)\n\n"
-"target[index[k]] = values[k] for each k (arrays of one item size; target writable).");
-
-static PyObject *scatter(PyObject *self, PyObject *args) {
-    PyObject *to, *io, *vo;
-    if (!PyArg_ParseTuple(args, "OOO", &to, &io, &vo)) return NULL;
-    Py_buffer t, ix, v;
-    if (PyObject_GetBuffer(to, &t, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
-    if (index_view(io, &ix) < 0) { PyBuffer_Release(&t); return NULL; }
-    if (PyObject_GetBuffer(vo, &v, PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&t);
-        PyBuffer_Release(&ix);
-        return NULL;
-    }
-    Py_ssize_t k = t.itemsize, n = ix.len / 4, rows = t.len / k;
-    PyObject *res = Py_None;
-    if (v.itemsize != k || v.len / k != n) {
-        PyErr_SetString(PyExc_ValueError, "scatter: values and index differ in length or "
-                                          "item size");
-        res = NULL;
-    } else {
-        const int32_t *idx = ix.buf;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            int32_t j = idx[i];
-            if (j < 0 || j >= rows) {
-                PyErr_Format(PyExc_IndexError, "row %d of %zd", j, rows);
-                res = NULL;
-                break;
-            }
-            memcpy((char *)t.buf + (Py_ssize_t)j * k, (const char *)v.buf + i * k, k);
-        }
-    }
-    PyBuffer_Release(&t);
-    PyBuffer_Release(&ix);
-    PyBuffer_Release(&v);
-    Py_XINCREF(res);
-    return res;
-}
-
-PyDoc_STRVAR(seconds_doc,
-"seconds(ns, index=None) -> bytes\n\n"
-"ns[index[k]] / 1e9 (every row without an index) as doubles: the value Python's\n"
-"`t / 1e9` gives.");
-
-static PyObject *seconds(PyObject *self, PyObject *args) {
-    PyObject *vo, *io = Py_None;
-    if (!PyArg_ParseTuple(args, "O|O", &vo, &io)) return NULL;
-    Py_buffer v, ix = {0};
-    if (u64_view(vo, &v, "seconds") < 0) return NULL;
-    int indexed = io != Py_None;
-    if (indexed && index_view(io, &ix) < 0) { PyBuffer_Release(&v); return NULL; }
-    Py_ssize_t rows = v.len / 8, n = indexed ? ix.len / 4 : rows;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
-    if (out) {
-        double *o = (double *)PyBytes_AS_STRING(out);
-        const uint64_t *t = v.buf;
-        const int32_t *idx = ix.buf;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            Py_ssize_t j = indexed ? idx[i] : i;
-            if (j < 0 || j >= rows) {
-                Py_CLEAR(out);
-                PyErr_Format(PyExc_IndexError, "row %zd of %zd", j, rows);
-                break;
-            }
-            o[i] = (double)t[j] / 1e9;
-        }
-    }
-    PyBuffer_Release(&v);
-    if (indexed) PyBuffer_Release(&ix);
-    return out;
-}
-
 static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who);
 /* ---- FrameCache: a frame's address -> its location, per address space ---------------
  * The replay looks up every frame of every new (process, chain) pair in these (a
@@ -875,31 +698,25 @@ enum { I_M, I_PATH, I_BID, I_TABLES, I_RULE, I_START, I_PGOFF, I_KTEXT, I_KIND, 
 typedef struct {
     PyObject *procs, *kernel_maps, *user_infos, *kernel_infos, *map_info, *mapping,
         *mappings, *functions, *locations, *funcs, *Function, *Location, *KERNEL, *UNKNOWN;
-    PyObject *func_fields, *func_defaults, *loc_fields, *loc_defaults;
     PyObject *ints;  /* the shared ids (Fast's) */
-    Py_ssize_t func_slots[DC_MAX_FIELDS], loc_slots[DC_MAX_FIELDS];
 } Locator;
 
 static PyObject *s_starts, *s_maps, *s_end, *s_kind, *s_build_id, *s_pgoff, *s_basename,
     *s_unknown;
 
 static int locator_open(Locator *L, PyObject *t, PyObject *ints) {
-    PyObject *ff, *lf;
-    if (!PyArg_ParseTuple(t, "O!OO!O!OOO!O!O!O!OOOOOO;replay_run: locator is (procs, "
+    if (!PyArg_ParseTuple(t, "O!OO!O!OOO!O!O!O!OOOO;replay_run: locator is (procs, "
                           "kernel maps, user infos, kernel infos, map_info, mapping, "
                           "mappings, functions, locations, funcs, Function, Location, "
-                          "function fields, location fields, KERNEL, UNKNOWN)",
+                          "KERNEL, UNKNOWN)",
                           &PyDict_Type, &L->procs, &L->kernel_maps, &PyDict_Type,
                           &L->user_infos, &PyDict_Type, &L->kernel_infos, &L->map_info,
                           &L->mapping, &PyList_Type, &L->mappings, &PyList_Type,
                           &L->functions, &PyList_Type, &L->locations, &PyDict_Type,
-                          &L->funcs, &L->Function, &L->Location, &ff, &lf, &L->KERNEL,
+                          &L->funcs, &L->Function, &L->Location, &L->KERNEL,
                           &L->UNKNOWN))
         return -1;
     L->ints = ints;
-    if (dc_fields(L->Function, ff, 5, &L->func_fields, &L->func_defaults, L->func_slots) < 0 ||
-        dc_fields(L->Location, lf, 7, &L->loc_fields, &L->loc_defaults, L->loc_slots) < 0)
-        return -1;
     return 0;
 }
 
@@ -1092,8 +909,7 @@ static PyObject *locator_new(Locator *L, PyObject *info, PyObject *addr_o, uint6
             name = hex_name("", NULL, addr);
         if (!name) goto done;
         PyObject *fv[5] = {fid, name, s_unknown, mid, Py_False};
-        PyObject *f = dc_make(L->Function, L->func_fields, L->func_defaults, L->func_slots,
-                              fv, 5);
+        PyObject *f = PyObject_Vectorcall(L->Function, fv, 5, NULL);
         Py_DECREF(name);
         int bad = !f || PyList_Append(L->functions, f) < 0;
         Py_XDECREF(f);
@@ -1105,7 +921,7 @@ static PyObject *locator_new(Locator *L, PyObject *info, PyObject *addr_o, uint6
     if (!ix) goto done;
     PyObject *lv[7] = {ix, mid, addr_o, funcs_t, offset_o, Py_None,
                        is_return ? Py_True : Py_False};
-    PyObject *loc = dc_make(L->Location, L->loc_fields, L->loc_defaults, L->loc_slots, lv, 7);
+    PyObject *loc = PyObject_Vectorcall(L->Location, lv, 7, NULL);
     if (!loc) goto done;
     int bad = PyList_Append(L->locations, loc);
     Py_DECREF(loc);
@@ -1713,10 +1529,6 @@ fail:
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
     {"replay_run", replay_run, METH_VARARGS, replay_run_doc},
-    {"argsort", argsort, METH_O, argsort_doc},
-    {"take", take, METH_VARARGS, take_doc},
-    {"scatter", scatter, METH_VARARGS, scatter_doc},
-    {"seconds", seconds, METH_VARARGS, seconds_doc},
     {"frames", frames, METH_VARARGS, frames_doc},
     {"locate", locate, METH_VARARGS, locate_doc},
     {"locate_chain", locate_chain, METH_VARARGS, locate_chain_doc},
