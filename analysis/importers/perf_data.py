@@ -77,10 +77,10 @@ _SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
 
 
-def _frame_caches() -> tuple[_scan.FrameCache, _scan.FrameCache]:
+def _frame_caches() -> tuple[dict[int, int], dict[int, int]]:
     """A (leaf, caller) pair of frame caches for one address space: a frame's location
     by its address (a return address is not the sampled address, so callers apart)."""
-    return _scan.FrameCache(), _scan.FrameCache()
+    return {}, {}
 
 
 def _dtype(column: array) -> np.dtype:
@@ -207,7 +207,7 @@ class _Reader:
         self.dwarf = False
         #: frame -> location while the maps stay the same: (leaf, caller) frame caches,
         # address -> location, per pid, and the kernel's
-        self._user_frames: dict[int, tuple[_scan.FrameCache, _scan.FrameCache]] = {}
+        self._user_frames: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
         self._kernel_frames = _frame_caches()
         #: the replay's own interning, cheaper than the profile's (whose indexes are built
         # from its tables when something interns after the import; a system-wide capture
@@ -732,16 +732,16 @@ class _Reader:
                       .astype(np.int32).tobytes())
         # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
         # the same; a map change drops the entries of the process it touched
-        cache = _scan.FrameCache()  # (a u64 key: a compiled table)
+        cache: dict[int, int] = {}
         keys_of_pid: dict[int, list[int]] = {}
         # DSO path -> four tables (offset known, unknown x leaf, caller): the frame's
-        # offset (or address) -> its location (FrameCache: no key object at all)
-        locs: dict[str, tuple[_scan.FrameCache, ...]] = {}
+        # offset (or address) -> its location
+        locs: dict[str, tuple[dict[int, int], ...]] = {}
         si, n_side = 0, len(side)
         next_side = side[0][0] if side else None
         build_ids = self.features.build_ids
-        # tid (as a u32) -> string id, valid until the next COMM
-        comm_ids = _scan.FrameCache()
+        # tid -> string id, valid until the next COMM
+        comm_ids: dict[int, int] = {}
         c_pid, c_tid, c_chain, procs_of = self.c_pid, self.c_tid, self.c_chain, spaces.procs
         stacks = array("i")
         comm_col = array("i")
@@ -777,7 +777,7 @@ class _Reader:
         def comm_miss(row: int) -> int:
             tid = c_tid[row]
             comm = comms.get(tid)
-            cid = comm_ids[tid & _U32] = p.string(comm if comm is not None else f":{tid}")
+            cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
             return cid
 
         i, n = 0, len(order)
@@ -833,7 +833,7 @@ class _Reader:
                 mask, regs, stack = snaps[row]
                 user_stacks.add(len(stacks), pid, space, mask, regs, stack)
             stacks.append(sid)
-            cid = comm_ids.get(c_tid[row] & _U32)
+            cid = comm_ids.get(c_tid[row])
             comm_col.append(comm_miss(row) if cid is None else cid)
         # the replay's caches and indexes go before the columns are copied (the
         # profile's indexes are built from its tables if something interns later)

@@ -431,255 +431,24 @@ static PyObject *scan(PyObject *self, PyObject *args) {
 }
 
 static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who);
-/* ---- FrameCache: a frame's address -> its location, per address space ---------------
- * The replay looks up every frame of every new (process, chain) pair in these (a
- * system-wide capture: about a million lookups). In a dict each lookup made an int
- * object of the address and then touched the table, the entry and the key object in
- * scattered memory; here the u64 key is in the slot. Values are ints (location ids, the
- * shared int objects of perf_data._Reader._id), held by reference. Python reads and
- * writes it like the dict it replaces: cache[address], cache[address] = location,
- * cache.get(address), address in cache, len(cache), pop, del, clear. The replay keeps
- * its (process, chain) -> stack cache and each DSO's offset -> location tables in
- * these too. */
-typedef struct {
-    PyObject_HEAD
-    uint64_t *keys;
-    PyObject **vals;  /* NULL: an empty slot */
-    Py_ssize_t cap, used;  /* cap a power of 2, used < cap / 2 */
-} FrameCache;
-
-static PyTypeObject FrameCacheType;
-
-static inline size_t fc_slot(uint64_t k, Py_ssize_t cap) {
-    k ^= k >> 33;  /* (the finalizer of MurmurHash3: addresses differ in their low bits) */
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (size_t)k & (size_t)(cap - 1);
-}
-
-/* the location of address k, borrowed, or NULL */
-static inline PyObject *fc_get(FrameCache *c, uint64_t k) {
-    if (!c->cap) return NULL;
-    for (size_t i = fc_slot(k, c->cap);; i = (i + 1) & (size_t)(c->cap - 1)) {
-        if (!c->vals[i]) return NULL;
-        if (c->keys[i] == k) return c->vals[i];
-    }
-}
-
-static int fc_grow(FrameCache *c) {
-    Py_ssize_t cap = c->cap ? c->cap * 2 : 64;
-    uint64_t *keys = PyMem_Malloc(cap * sizeof(uint64_t));
-    PyObject **vals = PyMem_Calloc(cap, sizeof(PyObject *));
-    if (!keys || !vals) {
-        PyMem_Free(keys);
-        PyMem_Free(vals);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t j = 0; j < c->cap; j++) {
-        if (!c->vals[j]) continue;
-        size_t i = fc_slot(c->keys[j], cap);
-        while (vals[i]) i = (i + 1) & (size_t)(cap - 1);
-        keys[i] = c->keys[j];
-        vals[i] = c->vals[j];
-    }
-    PyMem_Free(c->keys);
-    PyMem_Free(c->vals);
-    c->keys = keys;
-    c->vals = vals;
-    c->cap = cap;
-    return 0;
-}
-
-/* cache[k] = v (v an int); 0, or -1 with an exception */
-static int fc_put(FrameCache *c, uint64_t k, PyObject *v) {
-    if (!PyLong_Check(v)) {
-        PyErr_SetString(PyExc_TypeError, "FrameCache: a location is an int");
-        return -1;
-    }
-    if (2 * (c->used + 1) > c->cap && fc_grow(c) < 0) return -1;
-    size_t i = fc_slot(k, c->cap);
-    while (c->vals[i] && c->keys[i] != k) i = (i + 1) & (size_t)(c->cap - 1);
-    Py_INCREF(v);
-    if (c->vals[i]) {
-        Py_SETREF(c->vals[i], v);
-    } else {
-        c->keys[i] = k;
-        c->vals[i] = v;
-        c->used++;
-    }
-    return 0;
-}
-
-static int fc_key(PyObject *o, uint64_t *k) {
-    if (!PyLong_Check(o)) {
-        PyErr_SetString(PyExc_TypeError, "FrameCache: an address is an int");
-        return -1;
-    }
-    *k = PyLong_AsUnsignedLongLong(o);
-    return *k == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
-}
-
-static PyObject *fc_new(PyTypeObject *t, PyObject *args, PyObject *kw) {
-    if (PyTuple_GET_SIZE(args) || (kw && PyDict_GET_SIZE(kw))) {
-        PyErr_SetString(PyExc_TypeError, "FrameCache() takes no arguments");
-        return NULL;
-    }
-    return t->tp_alloc(t, 0);  /* (zeroed: no table until the first entry) */
-}
-
-static void fc_dealloc(FrameCache *c) {
-    for (Py_ssize_t i = 0; i < c->cap; i++) Py_XDECREF(c->vals[i]);
-    PyMem_Free(c->keys);
-    PyMem_Free(c->vals);
-    Py_TYPE(c)->tp_free((PyObject *)c);
-}
-
-static Py_ssize_t fc_len(FrameCache *c) { return c->used; }
-
-static PyObject *fc_subscript(FrameCache *c, PyObject *key) {
-    uint64_t k;
-    if (fc_key(key, &k) < 0) return NULL;
-    PyObject *v = fc_get(c, k);
-    if (!v) {
-        PyErr_SetObject(PyExc_KeyError, key);
-        return NULL;
-    }
-    Py_INCREF(v);
-    return v;
-}
-
-static int fc_remove(FrameCache *c, uint64_t k);
-
-static int fc_ass_subscript(FrameCache *c, PyObject *key, PyObject *v) {
-    uint64_t k;
-    if (!v) {
-        if (fc_key(key, &k) < 0) return -1;
-        if (fc_remove(c, k)) return 0;
-        PyErr_SetObject(PyExc_KeyError, key);
-        return -1;
-    }
-    return fc_key(key, &k) < 0 ? -1 : fc_put(c, k, v);
-}
-
-static int fc_contains(FrameCache *c, PyObject *key) {
-    uint64_t k;
-    if (!PyLong_Check(key)) return 0;
-    k = PyLong_AsUnsignedLongLong(key);
-    if (k == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    return fc_get(c, k) != NULL;
-}
-
-static PyObject *fc_get_method(FrameCache *c, PyObject *args) {
-    PyObject *key, *dflt = Py_None;
-    if (!PyArg_ParseTuple(args, "O|O:get", &key, &dflt)) return NULL;
-    uint64_t k;
-    PyObject *v = NULL;
-    if (PyLong_Check(key)) {
-        k = PyLong_AsUnsignedLongLong(key);
-        if (k == (uint64_t)-1 && PyErr_Occurred()) PyErr_Clear();
-        else v = fc_get(c, k);
-    }
-    if (!v) v = dflt;
-    Py_INCREF(v);
-    return v;
-}
-
-/* removes key k (Knuth's algorithm R: the entries after it in its run move up, so no
- * lookup stops short); 1 removed, 0 absent */
-static int fc_remove(FrameCache *c, uint64_t k) {
-    if (!c->cap) return 0;
-    size_t mask = (size_t)(c->cap - 1), i = fc_slot(k, c->cap);
-    while (c->vals[i] && c->keys[i] != k) i = (i + 1) & mask;
-    if (!c->vals[i]) return 0;
-    Py_CLEAR(c->vals[i]);
-    c->used--;
-    for (size_t j = (i + 1) & mask; c->vals[j]; j = (j + 1) & mask) {
-        size_t home = fc_slot(c->keys[j], c->cap);
-        /* the entry at j stays when its home lies cyclically in (i, j] */
-        int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-        if (stays) continue;
-        c->keys[i] = c->keys[j];
-        c->vals[i] = c->vals[j];
-        c->vals[j] = NULL;
-        i = j;
-    }
-    return 1;
-}
-
-static PyObject *fc_pop(FrameCache *c, PyObject *args) {
-    PyObject *key, *dflt = NULL;
-    if (!PyArg_ParseTuple(args, "O|O:pop", &key, &dflt)) return NULL;
-    uint64_t k;
-    if (fc_key(key, &k) < 0) return NULL;
-    PyObject *v = fc_get(c, k);
-    if (!v) {
-        if (!dflt) {
-            PyErr_SetObject(PyExc_KeyError, key);
-            return NULL;
-        }
-        Py_INCREF(dflt);
-        return dflt;
-    }
-    Py_INCREF(v);
-    fc_remove(c, k);
-    return v;
-}
-
-static PyObject *fc_clear(FrameCache *c, PyObject *unused) {
-    for (Py_ssize_t i = 0; i < c->cap; i++) Py_CLEAR(c->vals[i]);
-    c->used = 0;
-    Py_RETURN_NONE;
-}
-
-static PyMethodDef fc_methods[] = {
-    {"get", (PyCFunction)fc_get_method, METH_VARARGS, "get(address, default=None)"},
-    {"pop", (PyCFunction)fc_pop, METH_VARARGS, "pop(address[, default])"},
-    {"clear", (PyCFunction)fc_clear, METH_NOARGS, "clear()"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyMappingMethods fc_mapping = {
-    (lenfunc)fc_len, (binaryfunc)fc_subscript, (objobjargproc)fc_ass_subscript,
-};
-
-static PySequenceMethods fc_sequence = {
-    .sq_contains = (objobjproc)fc_contains,
-};
-
-static PyTypeObject FrameCacheType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "analysis.perfdata._scan.FrameCache",
-    .tp_basicsize = sizeof(FrameCache),
-    .tp_dealloc = (destructor)fc_dealloc,
-    .tp_as_mapping = &fc_mapping,
-    .tp_as_sequence = &fc_sequence,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "FrameCache(): a frame's address (a u64) -> its location id, for the replay "
-              "(see _scan.c).",
-    .tp_methods = fc_methods,
-    .tp_new = fc_new,
-};
-
-/* a frame cache of the replay: a FrameCache or a dict */
+/* ---- the frame caches: dicts, a frame's address (an int) -> its location id --------- */
 static inline int is_frame_cache(PyObject *o) {
-    return Py_IS_TYPE(o, &FrameCacheType) || PyDict_Check(o);
+    return PyDict_Check(o);
 }
 
 /* cache.get(address): borrowed, or NULL (with an exception only on error) */
 static inline PyObject *cache_lookup(PyObject *cache, uint64_t v, PyObject **addr_o) {
-    if (Py_IS_TYPE(cache, &FrameCacheType)) return fc_get((FrameCache *)cache, v);
     if (!*addr_o && !(*addr_o = PyLong_FromUnsignedLongLong(v))) return NULL;
     return PyDict_GetItemWithError(cache, *addr_o);
 }
 
 /* cache[address] = loc; 0 or -1 */
 static inline int cache_store(PyObject *cache, uint64_t v, PyObject *addr_o, PyObject *loc) {
-    if (Py_IS_TYPE(cache, &FrameCacheType)) return fc_put((FrameCache *)cache, v, loc);
-    return PyDict_SetItem(cache, addr_o, loc);
+    if (addr_o) return PyDict_SetItem(cache, addr_o, loc);
+    if (!(addr_o = PyLong_FromUnsignedLongLong(v))) return -1;
+    int r = PyDict_SetItem(cache, addr_o, loc);
+    Py_DECREF(addr_o);
+    return r;
 }
 
 /* ---- the replay's frame miss, compiled (perf_data._Reader._locate) -------------------
@@ -1037,7 +806,7 @@ static int fast_open(Fast *F, PyObject *t) {
     PyObject *k0 = PyTuple_Check(F->kf) && PyTuple_GET_SIZE(F->kf) == 2 ?
         PyTuple_GET_ITEM(F->kf, 0) : NULL;
     if (!k0 || !is_frame_cache(k0) || !is_frame_cache(PyTuple_GET_ITEM(F->kf, 1))) {
-        PyErr_SetString(PyExc_TypeError, "replay_run: frame caches are pairs of FrameCache or dict");
+        PyErr_SetString(PyExc_TypeError, "replay_run: frame caches are pairs of dicts");
         return -1;
     }
     return 0;
@@ -1082,8 +851,7 @@ static PyObject *fast_stack(Fast *F, int32_t pid, int32_t cid, PyObject *cache,
         Py_INCREF(uf);
     } else {
         if (PyErr_Occurred()) goto done;
-        if (!(uf = Py_BuildValue("(NN)", PyObject_CallNoArgs((PyObject *)&FrameCacheType),
-                                 PyObject_CallNoArgs((PyObject *)&FrameCacheType))))
+        if (!(uf = Py_BuildValue("(NN)", PyDict_New(), PyDict_New())))
             goto done;
         if (PyDict_SetItem(F->user_frames, pid_o, uf) < 0) goto done;
     }
@@ -1145,7 +913,7 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
         return NULL;
     if (!is_frame_cache(cache) || !is_frame_cache(comm_ids)) {
         PyErr_SetString(PyExc_TypeError,
-                        "replay_run: the stack and name caches are FrameCache or dict");
+                        "replay_run: the stack and name caches are dicts");
         return NULL;
     }
     Fast F = {0};
@@ -1210,17 +978,12 @@ static PyObject *replay_run(PyObject *self, PyObject *args) {
             }
         }
         Py_XDECREF(key);
-        PyObject *cid;
-        if (Py_IS_TYPE(comm_ids, &FrameCacheType)) {  /* keyed by the tid as a u32 */
-            cid = fc_get((FrameCache *)comm_ids, (uint32_t)tid[row]);
-        } else {
-            if (!(key = PyLong_FromLong(tid[row]))) {
-                Py_DECREF(sid);
-                goto done;
-            }
-            cid = PyDict_GetItemWithError(comm_ids, key);
-            Py_DECREF(key);
+        if (!(key = PyLong_FromLong(tid[row]))) {
+            Py_DECREF(sid);
+            goto done;
         }
+        PyObject *cid = PyDict_GetItemWithError(comm_ids, key);
+        Py_DECREF(key);
         if (cid) {
             Py_INCREF(cid);
         } else {
@@ -1379,7 +1142,7 @@ static int frame_caches_ok(PyObject *kf, PyObject *uf, const char *who) {
         PyTuple_GET_SIZE(uf) != 2 ||
         !is_frame_cache(PyTuple_GET_ITEM(kf, 0)) || !is_frame_cache(PyTuple_GET_ITEM(kf, 1)) ||
         !is_frame_cache(PyTuple_GET_ITEM(uf, 0)) || !is_frame_cache(PyTuple_GET_ITEM(uf, 1))) {
-        PyErr_Format(PyExc_TypeError, "%s: frame caches are pairs of FrameCache or dict", who);
+        PyErr_Format(PyExc_TypeError, "%s: frame caches are pairs of dicts", who);
         return 0;
     }
     return 1;
@@ -1415,7 +1178,7 @@ static PyObject *chain_locs(const unsigned char *b, Py_ssize_t n, int big, int m
             m = cur;
         }
         int kernel = m == 1 || m == 4 || (m == 0 && v >= kernel_addr);
-        PyObject *addr_o = NULL;  /* (made for a frame not in its cache only) */
+        PyObject *addr_o = NULL;  /* (the dict key, made by cache_lookup) */
         PyObject *cache = PyTuple_GET_ITEM(kernel ? kf : uf, got > 0);
         PyObject *loc = cache_lookup(cache, v, &addr_o);
         if (loc) {
@@ -1543,18 +1306,11 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    if (PyType_Ready(&FrameCacheType) < 0) return NULL;
     PyObject **names[] = {&s_starts, &s_maps, &s_end, &s_kind, &s_build_id, &s_pgoff,
                           &s_basename, &s_unknown};
     const char *text[] = {"starts", "maps", "end", "kind", "build_id", "pgoff", "basename",
                           "[unknown]"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!*names[i] && !(*names[i] = PyUnicode_InternFromString(text[i]))) return NULL;
-    PyObject *m = PyModule_Create(&module);
-    Py_INCREF(&FrameCacheType);
-    if (m && PyModule_AddObject(m, "FrameCache", (PyObject *)&FrameCacheType) < 0) {
-        Py_DECREF(&FrameCacheType);
-        Py_CLEAR(m);
-    }
-    return m;
+    return PyModule_Create(&module);
 }
