@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import math
 import re
-from array import array
 from typing import Iterable
 
-import numpy as np
-
-from .. import column_ops
 from ..errors import UnrecognizedFormat
 from ..offcpu.switches import (BLOCKED, EXIT, FORK, IN, OUT, RAN, RUNNABLE, TRACEPOINT,
                                WAKE, state_of_letters)
-from ..profile import (JIT, KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Profile,
-                       unresolved_name)
+from ..profile import (JIT, KERNEL, NO_ID, NO_SAMPLES_NOTE, RELATIVE_LIMIT, UNKNOWN, Function,
+                       Location, Profile, unresolved_name)
 from ..textio import Source, open_binary
 from . import _script
 from .deep_stacks import MAX_FRAMES, Cuts
@@ -78,9 +74,6 @@ def split_dso(text: str) -> tuple[str, str]:
     text = text.rstrip()
     if not text.endswith(")"):
         return text, ""
-    i = text.rfind("(")
-    if i >= 0 and text.find(")", i + 1) == len(text) - 1:  # (the usual `(dso)`: no search)
-        return text[:i].rstrip(), text[i + 1:-1]
     depth = 0
     for i in range(len(text) - 1, -1, -1):
         c = text[i]
@@ -229,131 +222,54 @@ class _FrameTable:
 
 def parse(source: Source, compiled: bool = True) -> Profile:
     """Stream `source` in large binary chunks split into sample blocks (text between blank
-    lines). The compiled tokenizer (_script.c) takes the blocks of the plain shape nearly
-    every sample has, and _Columns makes what it emits into the profile as the line
-    parser would; any other block goes to `_Parser.block`, where a block whose call
-    chain was seen before costs one dict lookup plus parsing its event line, and any
-    other goes through the line parser, which handles every shape perf prints.
-    `compiled=False`: the Python reader alone (the reference the tokenizer is tested
+    lines). The compiled loop (_script.c) takes the blocks of the plain shape nearly every
+    sample has, as the line parser would; any other block goes to `_Parser.block`, where
+    a block whose call chain was seen before costs one dict lookup plus parsing its event
+    line, and any other goes through the line parser, which handles every shape perf
+    prints. `compiled=False`: the Python reader alone (the reference the loop is tested
     against)."""
     parser = _Parser()
-    take = _Columns(parser).take if compiled else None
+    take, sync = None, _nothing
+    if compiled:  # sync() before the Python reader reads: the frames the loop made
+        loop = _compiled_loop(parser)
+        take, sync = loop.take, loop.sync
+
+    def piece(lines: bytes, last: bool) -> None:
+        sync()
+        parser.feed_piece(lines, last)
     tail: list[bytes] = []
-    for block in _blocks(open_binary(source), tail, parser.feed_piece, take):
+    for block in _blocks(open_binary(source), tail, piece, take):
+        sync()
         parser.block(block)
     if tail:  # the input did not end with a blank line: its last sample may be cut
+        sync()
         for line in tail[0].decode("utf-8", "replace").split("\n"):
             parser.feed(line)
     return parser.finish()
 
 
-class _Columns:
-    """The tokenizer's output made into the profile: its names interned, each new frame
-    line's location and each caller twin made in the order the line parser would have
-    made them (a location where the line first occurs, a twin where its location
-    first occurs in a caller position), each new chain's stack interned, the sample
-    columns appended. Done before take() returns, so the Python reader, reading the
-    block the tokenizer left, finds everything the tokenizer took."""
+def _compiled_loop(parser: "_Parser") -> "_script.Reader":
+    """The compiled loop of this import, working through the parser's and the profile's
+    own tables, so that it and the Python reader can take turns block by block."""
+    p, frames = parser.p, parser.frames
 
-    def __init__(self, parser: "_Parser") -> None:
-        self.parser = parser
-        self.reader = _script.Reader(max_frames=MAX_FRAMES)
-        self.comm_ids: list[int] = []  # the tokenizer's ids -> the profile's
-        self.event_ids: list[int] = []
-        self.line_key = array("q")  # line id -> location id, or -1 - its new parts' index
-        self.stack_of = array("i")  # chain id -> stack id
+    def mapping_info(path: str):
+        mid = p.mapping(path)
+        m = p.mappings[mid]
+        return mid, m.kind == KERNEL, m.kind == UNKNOWN, m.kind == JIT, m.basename
 
-    def take(self, data: bytes, pos: int) -> int:
-        pos, cols, comms, events, lines, ends, chain_lines = self.reader.take(data, pos)
-        if not cols[-1]:
-            return pos
-        parser, p = self.parser, self.parser.p
-        self.comm_ids += [p.string(t.decode("ascii")) for t in comms]
-        self.event_ids += [p.event(t.decode("ascii")) for t in events]
-        self._chains([t.decode("ascii") for t in lines], np.frombuffer(ends, np.int64),
-                     np.frombuffer(chain_lines, np.int32))
-        stack = np.frombuffer(self.stack_of, np.int32)[np.frombuffer(cols[-1], np.int32)]
-        p.s_stack.frombytes(stack.tobytes())
-        if p.has_count_column():
-            p.s_count.frombytes(np.ones(len(stack), dtype=np.int64).tobytes())
-        p.period_appender().frombytes(cols[0])
-        for column, data_ in zip((p.s_pid, p.s_tid, p.s_cpu, p.s_time), cols[1:5]):
-            column.frombytes(data_)
-        for column, ids, local in ((p.s_event, self.event_ids, cols[5]),
-                                   (p.s_comm, self.comm_ids, cols[6])):
-            column.frombytes(np.asarray(ids, dtype=np.int32)[np.frombuffer(local, np.int32)]
-                             .tobytes())
-        parser.seen_event_line = True
-        return pos
-
-    def _chains(self, lines: list[str], ends: np.ndarray, chain_lines: np.ndarray) -> None:
-        frames, p = self.parser.frames, self.parser.p
-        # each new line's location if it has one already, else its parts (a new one)
-        new_parts: dict[tuple, int] = {}
-        first_line: list[str] = []
-        parts_of: dict[int, tuple] = {}  # a new location's key -> its parts
-        by_line, by_parts = frames.by_line.get, frames.by_parts.get
-        for line in lines:
-            loc = by_line(line)
-            if loc is None:
-                parts = _split_frame(line)
-                loc = by_parts(parts)
-                if loc is None:
-                    loc = -1 - new_parts.setdefault(parts, len(new_parts))
-                    if -1 - loc == len(first_line):
-                        first_line.append(line)
-                        parts_of[loc] = parts
-            self.line_key.append(loc)
-        # where each new location is first met, and each location first met as a caller
-        key = np.frombuffer(self.line_key, np.int64)[chain_lines]
-        starts = np.zeros(len(ends), dtype=np.int64)
-        starts[1:] = ends[:-1]
-        caller = np.ones(len(key), dtype=bool)
-        caller[starts[ends > starts]] = False
-        made = {}  # new parts' index -> its location
-        events = []
-        if new_parts:
-            at = np.flatnonzero(key < 0)
-            first = _first_index(key[at])
-            events += [(i, 0, k) for i, k in zip(at[first].tolist(), key[at][first].tolist())]
-        at = np.flatnonzero(caller)
-        first = _first_index(key[at])
-        callers = frames.callers
-        events += [(i, 1, k) for i, k in zip(at[first].tolist(), key[at][first].tolist())
-                   if k < 0 or k not in callers]
-        for _, kind, k in sorted(events):
-            if kind == 0:
-                line = first_line[-1 - k]
-                made[k] = frames.by_line[line] = frames.location_from_parts(*parts_of[k])
-            else:
-                frames.caller(made[k] if k < 0 else k)
-        first_new = len(self.line_key) - len(lines)
-        for i in range(first_new, len(self.line_key)):
-            if self.line_key[i] < 0:
-                self.line_key[i] = made[self.line_key[i]]
-        # the chains' stacks: the leaf's location, the callers' twins
-        made_at = np.array([made[-1 - i] for i in range(len(made))], dtype=np.int64)
-        leaf = np.where(key < 0, made_at[np.maximum(-1 - key, 0)] if len(made) else key, key)
-        twin_of = np.zeros(len(p.locations), dtype=np.int64)
-        called = column_ops.distinct(leaf[caller])
-        twin_of[called] = np.fromiter(map(frames.callers.__getitem__, called.tolist()),
-                                      dtype=np.int64, count=len(called))
-        loc = np.where(caller, twin_of[leaf], leaf).tolist()
-        bounds = [0] + ends.tolist()
-        stacks, index = p.stacks, p.stack_index()  # (Profile.stack, inline)
-        get, out = index.get, self.stack_of
-        for stack in [tuple(loc[a:b]) for a, b in zip(bounds, bounds[1:])]:
-            sid = get(stack)
-            if sid is None:
-                sid = index[stack] = len(stacks)
-                stacks.append(stack)
-            out.append(sid)
-
-
-def _first_index(keys: np.ndarray) -> np.ndarray:
-    """The index of each distinct key's first occurrence, in the order of those."""
-    _, first = column_ops.first_rows(keys)
-    return np.sort(first)
+    return _script.Reader(
+        parser=parser, locations=p.locations, functions=p.functions, stacks=p.stacks,
+        stack_ix=p.stack_index(), function_ix=p.function_index(), by_parts=frames.by_parts,
+        callers=frames.callers, Location=Location, Function=Function,
+        mapping_info=mapping_info, event=p.event, string=p.string,
+        # (no count column while every row counts 1, as a perf script sample does: the
+        # Python reader's rows count 1 too; no period column while the periods are one)
+        columns=(p.s_stack, p.s_count if p.has_count_column() else None,
+                 p.period_appender(),
+                 p.s_pid, p.s_tid, p.s_cpu, p.s_time,
+                 p.s_event, p.s_comm),
+        max_frames=MAX_FRAMES, relative_limit=RELATIVE_LIMIT)
 
 
 def parse_lines(lines: Iterable[str]) -> Profile:
@@ -417,6 +333,10 @@ def _blocks(stream, tail: list[bytes], long_piece, take=None):
             tail.append(carry.rstrip(b"\n"))
     finally:
         stream.close()
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Parser:
