@@ -61,9 +61,7 @@ def _packed(columns, n: int) -> tuple[np.ndarray, int] | None:
         span = hi - lo + 1
         if span > limit:
             return None
-        part = (c - np.asarray(lo, dtype=c.dtype)).astype(ix, copy=False) \
-            if c.dtype.kind == "u" or c.dtype.itemsize >= ix.itemsize else \
-            c.astype(ix) - ix.type(lo)  # (a narrow column's range may pass its type)
+        part = (c - np.asarray(lo, dtype=c.dtype)).astype(ix, copy=False)
         present = np.zeros(span, dtype=bool)
         present[part] = True
         held = int(np.count_nonzero(present))
@@ -75,22 +73,6 @@ def _packed(columns, n: int) -> tuple[np.ndarray, int] | None:
             return None
         key = part if key is None else key * ix.type(span) + part
     return key, size
-
-
-def _radix_key(columns) -> np.ndarray | None:
-    """The rows of int columns as one int64 (mixed radix over each column's range), when
-    the ranges' product fits: one stable sort instead of a lexsort of every column."""
-    key, size = None, 1
-    for c in columns:
-        lo, hi = int(c.min()), int(c.max())
-        span = hi - lo + 1
-        size *= span
-        if size >= 1 << 62:
-            return None
-        part = (c - c.dtype.type(lo)).astype(np.int64) if c.dtype.kind == "u" else \
-            c.astype(np.int64) - lo  # (in int64: an int8 column's range passes int8)
-        key = part if key is None else key * span + part
-    return key
 
 
 def _first_rows(key: np.ndarray, size: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,12 +114,11 @@ def dense_ids(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         rank = np.empty(size, dtype=key.dtype)
         rank[order] = np.arange(len(order), dtype=key.dtype)
         return rank[key], [c[rows] for c in columns]
-    key = columns[0] if len(columns) == 1 else _radix_key(columns)
-    order = np.argsort(key, kind="stable") if key is not None else \
+    order = np.argsort(columns[0], kind="stable") if len(columns) == 1 else \
         np.lexsort(columns[::-1])
     start = np.zeros(n, dtype=bool)
     start[0] = True
-    for c in columns if key is None else (key,):
+    for c in columns:
         s = c[order]
         start[1:] |= s[1:] != s[:-1]
     group = np.cumsum(start) - 1  # per sorted row, its group in sorted order

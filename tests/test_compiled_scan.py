@@ -29,9 +29,9 @@ CAPTURES = [
     "perfdata/dwarf.perf.data",  # --call-graph dwarf: those samples are the reader's own
     "realworld-holdout/postgres-sync-commit/bad-sync-on.perf.data",
 ]
-#: captures with much sideband: besides CAPTURES' kinds, JIT code in anonymous memory
-#: (named /tmp/perf-PID.map), a library mapped by dlopen while perf recorded, and many
-#: processes and threads (tests/test_replay_columns.py replays them)
+#: captures whose frames the compiled frame miss locates: besides CAPTURES' kinds, JIT
+#: code in anonymous memory (named /tmp/perf-PID.map), a library mapped by dlopen while
+#: perf recorded, and many processes and threads
 MISS_CAPTURES = [c for c in CAPTURES if "dwarf" not in c] + [
     "perfdata/jit.perf.data", "perfdata/dlopen.perf.data", "perfdata/system-wide.perf.data",
     "perfdata/many-threads.perf.data"]
@@ -227,6 +227,329 @@ def test_a_switch_record_without_a_time_is_skipped():
     assert list(array("b", cols[12])) == [1]  # preempted: runnable
 
 
+# ---- call chains to frames and locations -------------------------------------------------
+@pytest.mark.parametrize("name", [c for c in CAPTURES if "dwarf" not in c])
+def test_chains_become_the_frames_the_python_code_makes(name):
+    """_scan.frames against _Reader.frames_py on every distinct chain of the capture (the
+    DWARF capture's chains all carry a user leaf: frames_py's own)."""
+    path = FIX / name
+    with perf_data._mapped(path) as buf:
+        r = perf_data._Reader(buf, len(buf))
+        seen = []
+        pack = r._pack_chains
+
+        def keep():  # every chain interned (by _scan.c or the Python loop), before packing
+            for ckey, ip in zip(r.chains, r.chain_ips, strict=True):
+                mode, chain = ckey[0], ckey[1]
+                if len(ckey) == 2 and isinstance(chain, bytes):  # no branch, no user leaf
+                    seen.append((mode, ip, chain))
+            pack()
+        r._pack_chains = keep
+        r.read()
+    plain = seen
+    assert len(plain) >= 10
+    for mode, ip, chain in plain:
+        assert _scan.frames(chain, r.e == ">", mode, ip) == \
+            r.frames_py(mode, ip, chain, None, None)
+
+
+def _chain(*values: int, e: str = "<") -> bytes:
+    return struct.pack(f"{e}{len(values)}Q", *values)
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_markers_switch_the_mode_and_a_deferred_cookie_is_dropped(e):
+    kernel, user, deferred = (perf_data._CTX_KERNEL, perf_data._CTX_USER,
+                              perf_data._CTX_USER_DEFERRED)
+    chain = _chain(kernel, 0xffffffff81000010, 0xffffffff81000020, user, 0x401000,
+                   deferred, 0x1234, 0x402000, e=e)
+    r = perf_data._Reader.__new__(perf_data._Reader)
+    r.e = e
+    want = ((1, 0xffffffff81000010), (1, 0xffffffff81000020), (2, 0x401000), (2, 0x402000))
+    assert _scan.frames(chain, e == ">", 2, 0x999) == want == \
+        r.frames_py(2, 0x999, chain, None, None)
+    # no address at all: the sample's ip, in its own mode
+    for empty in (None, b"", _chain(kernel, user, e=e)):
+        assert _scan.frames(empty, e == ">", 1, 0xffffffff81000099) == \
+            ((1, 0xffffffff81000099),) == r.frames_py(1, 0xffffffff81000099, empty, None, None)
+
+
+def test_locate_asks_once_per_frame_and_address_space():
+    """A frame found in its cache is not asked for again; leaf and caller frames of one
+    address are cached apart (a return address is not the sampled address)."""
+    asked = []
+    kernel, user = ({}, {}), ({}, {})
+
+    def miss(depth, mode, addr, is_kernel):
+        asked.append((depth, mode, addr, is_kernel))
+        loc = len(asked) - 1
+        (kernel if is_kernel else user)[depth > 0][addr] = loc
+        return loc
+    frames = ((1, 0xffffffff81000010), (2, 0x401000), (0, 0xffff900000000000), (2, 0x401000))
+    assert _scan.locate(frames, kernel, user, 0xffff800000000000, miss) == (0, 1, 2, 1)
+    assert asked == [(0, 1, 0xffffffff81000010, True), (1, 2, 0x401000, False),
+                     (2, 0, 0xffff900000000000, True)]
+    # the caller 0x401000 is known; as a leaf it is a new frame
+    assert _scan.locate(((2, 0x401000), (2, 0x401000)), kernel, user,
+                        0xffff800000000000, miss) == (3, 1)
+    assert len(asked) == 4
+    with pytest.raises(TypeError):
+        _scan.locate(((2,),), kernel, user, 0, miss)
+
+
+def test_replay_run_asks_for_what_its_caches_miss_and_stops_at_sideband():
+    """Rows in time order: a stack or name not cached is what the miss callbacks return
+    (and then cached by them); without callbacks the run stops there; a row at or after
+    next_side stops it either way."""
+    times = array("Q", [30, 10, 20, 40])
+    order = array("i", [1, 2, 0, 3])
+    pid, chain, tid = array("i", [7, 7, 8, 7]), array("i", [0, 1, 0, 0]), \
+        array("i", [70, 71, 80, 70])
+    cache = {(7 + 1) << 32 | 1: 5}
+    comms = {71: 2}
+    asked = []
+
+    def stack_miss(row):
+        asked.append(("stack", row))
+        cache[(pid[row] + 1) << 32 | chain[row]] = 10 + row
+        return 10 + row
+
+    def comm_miss(row):
+        asked.append(("comm", row))
+        comms[tid[row]] = 20 + tid[row]
+        return 20 + tid[row]
+    assert _scan.replay_run(order, 0, times, -1, pid, chain, tid, cache, comms) == \
+        (1, array("i", [5]).tobytes(), array("i", [2]).tobytes())
+    i, st, cm = _scan.replay_run(order, 0, times, 40, pid, chain, tid, cache, comms,
+                                 stack_miss, comm_miss)
+    assert i == 3  # row 3 is at next_side
+    assert array("i", st).tolist() == [5, 12, 10] and array("i", cm).tolist() == [2, 100, 90]
+    assert asked == [("stack", 2), ("comm", 2), ("stack", 0), ("comm", 0)]
+    # row 3 has the (pid, chain) of row 0 and the thread of row 0: both cached now
+    assert _scan.replay_run(order, 3, times, -1, pid, chain, tid, cache, comms,
+                            stack_miss, comm_miss)[0] == 4 and len(asked) == 4
+
+
+def test_a_sideband_time_past_2_63_is_left_to_python(monkeypatch):
+    """A damaged record's time can be any u64; the compiled run takes a signed bound, so
+    the rows from 2^63 on are replayed by Python (found by the perf-data fuzz target)."""
+    original = perf_data._Reader._replay
+
+    scanned = []
+
+    def late_sideband(self):
+        self.side = [(t | 1 << 63, *rest) for t, *rest in self.side[1:]] + self.side[:1]
+        self.c_time[-1] = (1 << 64) - 1  # one sample after them all
+        scanned.append(len(self.c_time))
+        return original(self)
+    monkeypatch.setattr(perf_data._Reader, "_replay", late_sideband)
+    path = FIX / CAPTURES[1]
+    with perf_data._mapped(path) as buf:
+        r = perf_data._Reader(buf, len(buf))
+        p = r.read()
+    assert len(p) == scanned[0] >= 50
+
+
+def test_pack_chains_puts_the_chain_bytes_end_to_end():
+    """_scan.pack_chains: (mode, bytes) keys' bytes in one blob, their ends, every key's
+    mode, and the indexes of the keys of another form (no chain; branch records)."""
+    keys = [(2, b"\x01" * 16), (1, 0x4000), (2, b"\x02" * 8), (3, b"\x03" * 8, None, 7, 9)]
+    blob, ends, modes, rest = _scan.pack_chains(keys)
+    assert blob == b"\x01" * 16 + b"\x02" * 8 + b"\x03" * 0
+    assert array("q", ends).tolist() == [0, 16, 16, 24, 24]
+    assert modes == bytes([2, 1, 2, 3]) and rest == [1, 3]
+    assert _scan.pack_chains([]) == (b"", array("q", [0]).tobytes(), b"", [])
+    with pytest.raises(TypeError):
+        _scan.pack_chains([()])
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_packed_chains_give_the_frames_their_keys_gave(name):
+    """The replay packs the chains (_pack_chains) before it decodes them: every chain's
+    frames, the DWARF capture's (all keys of another form) too, are those of its key."""
+    r = _read(FIX / name, True)
+    keys, before = list(r.chains), _frames(r)
+    r._pack_chains()
+    assert r.chains is None and len(r.chain_rest) == sum(len(k) != 2 or
+                                                         not isinstance(k[1], bytes)
+                                                         for k in keys)
+    assert [r.chain_frames(i) for i in range(len(keys))] == before
+
+
+def _asking(log: list):
+    """A frame cache pair for kernel and user, and a miss that numbers what it is asked."""
+    kernel, user = ({}, {}), ({}, {})
+
+    def miss(depth, mode, addr, is_kernel):
+        log.append((depth, mode, addr, is_kernel))
+        (kernel if is_kernel else user)[depth > 0][addr] = len(log) - 1
+        return len(log) - 1
+    return kernel, user, miss
+
+
+@pytest.mark.parametrize("name", [c for c in CAPTURES if "dwarf" not in c])
+def test_locate_chain_reads_a_packed_chain_as_locate_its_frames(name):
+    """_scan.locate_chain, the replay's path for a packed chain, gives the locations and
+    asks the same questions in the same order as locate() over frames() of that chain,
+    on every chain of the capture."""
+    r = _read(FIX / name, True)
+    n = len(r.chains)
+    r._pack_chains()
+    packed = [cid for cid in range(n) if cid not in r.chain_rest]
+    assert len(packed) >= 10
+    via_frames, direct = [], []
+    k1, u1, miss1 = _asking(via_frames)
+    k2, u2, miss2 = _asking(direct)
+    ends = r.chain_ends
+    for cid in packed:
+        want = _scan.locate(r.chain_frames(cid), k1, u1, perf_data.KERNEL_ADDR, miss1)
+        got = _scan.locate_chain(r.chain_blob, ends[cid], ends[cid + 1], r.e == ">",
+                                 r.chain_modes[cid], r.chain_ips[cid], k2, u2,
+                                 perf_data.KERNEL_ADDR, miss2)
+        assert got == want, cid
+    assert direct == via_frames and len(direct) > 10
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_locate_chain_follows_markers_and_falls_back_to_the_ip(e):
+    kernel_m, user_m, deferred = (perf_data._CTX_KERNEL, perf_data._CTX_USER,
+                                  perf_data._CTX_USER_DEFERRED)
+    chain = _chain(kernel_m, 0xffffffff81000010, user_m, 0x401000, deferred, 0x1234,
+                   0x401000, e=e)
+    asked = []
+    kernel, user, miss = _asking(asked)
+    blob = b"\0" * 8 + chain
+    assert _scan.locate_chain(blob, 8, len(blob), e == ">", 2, 0x999, kernel, user,
+                              0xffff800000000000, miss) == (0, 1, 1)
+    # the cookie 0x1234 is no frame; the second caller 0x401000 is the first one's
+    assert asked == [(0, 1, 0xffffffff81000010, True), (1, 2, 0x401000, False)]
+    # no address: the sample's ip in its own mode; an empty slice likewise
+    for chunk in (_chain(kernel_m, user_m, e=e), b""):
+        assert _scan.locate_chain(chunk, 0, len(chunk), e == ">", 1, 0xffffffff81000010,
+                                  kernel, user, 0xffff800000000000, miss) == (0,)
+    with pytest.raises(ValueError):
+        _scan.locate_chain(blob, 8, len(blob) + 8, False, 2, 0, kernel, user, 0, miss)
+    with pytest.raises(ValueError):
+        _scan.locate_chain(blob, 8, 12, False, 2, 0, kernel, user, 0, miss)
+    with pytest.raises(TypeError):
+        _scan.locate_chain(blob, 8, 16, False, 2, 0, ({},), user, 0, miss)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_fast_stack_path_makes_the_profile_stack_miss_makes(name, monkeypatch):
+    """replay_run resolves a new (process, packed chain) pair in C (its `fast` tuple);
+    without it every one goes to the Python stack_miss. The profiles are the same, file
+    for file as saved (locations, functions, stacks and their ids, columns)."""
+    import io
+
+    from analysis import profile_io
+
+    def saved() -> bytes:
+        with perf_data._mapped(FIX / name) as buf:
+            p = perf_data._Reader(buf, len(buf)).read()
+        out = io.BytesIO()
+        profile_io.dump(p, out)
+        return out.getvalue()
+    fast = saved()
+    compiled = _scan.replay_run
+    calls = []
+
+    def without_fast(*args):
+        calls.append(len(args))
+        return compiled(*args[:11])
+    monkeypatch.setattr(_scan, "replay_run", without_fast)
+    assert saved() == fast
+    if "dwarf" in name:  # stack copies to unwind: the replay takes its rows one by one
+        assert not calls
+    else:
+        assert calls and all(n == 12 for n in calls), "the replay passes its fast path"
+
+
+def _saved_and_locates(name: str, compiled: bool, monkeypatch) -> tuple[bytes, int]:
+    """The saved profile of capture `name` read with the compiled frame miss or without,
+    and how many frames the Python _locate was asked for."""
+    import io
+
+    from analysis import profile_io
+    calls = []
+    python_locate = perf_data._Reader._locate
+
+    def counted(self, *args):
+        calls.append(args[1])
+        return python_locate(self, *args)
+    monkeypatch.setattr(perf_data._Reader, "_locate", counted)
+    monkeypatch.setattr(perf_data, "COMPILED_FRAME_MISS", compiled)
+    with perf_data._mapped(FIX / name) as buf:
+        p = perf_data._Reader(buf, len(buf)).read()
+    out = io.BytesIO()
+    profile_io.dump(p, out)
+    return out.getvalue(), len(calls)
+
+
+@pytest.mark.parametrize("name", MISS_CAPTURES)
+def test_the_compiled_frame_miss_makes_the_profile_locate_makes(name, monkeypatch):
+    """replay_run's locator makes the Location and Function of a frame its cache missed
+    (and fills the same tables) as _Reader._locate does: the saved profiles are the same
+    byte for byte, and the Python path is not asked for a single frame."""
+    compiled, asked = _saved_and_locates(name, True, monkeypatch)
+    python, python_asked = _saved_and_locates(name, False, monkeypatch)
+    assert compiled == python
+    assert python_asked > 0 and asked == 0
+
+
+def test_a_damaged_file_offset_wraps_as_perf_computes_it(monkeypatch):
+    """A mapping whose file offset (address - start + pgoff) would pass 2^64 (a damaged
+    or hostile MMAP record's pgoff) wraps in u64, as perf's map__map_ip computes it, in
+    both paths; the profile can still be saved (orjson refused the larger int)."""
+    original = perf_data._Reader._map_info
+
+    wrapped = []
+
+    def huge_pgoff(self, kernel, pid, m, *args):
+        info = original(self, kernel, pid, m, *args)
+        if info[4] == 2:  # a user mapping: its offsets are address - start + pgoff
+            wrapped.append(info[6] == 0)  # 0 - 1: 2^64 - 1
+            info[6] = (info[6] - 1) & ((1 << 64) - 1)
+        return info
+    monkeypatch.setattr(perf_data._Reader, "_map_info", huge_pgoff)
+    compiled, asked = _saved_and_locates("perfdata/system-wide.perf.data", True, monkeypatch)
+    python, python_asked = _saved_and_locates("perfdata/system-wide.perf.data", False,
+                                              monkeypatch)
+    assert compiled == python and asked == 0 < python_asked
+    assert any(wrapped)
+    # every user frame's offset is one below the true one, also where pgoff was 0
+    with perf_data._mapped(FIX / "perfdata/system-wide.perf.data") as buf:
+        damaged = perf_data._Reader(buf, len(buf)).read()
+        monkeypatch.setattr(perf_data._Reader, "_map_info", original)
+        true = perf_data._Reader(buf, len(buf)).read()
+    offsets = {}
+    for p, k in ((true, 0), (damaged, 1)):
+        for loc in p.locations:
+            if p.mappings[loc.mapping_id].kind == "user":
+                offsets.setdefault((loc.address, loc.is_return), [None, None])[k] = \
+                    loc.dso_offset
+    assert offsets and all(d == t - 1 for t, d in offsets.values())
+
+
+def test_a_mapping_the_compiled_miss_does_not_know_is_left_to_python(monkeypatch):
+    """What the compiled frame miss does not expect of a mapping's facts (here an offset
+    rule it has no code for) is left to the Python _locate, frame by frame, with the
+    result the Python path gives for every frame."""
+    original = perf_data._Reader._map_info
+
+    def new_rule(self, kernel, pid, m, *args):
+        info = original(self, kernel, pid, m, *args)
+        if info[4] == 2:
+            info[4] = 3  # (_locate_in reads any rule past 1 as address - start + pgoff)
+        return info
+    monkeypatch.setattr(perf_data._Reader, "_map_info", new_rule)
+    compiled, asked = _saved_and_locates("perfdata/system-wide.perf.data", True, monkeypatch)
+    python, python_asked = _saved_and_locates("perfdata/system-wide.perf.data", False,
+                                              monkeypatch)
+    assert compiled == python
+    assert 0 < asked < python_asked
+
+
 @pytest.mark.parametrize("e", ["<", ">"])
 def test_sideband_the_loop_cannot_place_or_read_is_left_to_the_caller(e):
     """Given `side`, the loop decodes timed COMM, FORK and MMAP2 records (a data mapping:
@@ -257,3 +580,24 @@ def test_sideband_the_loop_cannot_place_or_read_is_left_to_the_caller(e):
     assert _scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, untimed, {}, [], 0, 0,
                       [], 0)[::2] == (0, 0)
     assert len(_scan.scan(buf, 0, len(buf), e == ">", -1, {}, 0, spec, {}, [], 0, 0)) == 2
+
+
+def test_locate_asks_each_frame_once_per_cache():
+    """_scan.locate and locate_chain take (leaf, caller) pairs of dicts: a frame found in
+    its cache is not asked again, a leaf and a caller are apart."""
+    frames = ((1, 0xffffffff81000010), (2, 0x401000), (2, 0x401000), (2, 0x402000))
+    blob = _chain(*(a for _, a in frames[1:]))
+    for make in (dict,):
+        asked = []
+        kernel, user = (make(), make()), (make(), make())
+
+        def miss(depth, mode, addr, is_kernel, *pid):
+            asked.append((depth, addr, is_kernel))
+            (kernel if is_kernel else user)[depth > 0][addr] = len(asked) - 1
+            return len(asked) - 1
+        # a caller met twice is asked once; as the chain's leaf it is a new frame
+        assert _scan.locate(frames, kernel, user, 0xffff800000000000, miss) == (0, 1, 1, 2)
+        assert _scan.locate_chain(blob, 0, len(blob), False, 2, 0, kernel, user,
+                                  0xffff800000000000, miss) == (3, 1, 2)
+        assert asked == [(0, 0xffffffff81000010, True), (1, 0x401000, False),
+                         (3, 0x402000, False), (0, 0x401000, False)]
