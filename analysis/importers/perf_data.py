@@ -26,7 +26,6 @@ from array import array
 import numpy as np
 
 from ..column_ops import view
-from ..profile_columns import take
 from ..errors import ParseError
 from ..perfdata import records as R
 from ..offcpu.switches import (EXIT, FORK, IN, OUT, RAN, RECORD, TRACEPOINT, WAKE,
@@ -42,6 +41,7 @@ from ..perfdata.sample import BadSample, SampleReader
 from ..perfdata.tracepoints import layouts
 from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Function, Location, \
     Profile, unresolved_name
+from ..profile_columns import take
 from ..textio import GZIP_MAGIC, GzipReader, Source
 from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 
