@@ -150,20 +150,26 @@ def take(values: np.ndarray, index: np.ndarray, default) -> np.ndarray:
     return out
 
 
-def weight_columns(weights, n_stacks: int) -> tuple[np.ndarray, np.ndarray]:
-    """A {stack id: weight} dict as (stack ids, weights), int64, in the dict's order; a
-    stack id outside the stacks is an IndexError. WeightColumns are returned as made."""
+def weight_arrays(weights) -> tuple[np.ndarray, np.ndarray]:
+    """A {stack id: weight} dict as (stack ids, weights), int64, in the dict's order: the
+    columns a WeightColumns or a WeightDict keeps, else read from the dict. No bound is
+    checked (weight_columns checks)."""
     if isinstance(weights, WeightColumns):
         return weights
     kept = getattr(weights, "_columns", None) if type(weights) is WeightDict else None
     if kept is not None:
-        sids, w = kept
-        if sids.size and (sids.min() < 0 or sids.max() >= n_stacks):
-            raise IndexError("a stack id out of range")
-        return sids, w
+        return kept
     n = len(weights)
-    sids = np.fromiter(weights.keys(), dtype=np.int64, count=n)
-    w = np.fromiter(weights.values(), dtype=np.int64, count=n)
-    if n and (sids.min() < 0 or sids.max() >= n_stacks):
+    return (np.fromiter(weights.keys(), dtype=np.int64, count=n),
+            np.fromiter(weights.values(), dtype=np.int64, count=n))
+
+
+def weight_columns(weights, n_stacks: int) -> tuple[np.ndarray, np.ndarray]:
+    """weight_arrays, a stack id outside the stacks an IndexError. WeightColumns are
+    returned as made (their ids were checked then)."""
+    if isinstance(weights, WeightColumns):
+        return weights
+    sids, w = weight_arrays(weights)
+    if sids.size and (sids.min() < 0 or sids.max() >= n_stacks):
         raise IndexError("a stack id out of range")
     return sids, w
