@@ -17,6 +17,8 @@ from itertools import chain
 
 import numpy as np
 
+from .stack_table import StackTable
+
 
 @dataclass(frozen=True)
 class Csr:
@@ -76,9 +78,27 @@ def stack_table(profile) -> Csr:
     key = (id(stacks), len(stacks), len(profile.locations))
     cached = profile._cache.get("stack_table")
     if cached is None or cached[0] != key:
-        cached = profile._cache["stack_table"] = (
-            key, csr_of(stacks, len(profile.locations), "a location id"))
+        if type(stacks) is StackTable:
+            # the loaded columns themselves (profile_io checked them against the
+            # locations when it read them), or new ones with a transform's changes
+            checked = stacks.is_plain()
+            table = Csr(*(_read_only(c, t) for c, t in zip(stacks.columns(),
+                                                           (np.int64, np.int32))))
+            v = table.values
+            if not checked and v.size and (v.min() < 0 or v.max() >= len(profile.locations)):
+                raise IndexError("a location id out of range")
+        else:
+            table = csr_of(stacks, len(profile.locations), "a location id")
+        cached = profile._cache["stack_table"] = (key, table)
     return cached[1]
+
+
+def _read_only(column, dtype) -> np.ndarray:
+    """A view of an array.array's buffer that no pass can write through (the columns
+    are shared: a StackTable's never change)."""
+    view = np.frombuffer(column, dtype=dtype) if len(column) else np.zeros(0, dtype=dtype)
+    view.flags.writeable = False
+    return view
 
 
 @dataclass(frozen=True)

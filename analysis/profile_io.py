@@ -2,10 +2,15 @@
 view (zoomed flame graph, threads, time range) without importing the capture again.
 
 The format is ours and plain: a magic line, a JSON document with the tables (mappings,
-functions, locations, stacks, events, strings, metadata), then the per-sample columns as
-raw little-endian arrays. No pickle: a stored file is data, never code. Optional sections
-follow: the context switches, and the flame graph's prepared tree (analysis.tree_index),
-saved so that a web process loading the profile has its flame graphs at once.
+functions, locations, events, strings, metadata), the stacks as two raw little-endian
+columns (offsets and location ids: analysis.stack_table), then the per-sample columns the
+same way. No pickle: a stored file is data, never code. Optional sections follow: the
+context switches, and the flame graph's prepared tree (analysis.tree_index), saved so
+that a web process loading the profile has its flame graphs at once.
+
+The stacks are columns since PWPROF2: read as they are, a loaded profile holds no tuple
+and no int object per frame. Files of the first format (the stacks a JSON table) are
+still read, into the list of tuples they always gave.
 """
 from __future__ import annotations
 
@@ -22,8 +27,11 @@ from .errors import AnalysisError
 from .gc_pause import paused_gc
 from .offcpu.switches import SwitchLog
 from .profile import Event, Function, Location, Mapping, Metadata, Profile
+from .stack_table import StackTable, check_columns
 
-MAGIC = b"PWPROF1\n"
+MAGIC = b"PWPROF2\n"
+#: the first format: the stacks a table of the JSON document
+MAGIC_1 = b"PWPROF1\n"
 #: the context-switch columns follow the sample columns (files without them end there)
 _SWITCHES = b"SWITCHES"
 #: ... then the top-down tree index (files without it build it when first asked)
@@ -53,7 +61,6 @@ def _doc_chunks(profile: Profile):
          profile.functions),
         ("locations", lambda loc: six(loc) + (loc.lines,) if loc.lines else six(loc),
          profile.locations),
-        ("stacks", None, profile.stacks),
     )
     yield b'{"meta":' + dumps(asdict(profile.meta))
     for key, row, rows in tables:
@@ -62,7 +69,7 @@ def _doc_chunks(profile: Profile):
             if i:
                 yield b","
             part = rows[i:i + _ROWS]
-            yield dumps(part if row is None else list(map(row, part)))[1:-1]
+            yield dumps(list(map(row, part)))[1:-1]
         yield b"]"
     rest = dumps({
         "events": [[e.name, e.frequency, e.period] for e in profile.events],
@@ -94,6 +101,9 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         blob = b"".join(_doc_chunks(profile))
         out.write(struct.pack("<Q", len(blob)))
         out.write(blob)
+    offsets, values = StackTable.of(profile.stacks).columns()
+    _write_column(out, offsets)
+    _write_column(out, values)
     for name in _COLUMNS:  # (a column the profile does not keep is written as its value
         # again and again: the file's format is unchanged)
         if name == "s_count" and not profile.has_count_column():
@@ -143,7 +153,8 @@ def _read_column(src: BinaryIO) -> array:
 
 
 def load(src: BinaryIO) -> Profile:
-    if src.read(len(MAGIC)) != MAGIC:
+    magic = src.read(len(MAGIC))
+    if magic not in (MAGIC, MAGIC_1):
         raise AnalysisError("not a saved perfweb profile")
     (n,) = struct.unpack("<Q", src.read(8))
     blob = src.read(n)
@@ -154,6 +165,14 @@ def load(src: BinaryIO) -> Profile:
     with paused_gc():
         p = _tables(jsonio.loads(blob))
     del blob
+    if magic == MAGIC:
+        offsets, values = _read_column(src), _read_column(src)
+        if offsets.typecode != "q" or values.typecode != "i":
+            raise AnalysisError("a damaged saved profile: its stack columns' types")
+        wrong = check_columns(offsets, values, len(p.locations))
+        if wrong:
+            raise AnalysisError(f"a damaged saved profile: {wrong}")
+        p.stacks = StackTable(offsets, values)
     for name in _COLUMNS:
         col = _read_column(src)
         if name == "s_count" and col.typecode == "q" and column_ops.all_equal(col, 1):
@@ -190,13 +209,13 @@ def _tables(doc: dict) -> Profile:
                             tuple((f, n) for f, n in lines[0]) if lines else ())
                    for i, (mid, address, funcs, dso_offset, sym_off, is_return, *lines)
                    in zip(loc_ids, doc["locations"])]
-    # Each stack's location ids are looked up in one list of ints, so that every frame
-    # of every stack points at a shared int object: a JSON decoder makes a new int object
-    # (32 bytes) for each id above 256, and a diverse capture's stacks hold millions of
-    # frames (about 4 of the 5 bytes per frame a loaded profile held, issue 16). Saved
-    # stacks are unique (they were interned when made): no index is built until a
-    # transform asks to intern a new one.
-    p.stacks = [tuple(map(loc_ids.__getitem__, s)) for s in doc["stacks"]]
+    # First format: each stack's location ids are looked up in one list of ints, so
+    # that every frame of every stack points at a shared int object (a JSON decoder
+    # makes a new int object, 32 bytes, for each id above 256). Saved stacks are unique
+    # (they were interned when made): no index is built until a transform asks to
+    # intern a new one.
+    if "stacks" in doc:
+        p.stacks = [tuple(map(loc_ids.__getitem__, s)) for s in doc["stacks"]]
     p._stack_ix = None
     for name, freq, period in doc["events"]:
         p.events[p.event(name)] = Event(name, freq, period)

@@ -3,21 +3,23 @@ memory: one capture's profile is a few hundred kilobytes, another's hundreds of
 megabytes, and a cache counted in profiles holds either.
 
 The estimate walks the tables once (no object graph traversal): per-sample columns are
-raw arrays; every stack entry costs a pointer (a loaded profile's stacks share one int
-object per location id: analysis.profile_io); every location, function and stack costs
-its object and a tuple, and locations and functions an entry in an interning dict (a
+raw arrays; an imported profile's stacks cost a tuple each and a pointer a frame, a
+loaded one's their columns, 8 bytes a stack and 4 a frame (analysis.stack_table); every
+location and function costs its object and a tuple, and an entry in an interning dict (a
 loaded profile builds no stack index until a transform needs one). The constants were measured with
 tracemalloc on CPython 3.11 (tests/test_profile_size.py keeps them honest).
 """
 from __future__ import annotations
 
 from .profile import Profile
+from .stack_table import StackTable
 from .tree_index import held_bytes
 
 _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time",
             "s_event", "s_comm")
 _SLOT = 8  # a stack entry: a tuple slot
-_PER_STACK = 56 + 100  # tuple header, memoised weights
+_PER_TUPLE = 56  # a stack's tuple header (a list of them)
+_PER_STACK_MEMO = 100  # memoised weights
 _PER_LOCATION = 250 + 32  # Location object, its functions tuple, its id's int object
 _PER_FUNCTION = 180  # Function object, its mapping id, a str header (the index is built lazily)
 _PER_MAPPING = 600
@@ -33,14 +35,26 @@ def _held_columns(p: Profile) -> list:
 
 def approx_bytes(profile: Profile) -> int:
     columns = sum(len(col) * col.itemsize for col in _held_columns(profile))
-    frames = sum(len(s) for s in profile.stacks)
     names = sum(len(f.name) + len(f.system_name) for f in profile.functions)
-    return (columns + frames * _SLOT + len(profile.stacks) * _PER_STACK
+    return (columns + _stack_bytes(profile.stacks)
             + len(profile.locations) * _PER_LOCATION
             + len(profile.functions) * _PER_FUNCTION + names
             + len(profile.mappings) * _PER_MAPPING
             + sum(len(s) + 60 for s in profile.strings)
             + held_bytes(profile))  # the flame graph's prepared trees
+
+
+def _stack_bytes(stacks) -> int:
+    """A list's tuples (56 bytes and a slot a frame), or a StackTable's columns and the
+    tuples it holds beside them; and the weights memoised per stack."""
+    if type(stacks) is StackTable:
+        return (stacks.nbytes() + _tuples_bytes(stacks.changed_rows())
+                + _PER_STACK_MEMO * len(stacks))
+    return _tuples_bytes(stacks) + _PER_STACK_MEMO * len(stacks)
+
+
+def _tuples_bytes(stacks) -> int:
+    return sum(len(s) for s in stacks) * _SLOT + len(stacks) * _PER_TUPLE
 
 
 _LIST_SLOT = 8  # a list's pointer to an object another list holds too
@@ -56,8 +70,11 @@ def derived_bytes(origin: Profile, derived: Profile) -> int:
     columns = sum(len(col) * col.itemsize for col in _held_columns(derived)
                   if id(col) not in held)
     old = origin.stacks
-    made = sum(56 + _SLOT * len(s) for sid, s in enumerate(derived.stacks)
-               if sid >= len(old) or s is not old[sid])
+    if type(derived.stacks) is StackTable:
+        made = _tuples_bytes(derived.stacks.own_rows(old))
+    else:
+        made = sum(56 + _SLOT * len(s) for sid, s in enumerate(derived.stacks)
+                   if sid >= len(old) or s is not old[sid])
     slots = _LIST_SLOT * (len(derived.stacks) + len(derived.locations)
                           + len(derived.functions) + len(derived.mappings)
                           + len(derived.events) + len(derived.strings))

@@ -37,6 +37,7 @@ from .profile import Function, Location, Profile
 from .profile_check import checked
 from .profile_size import approx_bytes, derived_bytes
 from .tree_index import held_bytes
+from .stack_table import frame_count
 
 MERGE, DROP, COLLAPSE_LIB, COLLAPSE_REC = "mf", "df", "cr", "rec"
 #: what each transform says in a sentence (the page's chips)
@@ -143,7 +144,7 @@ def normalized(transforms: tuple[Transform, ...]) -> tuple[Transform, ...]:
 
 def frames(profile: Profile) -> int:
     """What one transform's pass reads: the frames of every stack, and the locations."""
-    return profile.memo(("frames",), lambda: sum(map(len, profile.stacks)) +
+    return profile.memo(("frames",), lambda: frame_count(profile.stacks) +
                         len(profile.locations))
 
 
@@ -318,7 +319,7 @@ def _filter_frames(p: Profile, fid: int, keep, fast=None) -> Profile:
     of `fid` hold it alone (no other function inlined there: most stacks) is filtered by
     `fast(stack, those locations)` in C loops instead (when given): the same frames go."""
     hit = _with(p, fid)
-    stacks = list(p.stacks)
+    stacks = p.stacks.copy()  # (a list, or a StackTable whose changes are its own)
     v = _derived(p, stacks)
     locs = p.locations
     alone = {lid for lid in hit if len(locs[lid].functions) == 1}
@@ -362,7 +363,7 @@ def _part(v: Profile, loc: Location, kept: tuple[int, ...],
 def _collapse_lib(p: Profile, mapping_id: int) -> Profile:
     """Runs of frames in `mapping_id` become one frame: a function named after the DSO
     (a new id, past the profile's), at one location of its own."""
-    stacks = list(p.stacks)
+    stacks = p.stacks.copy()  # (a list, or a StackTable whose changes are its own)
     v = _derived(p, stacks)
     m = p.mappings[mapping_id]
     fid = len(v.functions)

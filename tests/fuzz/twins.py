@@ -198,8 +198,8 @@ def _saved_profile_alike(data: bytes) -> None:
     """A saved profile (analysis/profile_io.py) read, then the report, the fold and the
     pages run for what the compiled kernels left (the off-CPU intervals) do with it: the
     file is our own, written by the worker, but kept in storage others may reach, so its
-    bytes are untrusted as an upload's. profile_io checks nothing beyond its magic (a
-    damaged file raises whatever Python raises), so any error counts as an outcome; a
+    bytes are untrusted as an upload's. profile_io checks its magic and the stack
+    columns' bounds, nothing more (a damaged file raises whatever Python raises), so any error counts as an outcome; a
     sanitizer sees what the compiled code reads."""
     try:
         profile = profile_io.load(io.BytesIO(data))
