@@ -19,6 +19,7 @@ from itertools import repeat
 
 from . import column_ops
 from .offcpu.switches import SwitchLog
+from .stack_table import StackTable
 
 #: Mapping kinds, decided from the DSO name as perf prints it (see classify_dso).
 KERNEL, USER, JIT, VDSO, UNKNOWN = "kernel", "user", "jit", "vdso", "unknown"
@@ -337,6 +338,14 @@ class Profile:
         nothing), and on the 4M-sample text of bench-size they held 23 MiB through the
         report, a tenth of the worker's peak above the profile's own tables."""
         self._function_ix = self._stack_ix = None
+
+    def compact_stacks(self) -> None:
+        """The stacks as columns (analysis.stack_table), once the importer's passes add
+        no more: a tuple and an int object per frame less for the report and the files
+        written after it (the import makes them as tuples, interned through a dict)."""
+        self.stacks = StackTable.of(self.stacks)
+        self._stack_ix = None
+        self._cache.pop("stack_table", None)
 
     def stack_index(self) -> dict[tuple[int, ...], int]:
         """stack -> id; a loaded profile builds it on first use (analysis.profile_io)."""

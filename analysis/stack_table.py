@@ -37,16 +37,14 @@ class StackTable:
     @classmethod
     def of(cls, stacks) -> "StackTable":
         """The stacks (a list of tuples, or a StackTable) as one table."""
-        if type(stacks) is StackTable and not stacks._tail and not stacks._edits:
-            return stacks
+        if type(stacks) is StackTable:
+            return stacks if stacks.is_plain() else cls(*stacks.columns())
         n = len(stacks)
-        offsets = array("q", [0]) * (n + 1)
-        at = 0
-        for i, s in enumerate(stacks, 1):
-            at += len(s)
-            offsets[i] = at
-        values = array("i", chain.from_iterable(stacks))
-        return cls(offsets, values)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, stacks), dtype=np.int64, count=n), out=offsets[1:])
+        values = np.fromiter(chain.from_iterable(stacks), dtype=np.int32,
+                             count=int(offsets[-1]))
+        return cls(array("q", offsets.tobytes()), array("i", values.tobytes()))
 
     # ---- reading like a list ---------------------------------------------------------
     def __len__(self) -> int:

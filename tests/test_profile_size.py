@@ -37,9 +37,11 @@ def test_the_estimate_is_within_a_factor_of_two(path):
     assert 0.7 * held < approx_bytes(p) < 2 * held, (held, approx_bytes(p))
 
 
-def test_a_deep_stack_of_small_ids_costs_its_slots(tmp_path):
-    """655,361 entries of 4 location ids: CPython's shared small ints, 8 bytes each."""
+def test_a_deep_stack_costs_four_bytes_a_frame(tmp_path):
+    """655,361 entries of 4 location ids, in the stack columns the import leaves
+    (analysis.stack_table): 4 bytes each (a tuple held them at 8, the CPython slot)."""
     f = tmp_path / "deep.folded"
     f.write_text("main;" + "recurse;" * 2_000_000 + "leaf 1\n")
     p = load(f)
-    assert 5.0e6 < approx_bytes(p) < 6.0e6
+    assert sum(map(len, p.stacks)) == 655_361
+    assert 2.6e6 < approx_bytes(p) < 2.7e6

@@ -72,11 +72,14 @@ def test_random_edits_agree_with_a_list():
 
 @pytest.fixture(scope="module")
 def both():
-    """A capture as imported (a list of tuples) and as loaded back (a StackTable)."""
+    """A capture with its stacks a list of tuples (as the importers make them) and as
+    loaded back (a StackTable)."""
     p = load(SPINPOOL / "1.0.0-idle.perf.data")
     symbolize(p, [SPINPOOL / "symbols-1.0.0.zip", SPINPOOL / "1.0.0-idle.perf.data.tar.bz2"])
+    assert type(p.stacks) is StackTable  # (the import's end: Profile.compact_stacks)
     out = io.BytesIO()
     profile_io.dump(p, out)
+    p.stacks = list(p.stacks)
     return p, profile_io.load(io.BytesIO(out.getvalue()))
 
 

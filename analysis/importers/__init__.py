@@ -64,5 +64,7 @@ def load(source: Source, fmt: str | None = None) -> Profile:
         if mod.NAME == name:
             profile = mod.parse(source)
             profile.drop_indexes()
+            if profile.user_stacks is None:  # (else the unwind pass adds stacks first)
+                profile.compact_stacks()
             return checked(profile, f"the {name} importer")
     raise UnrecognizedFormat(f"unknown format {name!r}")

@@ -18,7 +18,18 @@ from .walker import JIT_PATHS, Module, Space, registers, walk
 def unwind(p: Profile, plan_of, table_of) -> None:
     """`plan_of(mapping_id)` -> the symbolizer's plan for that DSO (its `runtime` is the
     binary that ran); `table_of(elf, arch)` -> its unwind table (cfi.table_for, within
-    the file's budget) or None."""
+    the file's budget) or None. The stacks are columns afterwards (the importer left
+    them a list for this pass to add to)."""
+    if p.user_stacks is None:
+        return
+    try:
+        _unwind(p, plan_of, table_of)
+    finally:
+        p.drop_indexes()
+        p.compact_stacks()
+
+
+def _unwind(p: Profile, plan_of, table_of) -> None:
     us = p.user_stacks
     p.user_stacks = None
     if us is None or not len(us):
