@@ -16,6 +16,7 @@ from itertools import chain
 import numpy as np
 
 from .profile import NO_ID, Profile
+from .stack_table import StackTable
 
 #: whether importers and transforms check what they return (the test suite's setting)
 ENABLED = os.environ.get("PERFWEB_CHECK_PROFILES") == "1"
@@ -60,8 +61,12 @@ def check_valid(p: Profile, where: str = "profile") -> None:
     if len(bad):
         fail(f"location {bad[0]} has {n_lines[bad[0]]} lines for "
              f"{n_funcs[bad[0]]} functions")
-    n_frames = sum(map(len, p.stacks))
-    frames = np.fromiter(chain.from_iterable(p.stacks), dtype=np.int64, count=n_frames)
+    if type(p.stacks) is StackTable:  # (its columns, with what a transform changed)
+        frames = np.frombuffer(p.stacks.columns()[1], dtype=np.int32)
+    else:
+        n_frames = sum(map(len, p.stacks))
+        frames = np.fromiter(chain.from_iterable(p.stacks), dtype=np.int64,
+                             count=n_frames)
     _in_range(frames, nl, "a stack's location", fail)
 
     rows = len(p.s_stack)

@@ -103,6 +103,10 @@ class StackTable:
         other._tail, other._edits = list(self._tail), dict(self._edits)
         return other
 
+    def __reduce__(self):
+        """copy, deepcopy and pickle (a memoryview has none): the columns, the changes."""
+        return _restored, (self._offsets, self._values, self._tail, self._edits)
+
     # ---- as columns ------------------------------------------------------------------
     def is_plain(self) -> bool:
         """Nothing appended or replaced: the columns are the whole table."""
@@ -171,6 +175,12 @@ class StackTable:
                 return []
             return list(self._edits.values()) + self._tail[len(origin._tail):]
         return list(self)
+
+
+def _restored(offsets: array, values: array, tail: list, edits: dict) -> StackTable:
+    table = StackTable(offsets, values)
+    table._tail, table._edits = list(tail), dict(edits)
+    return table
 
 
 def frame_count(stacks) -> int:

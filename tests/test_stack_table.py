@@ -47,6 +47,19 @@ def test_changes_go_beside_the_columns_and_copies_keep_their_own():
         c[7] = (1,)
 
 
+def test_copies_and_pickles_are_equal_and_their_own():
+    import copy
+    import pickle
+    t = StackTable.of(STACKS)
+    t[1] = (5,)
+    t.append((6, 7))
+    for other in (copy.copy(t), copy.deepcopy(t), pickle.loads(pickle.dumps(t))):
+        assert other == t and other is not t
+        other[0] = (1,)
+        other.append((2,))
+        assert t[0] == (3, 1, 2) and len(t) == 6
+
+
 def test_random_edits_agree_with_a_list():
     rng = random.Random(7)
     stacks = [tuple(rng.randrange(50) for _ in range(rng.randrange(6))) for _ in range(40)]
