@@ -1,7 +1,8 @@
 """The one normalized profile model every importer produces and every pass reads.
 
-It follows pprof's design: samples point at interned stacks, stacks are tuples of
-locations (leaf first), locations point at a mapping and at one or more functions (more
+It follows pprof's design: samples point at interned stacks, stacks are rows of
+location ids (leaf first; tuples while an import runs, then columns read as tuples:
+analysis.stack_table), locations point at a mapping and at one or more functions (more
 than one when the compiler inlined callees into that address). Per-sample columns live in
 compact arrays so a capture with a million samples costs tens of megabytes, not a million
 Python objects; a million samples with the same stack share one stack entry.

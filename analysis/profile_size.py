@@ -3,8 +3,8 @@ memory: one capture's profile is a few hundred kilobytes, another's hundreds of
 megabytes, and a cache counted in profiles holds either.
 
 The estimate walks the tables once (no object graph traversal): per-sample columns are
-raw arrays; an imported profile's stacks cost a tuple each and a pointer a frame, a
-loaded one's their columns, 8 bytes a stack and 4 a frame (analysis.stack_table); every
+raw arrays; stacks held as columns (every import's and every load's: analysis.stack_table)
+cost 8 bytes a stack and 4 a frame, a list of them a tuple each and a pointer a frame; every
 location and function costs its object and a tuple, and an entry in an interning dict (a
 loaded profile builds no stack index until a transform needs one). The constants were measured with
 tracemalloc on CPython 3.11 (tests/test_profile_size.py keeps them honest).
