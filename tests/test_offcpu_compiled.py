@@ -1,5 +1,5 @@
 """The compiled off-CPU loop (analysis/offcpu/_intervals.c) gives the seconds and the
-intervals of its Python original (tests/offcpu_reference.py) bit for bit: on the off-CPU
+intervals of its Python twin (analysis/offcpu/intervals_python.py) bit for bit: on the off-CPU
 captures recorded for this product and on random switch logs that mix both sources of a
 switch, wakeups, sched_stat_runtime rows, threads created and ended (FORK, EXIT, a
 switch-out in the dead state) and rows out of time order."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import offcpu_reference
 from analysis.importers import load
+from analysis.offcpu import intervals_python
 from analysis.offcpu.switches import EXIT, FORK, IN, OUT, RAN, RECORD, TRACEPOINT, WAKE
 from analysis.offcpu.threads import off_cpu
 from analysis.profile import Profile
@@ -25,7 +25,7 @@ COLUMNS = ("i_tid", "i_start", "i_dur", "i_state", "i_stack", "i_waker", "i_wake
 
 
 def _same(profile: Profile) -> int:
-    got, want = off_cpu(profile), offcpu_reference.compute(profile)
+    got, want = off_cpu(profile), intervals_python.compute(profile)
     assert got.window == want.window and got.timed == want.timed
     # (threads perf watched but never saw switch come after, from threads._compute)
     for tid, tt in want.threads.items():

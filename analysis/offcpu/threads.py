@@ -96,7 +96,7 @@ def _compute(profile, log: SwitchLog) -> OffCpu:
     out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind or
                  (log.recorded and not len(log)))
     # every thread's intervals, compiled: _intervals.c says how (its Python original,
-    # statement for statement, is tests/offcpu_reference.py, which the tests compare)
+    # statement for statement, is intervals_python.py, which the tests compare)
     threads, cols = _intervals.intervals(
         len(log), log.time, log.tid, log.pid, log.kind, log.state, log.stack, log.source,
         log.value, log.peer, start, end, out.timed, SAME_SWITCH_S)

@@ -148,7 +148,7 @@ def _this_one() -> bool:
 def _after_import(profile) -> None:
     """What the worker and the capture page compute from an imported profile, the
     compiled kernels against their Python twins where they have one: the off-CPU
-    intervals (_intervals.c; tests/offcpu_reference.py), the per-function and per-DSO
+    intervals (_intervals.c; its twin analysis/offcpu/intervals_python.py), the per-function and per-DSO
     sums (numpy; tests/test_stack_columns.py's loops), the report and the diagnosis,
     the folded export, and the pages of the profile saved and read back."""
     if not _this_one():

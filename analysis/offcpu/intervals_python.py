@@ -1,12 +1,14 @@
-"""The Python original of analysis/offcpu/_intervals.c (per-thread on/off-CPU time and
-the off-CPU intervals), kept as the reference the compiled loop is compared with on real
-captures (tests/test_offcpu_compiled.py). Read it to see what the C code does.
+"""The Python twin of analysis/offcpu/_intervals.c (per-thread on/off-CPU time and the
+off-CPU intervals), kept in the engine beside the compiled loop as its reference: the
+tests compare the two bit for bit on real captures and random switch logs
+(tests/test_offcpu_compiled.py). Read it to see what the C code does; threads.py runs the
+compiled loop.
 """
 from __future__ import annotations
 
-from analysis.offcpu.switches import (BLOCKED, DEAD, EXIT, FORK, IN, OUT, RAN, RECORD,
+from .switches import (BLOCKED, DEAD, EXIT, FORK, IN, OUT, RAN, RECORD,
                                       RUNNABLE, WAKE, SwitchLog)
-from analysis.offcpu.threads import SAME_SWITCH_S, OffCpu, ThreadTime, _off, window_of
+from .threads import SAME_SWITCH_S, OffCpu, ThreadTime, _off, window_of
 
 
 def compute(profile) -> OffCpu:
@@ -15,7 +17,7 @@ def compute(profile) -> OffCpu:
     log = profile.switches
     start, end = window_of(profile)
     if end <= start:
-        from analysis.cpu import duration_s
+        from ..cpu import duration_s
         start, end = 0.0, duration_s(profile, None) or 0.0
     out = OffCpu((start, end), timed=log.has_switch_ins() or RAN in log.kind or
                  (log.recorded and not len(log)))
