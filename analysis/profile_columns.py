@@ -130,13 +130,75 @@ class LocationTable:
 class WeightDict(dict):
     """A {stack id: weight} dict made from columns, which it keeps for the passes that
     read it as columns (weight_columns: a dict of 400,000 stacks took 5 ms to read back
-    each time, two dozen times a report); any change to it forgets them."""
+    each time, two dozen times a report); any change to it forgets them.
+
+    The dict itself is filled when something first reads it as a dict, not before: most
+    selections are read only as columns, and two of them held as dicts were 52 MiB of
+    a 4M-sample report's peak (400,000 stacks, an int object and a slot each). Until
+    then the instance is a WeightDict, whose dict methods fill it and turn it into a
+    _FilledWeightDict, where they are dict's own again (C speed)."""
 
     __slots__ = ("_columns",)
 
     def __init__(self, sids: np.ndarray, w: np.ndarray) -> None:
-        super().__init__(zip(sids.tolist(), w.tolist()))
+        super().__init__()
         self._columns = (sids.astype(np.int64), w.astype(np.int64))
+
+    def _fill(self) -> None:
+        if type(self) is WeightDict:
+            sids, w = self._columns
+            dict.update(self, zip(sids.tolist(), w.tolist()))
+            self.__class__ = _FilledWeightDict
+
+    def __len__(self) -> int:
+        return len(self._columns[0]) if type(self) is WeightDict else dict.__len__(self)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def _filling(name):  # noqa: N805 - a decorator factory of the class body
+        def read(self, *args, **kwargs):
+            self._fill()
+            return getattr(dict, name)(self, *args, **kwargs)
+        read.__name__ = name
+        return read
+
+    def _forget(name):  # noqa: N805 - a decorator factory of the class body
+        def changed(self, *args, **kwargs):
+            self._fill()
+            self._columns = None
+            return getattr(dict, name)(self, *args, **kwargs)
+        changed.__name__ = name
+        return changed
+
+    for _name in ("__getitem__", "__iter__", "__contains__", "__reversed__", "__eq__",
+                  "__ne__", "__or__", "__ror__", "__repr__", "get", "keys", "values",
+                  "items", "copy"):
+        locals()[_name] = _filling(_name)
+    for _name in ("__setitem__", "__delitem__", "__ior__", "pop", "popitem", "clear",
+                  "update", "setdefault"):
+        locals()[_name] = _forget(_name)
+    del _name, _filling
+    __hash__ = None
+
+    def __reduce__(self):
+        """copy and pickle: the columns (a filled one is a dict again)."""
+        if self._columns is None:
+            return dict, (dict(self),)
+        return WeightDict, self._columns
+
+
+class _FilledWeightDict(WeightDict):
+    """A WeightDict read as a dict once: dict's own methods (C speed: a slot wrapper
+    assigned here is the base's C function in the type's slot), the columns kept until
+    a change forgets them."""
+
+    __slots__ = ()
+    for _name in ("__getitem__", "__iter__", "__contains__", "__reversed__", "__eq__",
+                  "__ne__", "__or__", "__ror__", "__repr__", "get", "keys", "values",
+                  "items", "copy", "__len__"):
+        locals()[_name] = getattr(dict, _name)
+    del _name
 
     def _forget(name):  # noqa: N805 - a decorator factory of the class body
         def changed(self, *args, **kwargs):
@@ -149,6 +211,9 @@ class WeightDict(dict):
                   "update", "setdefault"):
         locals()[_name] = _forget(_name)
     del _name, _forget
+
+    def __bool__(self) -> bool:
+        return dict.__len__(self) > 0
 
 
 class WeightColumns(tuple):
@@ -176,7 +241,7 @@ def weight_arrays(weights) -> tuple[np.ndarray, np.ndarray]:
     checked (weight_columns checks)."""
     if isinstance(weights, WeightColumns):
         return weights
-    kept = getattr(weights, "_columns", None) if type(weights) is WeightDict else None
+    kept = weights._columns if isinstance(weights, WeightDict) else None
     if kept is not None:
         return kept
     n = len(weights)

@@ -126,7 +126,7 @@ def _report(profile: Profile, event: str | None, top: int | None, label: str,
         funcs = top_functions(profile, weights, ctx.stack_funcs)[:top]
     else:  # notable_functions(top_functions(...)), without a row per function
         funcs, rest = notable_costs(profile, weights, FUNCTIONS_MIN,
-                                    FUNCTIONS_MIN_SHARE * sum(weights.values()),
+                                    FUNCTIONS_MIN_SHARE * ctx.samples(weights),
                                     ctx.stack_funcs, ctx.ranked_arrays()
                                     if weights is ctx.weights else None)
     samples = profile.sample_count(event_id) if event_id is not None else 0

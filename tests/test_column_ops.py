@@ -85,6 +85,34 @@ def test_a_weight_dict_forgets_its_columns_when_changed():
         assert list(zip(sids.tolist(), w.tolist())) == list(e.items())
 
 
+def test_a_weight_dict_is_filled_only_when_read_as_a_dict():
+    """Its columns are read without filling the dict (a 4M-sample report held two of
+    400,000 stacks); the first dict read fills it, and every way of reading it as a
+    dict sees the weights."""
+    import copy
+    import json
+    import pickle
+    from analysis.profile_columns import _FilledWeightDict
+    d = WeightDict(np.array([3, 1]), np.array([5, 6]))
+    assert len(d) == 2 and d and dict.__len__(d) == 0  # (nothing filled yet)
+    assert [x.tolist() for x in weight_columns(d, 4)] == [[3, 1], [5, 6]]
+    assert not WeightDict(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert type(d) is WeightDict and dict.__len__(d) == 0
+    reads = [lambda x: x[3], lambda x: list(x), lambda x: 3 in x, lambda x: x.get(1),
+             lambda x: list(x.items()), lambda x: list(x.keys()), lambda x: sum(x.values()),
+             lambda x: x == {3: 5, 1: 6}, lambda x: {3: 5, 1: 6} == x, lambda x: dict(x),
+             lambda x: Counter(x), lambda x: {**x}, lambda x: x.copy(), lambda x: repr(x),
+             lambda x: sorted(x, key=x.get)]
+    for read in reads:
+        e = WeightDict(np.array([3, 1]), np.array([5, 6]))
+        read(e)
+        assert type(e) is _FilledWeightDict and dict(e) == {3: 5, 1: 6}
+        assert e._columns is not None and json.dumps(e) == '{"3": 5, "1": 6}'
+    for again in (copy.copy(d), copy.deepcopy(d), pickle.loads(pickle.dumps(d))):
+        assert again == {3: 5, 1: 6} and list(again) == [3, 1]
+    assert d[1] == 6 and d == {3: 5, 1: 6}
+
+
 def test_take_reads_no_column_at_a_negative_index():
     assert take(np.zeros(0, dtype=np.int32), np.array([-1, -1]), -1).tolist() == [-1, -1]
     assert take(np.array([7, 8, 9]), np.array([2, -1, 0]), 0).tolist() == [9, 0, 7]

@@ -20,9 +20,10 @@ _U64 = np.uint64
 def sid_array(sids, n_stacks: int) -> np.ndarray:
     """Stack ids (a dict's keys, a list, an array('i')) as int64; one outside the stacks
     is an IndexError."""
-    if isinstance(sids, dict):
-        sids = sids.keys()
-    out = np.fromiter(sids, dtype=np.int64)
+    if isinstance(sids, WeightDict) and sids._columns is not None:
+        out = sids._columns[0]  # (its columns: the dict is not filled to read them)
+    else:
+        out = np.fromiter(sids.keys() if isinstance(sids, dict) else sids, dtype=np.int64)
     if out.size and (out.min() < 0 or out.max() >= n_stacks):
         raise IndexError("a stack id out of range")
     return out

@@ -17,7 +17,8 @@ from ..aggregate import stack_walks
 from ..aggregate.functions import StackFunctions, first_seen_sort, ranked_arrays
 from ..aggregate.selection import Selection, stack_weights
 from ..aggregate.threads import count_rows
-from ..profile_columns import WeightColumns
+from .. import profile_columns
+from ..profile_columns import WeightColumns, WeightDict
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 
 from . import knowledge, software
@@ -102,7 +103,7 @@ class Context:
             ctx.cpus_online = profile.meta.cpus_online
             return ctx
         ctx.weights = stack_weights(profile, Selection(event_id=event_id))
-        ctx.total = sum(ctx.weights.values())
+        ctx.total = ctx.samples(ctx.weights)
         ctx.cpus_busy = cpu.cpus_busy(profile, event_id) if event_id is not None else None
         ctx.cpus_online = profile.meta.cpus_online
         ctx._index_stacks()
@@ -236,7 +237,21 @@ class Context:
         category; callers must not modify the dict)."""
         return self.memo(("having", category), lambda: self.select(any_of=(category,)))
 
+    def weights_of(self, sids) -> list[int]:
+        """The weights of these stack ids (each one of the weights'), read from the
+        weights' columns by stack id: the weights' dict is not filled for a few
+        thousand lookups (WeightDict)."""
+        def dense() -> np.ndarray:
+            s, w = profile_columns.weight_columns(self.weights, len(self.profile.stacks))
+            out = np.zeros(len(self.profile.stacks), dtype=np.int64)
+            out[s] = w
+            return out
+        ids = np.fromiter(sids, dtype=np.int64, count=len(sids))
+        return self.memo("dense_weights", dense)[ids].tolist() if len(ids) else []
+
     def samples(self, stacks: dict[int, int]) -> int:
+        if isinstance(stacks, WeightDict) and stacks._columns is not None:
+            return int(stacks._columns[1].sum())  # (not filling the dict to sum it)
         return sum(stacks.values())
 
     def threads(self, stacks: dict[int, int]) -> Counter:

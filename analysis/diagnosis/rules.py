@@ -11,6 +11,7 @@ from .. import cpu
 from ..aggregate import stack_walks
 from ..identity import library_identity
 from ..profile import KERNEL, NO_ID, UNKNOWN, Profile
+from ..profile_columns import WeightDict, weight_arrays
 from . import (blocked_rules, build_rules, code_rules, format_facts, hot_spots, io_rules,
                knowledge, search_rules, setup_rules, software, stack_rules, thread_churn,
                wait_rules)
@@ -281,7 +282,10 @@ def _libc_lock_users(ctx: Context, slow: dict[int, int], prims: list[dict]
 def kernel_heavy(ctx: Context, t: dict) -> Finding | None:
     busy = ctx.busy_stacks()
     kernel_leaf = ctx.kernel_leaf_stacks  # (a byte per stack id)
-    kernel = {sid: w for sid, w in busy.items() if kernel_leaf[sid]}
+    sids, w = weight_arrays(busy)  # (the busy stacks' columns: no dict filled)
+    on = np.frombuffer(kernel_leaf, dtype=np.uint8)[sids] != 0 if len(sids) else \
+        np.zeros(0, dtype=bool)
+    kernel = WeightDict(sids[on], w[on])
     busy_n = ctx.samples(busy)
     samples = ctx.samples(kernel)
     share = samples / busy_n if busy_n else 0.0
@@ -651,8 +655,9 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
     rows = np.flatnonzero(ch.interpreted)
     hits = dict(zip(ch.cols.sid[rows].tolist(), ch.cols.weight[rows].astype(int).tolist()))
     lib_hits: dict[str, dict[int, int]] = {}
-    for sid, (dso, _) in ctx.interpreter_leaves().items():
-        lib_hits.setdefault(dso, {})[sid] = ctx.weights[sid]
+    leaves = ctx.interpreter_leaves()
+    for (sid, (dso, _)), w in zip(leaves.items(), ctx.weights_of(leaves)):
+        lib_hits.setdefault(dso, {})[sid] = w
     lib_dso, lib_stacks = max(lib_hits.items(), key=lambda kv: sum(kv[1].values()),
                               default=("", {}))
     by_frames, by_lib = ctx.samples(hits), ctx.samples(lib_stacks)

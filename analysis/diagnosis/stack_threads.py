@@ -24,7 +24,7 @@ class StackThreads:
     """stack id -> {tid: samples}, read like the dict it replaces (get, items, [], in,
     len), stacks in first-seen order; the dicts it hands out are new, not to be kept."""
 
-    __slots__ = ("_order", "_tid", "_state", "_off", "_mtid", "_mn", "_weights")
+    __slots__ = ("_order", "_tid", "_state", "_off", "_mtid", "_mn", "_weights", "_by_sid")
 
     def __init__(self, pairs, weights: dict[int, int]) -> None:
         """`pairs`: ((stack id, tid), samples) in first-seen order; `weights`: the
@@ -49,6 +49,17 @@ class StackThreads:
 
     def _set(self, order, tid, state, weights) -> None:
         self._order, self._tid, self._state, self._weights = order, tid, state, weights
+        self._by_sid = None
+
+    def _weight(self, sid: int) -> int:
+        """The weight of a stack the weights have, read by stack id from their columns
+        when they keep them (a WeightDict's dict is not filled for it)."""
+        w = self._weights
+        if not isinstance(w, WeightDict) or w._columns is None:
+            return w[sid]
+        if self._by_sid is None:
+            self._by_sid, _ = _dense(w, len(self._state))
+        return int(self._by_sid[sid])
 
     @classmethod
     def of_samples(cls, profile, event_id: int | None, weights: dict[int, int]
@@ -110,7 +121,7 @@ class StackThreads:
     def get(self, sid: int, default=None):
         kind = self._kind(sid)
         if kind == _ONE:
-            return {self._tid[sid]: self._weights[sid]}
+            return {self._tid[sid]: self._weight(sid)}
         if kind == _MANY:
             return self._many(sid)
         return default
@@ -197,15 +208,15 @@ class StackThreads:
         return iter(self._order)
 
     def items(self) -> Iterator[tuple[int, dict[int, int]]]:
-        state, tids, weights = self._state, self._tid, self._weights
+        state, tids, weight = self._state, self._tid, self._weight
         for sid in self._order:
-            yield sid, ({tids[sid]: weights[sid]} if state[sid] == _ONE else self._many(sid))
+            yield sid, ({tids[sid]: weight(sid)} if state[sid] == _ONE else self._many(sid))
 
 
 def _known(sids, size: int) -> np.ndarray:
     """The stack ids (a dict's keys or any iterable) that can have threads (as `get`
     reads them, an id outside the arrays has none)."""
-    s = weight_arrays(sids)[0] if type(sids) is WeightDict else \
+    s = weight_arrays(sids)[0] if isinstance(sids, WeightDict) else \
         np.fromiter(sids, dtype=np.int64)  # (a dict's keys: its values may be anything)
     return s[(s >= 0) & (s < size)]
 
