@@ -85,6 +85,25 @@ def test_a_weight_dict_forgets_its_columns_when_changed():
         assert list(zip(sids.tolist(), w.tolist())) == list(e.items())
 
 
+def test_first_met_in_chunks_equals_first_met():
+    """The distinct rows in the order first met and their counts or sums, whatever the
+    chunk: each chunk's distinct rows, one chunk after another, meet each row first
+    where the whole column does."""
+    rng = np.random.default_rng(35)
+    for _ in range(200):
+        n = int(rng.integers(0, 50))
+        a = rng.integers(0, 6, n).astype(np.int32)
+        b = rng.choice([-5, 0, 7, 1 << 30], n).astype(np.int32)
+        w = rng.integers(0, 1 << 40, n)
+        for chunk in (1, 2, 7, 1 << 20):
+            for weights in (None, w):
+                want_cols, want = column_ops.first_met(a, b, weights=weights)
+                cols, got = column_ops.first_met_in_chunks(a, b, weights=weights,
+                                                           chunk=chunk)
+                assert [c.tolist() for c in cols] == [c.tolist() for c in want_cols]
+                assert got.tolist() == want.tolist() and got.dtype == want.dtype
+
+
 def test_a_weight_dict_is_filled_only_when_read_as_a_dict():
     """Its columns are read without filling the dict (a 4M-sample report held two of
     400,000 stacks); the first dict read fills it, and every way of reading it as a

@@ -245,3 +245,43 @@ def test_a_languages_standard_library_is_not_the_programs_code(name, runtime):
     its code; a trait implemented for the program's own type is the program's."""
     from analysis.diagnosis.knowledge import is_language_runtime
     assert is_language_runtime(name) is runtime
+
+
+def test_threads_seen_in_chunks_equal_one_pass_over_the_rows(monkeypatch):
+    """thread_churn reads the rows a chunk at a time (its per-row temporaries were the
+    peak of a 4M-sample report); per thread the first and last time, the samples and
+    the last row's process are those of one pass over every row, whatever the chunk."""
+    import math
+    import random
+
+    from analysis.diagnosis import thread_churn
+    from analysis.profile import Profile
+    rng = random.Random(35)
+    for _ in range(60):
+        p = Profile()
+        p.event("cpu-clock")
+        p.event("sched:sched_switch")
+        s = p.stack(())
+        rows = []
+        for _ in range(rng.randint(0, 40)):
+            tid = rng.choice([-1, 0, 5, 6, 7, 1000])
+            row = (tid, rng.choice([5, 6, 99]), rng.choice([math.nan, rng.random() * 9]),
+                   rng.choice([0, 0, 1]))
+            rows.append(row)
+            p.add_sample(s, tid=row[0], pid=row[1], time=row[2], event_id=row[3])
+        kept = [r for r in rows if r[0] not in (-1, 0) and not math.isnan(r[2])
+                and r[3] == 0]
+        for chunk in (1, 3, 1 << 20):
+            monkeypatch.setattr(thread_churn, "CHUNK", chunk)
+            got = thread_churn._threads_seen(p, 0)
+            if len(kept) < 2:
+                assert got is None
+                continue
+            u, first, last, n, pid_of, t0, t1 = got
+            tids = sorted({r[0] for r in kept})
+            assert u.tolist() == tids
+            assert first.tolist() == [min(r[2] for r in kept if r[0] == t) for t in tids]
+            assert last.tolist() == [max(r[2] for r in kept if r[0] == t) for t in tids]
+            assert n.tolist() == [sum(r[0] == t for r in kept) for t in tids]
+            assert pid_of.tolist() == [[r[1] for r in kept if r[0] == t][-1] for t in tids]
+            assert (t0, t1) == (min(r[2] for r in kept), max(r[2] for r in kept))

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..column_ops import first_met, view
-from ..profile_columns import Csr, WeightDict, weight_arrays
+from ..column_ops import first_met, first_met_in_chunks, view
+from ..profile_columns import Csr, WeightDict, index_type, weight_arrays
 
 _ABSENT, _ONE, _MANY = 0, 1, 2
 
@@ -83,7 +83,7 @@ class StackThreads:
         # each stack's first row, and the stacks some row of which is on another thread
         # than that row's (few: nearly every stack is sampled on one thread)
         first = np.full(size, len(stack), dtype=np.int64)
-        np.minimum.at(first, stack, np.arange(len(stack)))
+        np.minimum.at(first, stack, np.arange(len(stack), dtype=index_type(len(stack) + 1)))
         met = np.flatnonzero(first < len(stack))
         order = met[np.argsort(first[met])]
         first_tid = np.zeros(size, dtype=np.int32)
@@ -95,8 +95,8 @@ class StackThreads:
         state[one], tids[one] = _ONE, first_tid[one]
         # the others' (stack, thread) pairs, each stack's together in the order first met
         rows = several[stack]
-        (p_stack, p_tid), p_n = first_met(stack[rows], tid[rows],
-                                          weights=None if count is None else count[rows])
+        (p_stack, p_tid), p_n = first_met_in_chunks(
+            stack[rows], tid[rows], weights=None if count is None else count[rows])
         by_stack = np.argsort(p_stack, kind="stable")
         p_stack, p_tid, p_n = p_stack[by_stack], p_tid[by_stack], p_n[by_stack]
         many = np.flatnonzero(several)

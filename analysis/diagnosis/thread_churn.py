@@ -24,27 +24,13 @@ def thread_churn(ctx: Context, t: dict) -> Finding | None:
     p = ctx.profile
     if not ctx.total or ctx.event_id is None:
         return None
-    # (the columns as they are: views, not int64 copies of millions of rows)
-    tid, time = np.asarray(p.s_tid), np.asarray(p.s_time, dtype=np.float64)
-    ok = (tid != NO_ID) & (tid != 0) & np.isfinite(time)
-    if not p.only_event(ctx.event_id):
-        ok &= np.asarray(p.s_event) == ctx.event_id
-    if ok.sum() < 2:
+    got = _threads_seen(p, ctx.event_id)
+    if got is None:
         return None
-    pid = np.asarray(p.s_pid) if len(p.s_pid) == len(p.s_tid) else None
-    if not ok.all():  # (copies only of what is left out of)
-        tid, time = tid[ok], time[ok]
-        pid = None if pid is None else pid[ok]
-    t0, t1 = float(time.min()), float(time.max())
+    u, first, last, n, pid_of, t0, t1 = got
     window = t1 - t0
     if window <= 0:
         return None
-    u, inv = unique_inverse(tid)
-    first = np.full(len(u), np.inf)
-    last = np.full(len(u), -np.inf)
-    np.minimum.at(first, inv, time)
-    np.maximum.at(last, inv, time)
-    n = np.bincount(inv)
     short = ((last - first) < SHORT_SPAN * window) & (first > t0 + EDGE * window) & \
         (last < t1 - EDGE * window)
     count = int(short.sum())
@@ -59,10 +45,8 @@ def thread_churn(ctx: Context, t: dict) -> Finding | None:
     # a thread that is its process's first (tid == pid) is a process: a program run per
     # request (exec) is said as processes, not threads
     procs = 0
-    if pid is not None:
-        first_pid = np.zeros(len(u), dtype=np.int64)
-        first_pid[inv] = pid
-        procs = int((short & (first_pid == u)).sum())
+    if pid_of is not None:
+        procs = int((short & (pid_of == u)).sum())
     what = (f"{count} short-lived processes" if procs == count else
             f"{count} short-lived threads ({procs} of them processes)" if procs else
             f"{count} short-lived threads")
@@ -87,3 +71,52 @@ def thread_churn(ctx: Context, t: dict) -> Finding | None:
                   "per_second": round(per_s, 3),
                   "window_s": round(window, 6), "functions": [], "threads": tids[:32]},
         focus=focus_of([], tids[:32]))
+
+
+#: rows read at a time: the per-row temporaries (a mask, the kept rows' copies, the
+#: threads' ids) cost about 40 bytes a row, 150 MiB of a 4M-sample report's peak when
+#: made for every row at once
+CHUNK = 1 << 20
+
+
+def _threads_seen(p, event_id: int):
+    """(the thread ids in ascending order; each one's first and last sample time, its
+    samples, its process id, the last its rows gave, or None when the columns do not
+    carry one; the first and last time of all), over the rows of `event_id` with a
+    thread (not 0, the idle task) and a time; None with fewer than two such rows. Read
+    a chunk of rows at a time, then merged per thread."""
+    # (the columns as they are: views, not int64 copies of millions of rows)
+    tid, time = np.asarray(p.s_tid), np.asarray(p.s_time, dtype=np.float64)
+    pid = np.asarray(p.s_pid) if len(p.s_pid) == len(p.s_tid) else None
+    event = None if p.only_event(event_id) else np.asarray(p.s_event)
+    parts = []
+    for a in range(0, len(tid), CHUNK):
+        b = a + CHUNK
+        ok = (tid[a:b] != NO_ID) & (tid[a:b] != 0) & np.isfinite(time[a:b])
+        if event is not None:
+            ok &= event[a:b] == event_id
+        if not ok.any():
+            continue
+        t_c, when = tid[a:b][ok], time[a:b][ok]
+        u, inv = unique_inverse(t_c)
+        first, last = np.full(len(u), np.inf), np.full(len(u), -np.inf)
+        np.minimum.at(first, inv, when)
+        np.maximum.at(last, inv, when)
+        of = np.zeros(len(u), dtype=np.int64)
+        if pid is not None:  # (each thread's last row's: a later row's assignment wins)
+            of[inv] = pid[a:b][ok]
+        parts.append((u, first, last, np.bincount(inv, minlength=len(u)), of))
+    if sum(int(x[3].sum()) for x in parts) < 2:
+        return None
+    u_all, f_all, l_all, n_all, p_all = (np.concatenate(c) for c in zip(*parts))
+    u, inv = unique_inverse(u_all)
+    first, last = np.full(len(u), np.inf), np.full(len(u), -np.inf)
+    np.minimum.at(first, inv, f_all)
+    np.maximum.at(last, inv, l_all)
+    n = np.zeros(len(u), dtype=np.int64)
+    np.add.at(n, inv, n_all)
+    pid_of = None
+    if pid is not None:
+        pid_of = np.zeros(len(u), dtype=np.int64)
+        pid_of[inv] = p_all  # (chunks in row order: the last row's process wins)
+    return u, first, last, n, pid_of, float(f_all.min()), float(l_all.max())
