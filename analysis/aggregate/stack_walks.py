@@ -285,10 +285,27 @@ def user_frames(sets: StackSets, weights: dict[int, int], loc_user: np.ndarray):
     the one before it or -1). Stacks of kernel code only are left out."""
     st = sets.stacks
     sids, w = weight_columns(weights, st.rows)
+    # (STACK_CHUNK stacks at a time: the per-frame temporaries of every frame of every
+    # stack at once were a 4M-sample report's peak)
+    parts = [_user_frames(st, sids[a:a + STACK_CHUNK], loc_user)
+             for a in range(0, len(sids), STACK_CHUNK)] or [_user_frames(st, sids, loc_user)]
+    n, outer, before = (np.concatenate(c) for c in zip(*parts))
+    has = n > 0
+    return sids[has], w[has], n[has], outer[has], before[has]
+
+
+#: stacks user_frames walks at a time
+STACK_CHUNK = 1 << 16
+
+
+def _user_frames(st, sids: np.ndarray, loc_user: np.ndarray):
+    """user_frames' (user frames, outer function, the one before it) of these stacks."""
     pos, row = st.gather(sids)
     u = loc_user[st.values[pos]]
+    del pos
     idx = np.flatnonzero(u >= 0)
     r = row[idx]
+    del row
     n = np.bincount(r, minlength=len(sids))
     last = np.ones(len(idx), dtype=bool)
     np.not_equal(r[1:], r[:-1], out=last[:-1])
@@ -298,8 +315,7 @@ def user_frames(sets: StackSets, weights: dict[int, int], loc_user: np.ndarray):
     outer[r[at]] = u[idx[at]]
     prev = at[(at > 0) & (n[r[at]] > 1)]
     before[r[prev]] = u[idx[prev - 1]]
-    has = n > 0
-    return sids[has], w[has], n[has], outer[has], before[has]
+    return n, outer, before
 
 
 def cut_stacks(frames, kind, short: int, broken: bytearray):
