@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..column_ops import first_met, view
-from ..profile_columns import WeightDict, take, weight_columns
+from ..profile_columns import WeightDict, kept_columns, take, weight_columns
 from .stack_sums import StackSets
 
 _U64 = np.uint64
@@ -20,8 +20,9 @@ _U64 = np.uint64
 def sid_array(sids, n_stacks: int) -> np.ndarray:
     """Stack ids (a dict's keys, a list, an array('i')) as int64; one outside the stacks
     is an IndexError."""
-    if isinstance(sids, WeightDict) and sids._columns is not None:
-        out = sids._columns[0]  # (its columns: the dict is not filled to read them)
+    kept = kept_columns(sids)
+    if kept is not None:
+        out = kept[0]  # (the columns: a WeightDict's dict is not filled to read them)
     else:
         out = np.fromiter(sids.keys() if isinstance(sids, dict) else sids, dtype=np.int64)
     if out.size and (out.min() < 0 or out.max() >= n_stacks):
@@ -288,7 +289,7 @@ def user_frames(sets: StackSets, weights: dict[int, int], loc_user: np.ndarray):
     # (STACK_CHUNK stacks at a time: the per-frame temporaries of every frame of every
     # stack at once were a 4M-sample report's peak)
     parts = [_user_frames(st, sids[a:a + STACK_CHUNK], loc_user)
-             for a in range(0, len(sids), STACK_CHUNK)] or [_user_frames(st, sids, loc_user)]
+             for a in range(0, max(len(sids), 1), STACK_CHUNK)]
     n, outer, before = (np.concatenate(c) for c in zip(*parts))
     has = n > 0
     return sids[has], w[has], n[has], outer[has], before[has]

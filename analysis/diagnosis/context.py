@@ -17,8 +17,7 @@ from ..aggregate import stack_walks
 from ..aggregate.functions import StackFunctions, first_seen_sort, ranked_arrays
 from ..aggregate.selection import Selection, stack_weights
 from ..aggregate.threads import count_rows
-from .. import profile_columns
-from ..profile_columns import WeightColumns, WeightDict
+from ..profile_columns import WeightColumns, kept_columns, weights_by_stack
 from ..profile import JIT, KERNEL, NO_ID, USER, Profile, is_scheduler_event
 
 from . import knowledge, software
@@ -241,17 +240,15 @@ class Context:
         """The weights of these stack ids (each one of the weights'), read from the
         weights' columns by stack id: the weights' dict is not filled for a few
         thousand lookups (WeightDict)."""
-        def dense() -> np.ndarray:
-            s, w = profile_columns.weight_columns(self.weights, len(self.profile.stacks))
-            out = np.zeros(len(self.profile.stacks), dtype=np.int64)
-            out[s] = w
-            return out
+        by_stack = self.memo("weights_by_stack", lambda: weights_by_stack(
+            self.weights, len(self.profile.stacks))[0])
         ids = np.fromiter(sids, dtype=np.int64, count=len(sids))
-        return self.memo("dense_weights", dense)[ids].tolist() if len(ids) else []
+        return by_stack[ids].tolist() if len(ids) else []
 
     def samples(self, stacks: dict[int, int]) -> int:
-        if isinstance(stacks, WeightDict) and stacks._columns is not None:
-            return int(stacks._columns[1].sum())  # (not filling the dict to sum it)
+        kept = kept_columns(stacks)
+        if kept is not None:
+            return int(kept[1].sum())  # (not filling a WeightDict's dict to sum it)
         return sum(stacks.values())
 
     def threads(self, stacks: dict[int, int]) -> Counter:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..column_ops import first_met, first_met_in_chunks, view
-from ..profile_columns import Csr, WeightDict, index_type, weight_arrays
+from ..profile_columns import Csr, index_type, kept_columns, weights_by_stack
 
 _ABSENT, _ONE, _MANY = 0, 1, 2
 
@@ -54,11 +54,10 @@ class StackThreads:
     def _weight(self, sid: int) -> int:
         """The weight of a stack the weights have, read by stack id from their columns
         when they keep them (a WeightDict's dict is not filled for it)."""
-        w = self._weights
-        if not isinstance(w, WeightDict) or w._columns is None:
-            return w[sid]
+        if kept_columns(self._weights) is None:
+            return self._weights[sid]
         if self._by_sid is None:
-            self._by_sid, _ = _dense(w, len(self._state))
+            self._by_sid, _ = weights_by_stack(self._weights, len(self._state))
         return int(self._by_sid[sid])
 
     @classmethod
@@ -146,7 +145,7 @@ class StackThreads:
         s = _known(sids, len(state))
         kind = state[s]
         one = kind == _ONE
-        dense, has = _dense(self._weights, len(state))
+        dense, has = weights_by_stack(self._weights, len(state))
         if not has[s[one]].all():
             raise KeyError("a stack of one thread without a weight")
         w_one = dense[s[one]]
@@ -216,16 +215,7 @@ class StackThreads:
 def _known(sids, size: int) -> np.ndarray:
     """The stack ids (a dict's keys or any iterable) that can have threads (as `get`
     reads them, an id outside the arrays has none)."""
-    s = weight_arrays(sids)[0] if isinstance(sids, WeightDict) else \
+    kept = kept_columns(sids)
+    s = kept[0] if kept is not None else \
         np.fromiter(sids, dtype=np.int64)  # (a dict's keys: its values may be anything)
     return s[(s >= 0) & (s < size)]
-
-
-def _dense(weights, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The weights by stack id and which stacks have one (from the dict's columns when
-    it keeps them: a generator over 100,000 stacks was 35 ms of a report)."""
-    sids, w = weight_arrays(weights)
-    out, has = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
-    inside = (sids >= 0) & (sids < size)
-    out[sids[inside]], has[sids[inside]] = w[inside], True
-    return out, has

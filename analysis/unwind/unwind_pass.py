@@ -32,7 +32,7 @@ def unwind(p: Profile, plan_of, table_of) -> None:
 def _unwind(p: Profile, plan_of, table_of) -> None:
     us = p.user_stacks
     p.user_stacks = None
-    if us is None or not len(us):
+    if not len(us):
         return
     if DWARF_NOTE in p.notes:
         p.notes.remove(DWARF_NOTE)
