@@ -20,6 +20,7 @@ from itertools import repeat
 
 from . import column_ops
 from .offcpu.switches import SwitchLog
+from .location_table import Location  # noqa: F401  (the model's location, with its table)
 from .stack_table import StackTable
 
 #: Mapping kinds, decided from the DSO name as perf prints it (see classify_dso).
@@ -90,28 +91,6 @@ class Function:
     system_name: str  # exactly as the input spelled it
     mapping_id: int  # functions of the same name in different DSOs are different
     resolved: bool = True
-
-
-@dataclass(slots=True)  # 100,000 of them in a diverse capture
-class Location:
-    """One frame address. `functions` is leaf-most inline frame first (pprof's Line order)."""
-
-    id: int
-    mapping_id: int
-    address: int  # as the input gave it: runtime IP, or what the text printed (0: none)
-    functions: tuple[int, ...]
-    #: Offset of the frame in its DSO's file-offset space (perf's map_ip: IP - map start +
-    #: pgoff; the raw IP for the kernel), when known: perf.data always knows it, perf 6.1
-    #: text prints it for user DSOs, `perf report` as `[.] 0x0000000000002458`. With the
-    #: build-id it is what symbolization needs; None when only an absolute IP is known.
-    dso_offset: int | None = None
-    symbol_offset: int | None = None  # the "+0x38" perf printed after the symbol
-    #: A caller frame: `address` is where the call returns to, so symbols are looked up
-    #: at address - 1 (the call itself), which may lie in another function when the
-    #: call was the last instruction of a noreturn path.
-    is_return: bool = False
-    #: (file, line) of each of `functions`, from DWARF line tables; () when unknown
-    lines: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass

@@ -15,6 +15,7 @@ from itertools import chain
 
 import numpy as np
 
+from .location_table import LocationTable, all_functions, all_lines, mapping_ids
 from .profile import NO_ID, Profile
 from .stack_table import StackTable
 
@@ -40,23 +41,24 @@ def check_valid(p: Profile, where: str = "profile") -> None:
         raise InvalidProfile(f"{where}: {what}")
 
     nm, nf, nl, ns = len(p.mappings), len(p.functions), len(p.locations), len(p.stacks)
-    for name, table in (("mapping", p.mappings), ("function", p.functions),
-                        ("location", p.locations)):
+    # (a LocationTable's ids are its rows: nothing to check)
+    tables = (("mapping", p.mappings), ("function", p.functions)) + \
+        ((("location", p.locations),) if type(p.locations) is not LocationTable else ())
+    for name, table in tables:
         ids = np.fromiter((x.id for x in table), dtype=np.int64, count=len(table))
         bad = np.flatnonzero(ids != np.arange(len(table)))
         if len(bad):
             fail(f"{name} {bad[0]} has id {ids[bad[0]]}")
     f_map = np.fromiter((f.mapping_id for f in p.functions), dtype=np.int64, count=nf)
     _in_range(f_map, nm, "a function's mapping", fail)
-    l_map = np.fromiter((loc.mapping_id for loc in p.locations), dtype=np.int64, count=nl)
+    l_map = np.asarray(mapping_ids(p.locations), dtype=np.int64)
     _in_range(l_map, nm, "a location's mapping", fail)
-    n_funcs = np.fromiter((len(loc.functions) for loc in p.locations), dtype=np.int64,
-                          count=nl)
-    l_funcs = np.fromiter(chain.from_iterable(loc.functions for loc in p.locations),
-                          dtype=np.int64, count=int(n_funcs.sum()))
+    loc_functions = all_functions(p.locations)
+    n_funcs = np.fromiter(map(len, loc_functions), dtype=np.int64, count=nl)
+    l_funcs = np.fromiter(chain.from_iterable(loc_functions), dtype=np.int64,
+                          count=int(n_funcs.sum()))
     _in_range(l_funcs, nf, "a location's function", fail)
-    n_lines = np.fromiter((len(loc.lines) for loc in p.locations), dtype=np.int64,
-                          count=nl)
+    n_lines = np.fromiter(map(len, all_lines(p.locations)), dtype=np.int64, count=nl)
     bad = np.flatnonzero((n_lines != 0) & (n_lines != n_funcs))
     if len(bad):
         fail(f"location {bad[0]} has {n_lines[bad[0]]} lines for "

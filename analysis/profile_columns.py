@@ -17,6 +17,7 @@ from itertools import chain
 
 import numpy as np
 
+from .location_table import LocationTable
 from .stack_table import StackTable, check_columns
 
 
@@ -102,7 +103,7 @@ def _read_only(column, dtype) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class LocationTable:
+class LocationArrays:
     """Per location id: its mapping, its functions (leaf-most inline frame first) and the
     function that owns its address (the last of them; -1 when it has none)."""
 
@@ -111,20 +112,40 @@ class LocationTable:
     owner: np.ndarray  # int32
 
     @classmethod
-    def of(cls, locations: list, n_functions: int, loc_functions: list | None = None):
-        lf = loc_functions if loc_functions is not None else \
-            [loc.functions for loc in locations]
-        functions = csr_of(lf, n_functions, "a function id")
-        mapping = np.fromiter((loc.mapping_id for loc in locations), dtype=np.int64,
-                              count=len(locations))
+    def of(cls, locations, n_functions: int, loc_functions: list | None = None):
+        """`locations`: a list of Location or a LocationTable, whose columns are taken
+        as they are (read-only views)."""
+        columns = locations.functions_columns() if loc_functions is None and \
+            type(locations) is LocationTable else None
+        if columns is not None:
+            offsets, ids = columns
+            if ids.size and (ids.min() < 0 or ids.max() >= n_functions):
+                raise IndexError("a function id out of range")
+            functions = Csr(_read_only_array(offsets), _read_only_array(ids))
+            mapping = _read_only_array(locations.mapping_column())
+        else:
+            lf = loc_functions if loc_functions is not None else \
+                locations.functions_of_all() if type(locations) is LocationTable else \
+                [loc.functions for loc in locations]
+            functions = csr_of(lf, n_functions, "a function id")
+            mapping = locations.mapping_column().astype(np.int64) \
+                if type(locations) is LocationTable else \
+                np.fromiter((loc.mapping_id for loc in locations), dtype=np.int64,
+                            count=len(locations))
         if mapping.size and (mapping.min() < 0 or mapping.max() > np.iinfo(np.int32).max):
             raise IndexError("a mapping id out of range")  # (before it could wrap)
-        mapping = mapping.astype(np.int32)
+        mapping = mapping.astype(np.int32, copy=False)
         lengths = functions.lengths()
-        owner = np.full(len(lf), -1, dtype=np.int32)
+        owner = np.full(len(lengths), -1, dtype=np.int32)
         has = lengths > 0
         owner[has] = functions.values[functions.offsets[1:][has] - 1]
         return cls(mapping, functions, owner)
+
+
+def _read_only_array(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 #: the dict methods a WeightDict fills itself before (reads) and forgets its columns in

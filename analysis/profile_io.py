@@ -8,9 +8,11 @@ same way. No pickle: a stored file is data, never code. Optional sections follow
 context switches, and the flame graph's prepared tree (analysis.tree_index), saved so
 that a web process loading the profile has its flame graphs at once.
 
-The stacks are columns since PWPROF2: read as they are, a loaded profile holds no tuple
-and no int object per frame. Files of the first format (the stacks a JSON table) are
-still read, into the list of tuples they always gave.
+The stacks are columns since PWPROF2, the locations since PWPROF3 (analysis.
+location_table; written before the stacks): read as they are, a loaded profile holds no
+object per location or frame. Files of the earlier formats are still read, into the
+lists they always gave; a profile whose locations do not fit the columns (an address
+outside 64 bits, from a text input) is written as PWPROF2.
 """
 from __future__ import annotations
 
@@ -27,10 +29,15 @@ from .errors import AnalysisError
 from .gc_pause import paused_gc
 from .offcpu.switches import SwitchLog
 from .profile import Event, Function, Location, Mapping, Metadata, Profile
+from .location_table import COLUMNS as LOCATION_COLUMNS
+from .location_table import LocationTable
+from .location_table import check_columns as check_location_columns
 from .stack_table import StackTable, check_columns
 
-MAGIC = b"PWPROF2\n"
-#: the first format: the stacks a table of the JSON document
+MAGIC = b"PWPROF3\n"
+#: the second format: the locations a table of the JSON document
+MAGIC_2 = b"PWPROF2\n"
+#: the first format: the stacks a table of the JSON document too
 MAGIC_1 = b"PWPROF1\n"
 #: the context-switch columns follow the sample columns (files without them end there)
 _SWITCHES = b"SWITCHES"
@@ -45,9 +52,11 @@ _COLUMNS = ("s_stack", "s_count", "s_period", "s_pid", "s_tid", "s_cpu", "s_time
 _ROWS = 20_000
 
 
-def _doc_chunks(profile: Profile):
+def _doc_chunks(profile: Profile, location_files: list[str] | None):
     """The JSON document of the tables, in pieces: byte for byte orjson's encoding of the
-    whole document (no spaces, keys in this order), never all of it in memory."""
+    whole document (no spaces, keys in this order), never all of it in memory. With
+    `location_files` the locations are columns written after it, and the document holds
+    their source file names instead."""
     dumps = jsonio.dumps
     # rows as tuples from attrgetter (orjson writes a tuple as the list it was): no
     # Python-level list per row (a diverse capture has 60,000 locations and functions;
@@ -60,7 +69,7 @@ def _doc_chunks(profile: Profile):
         ("functions", attrgetter("name", "system_name", "mapping_id", "resolved"),
          profile.functions),
         ("locations", lambda loc: six(loc) + (loc.lines,) if loc.lines else six(loc),
-         profile.locations),
+         profile.locations if location_files is None else ()),
     )
     yield b'{"meta":' + dumps(asdict(profile.meta))
     for key, row, rows in tables:
@@ -72,6 +81,7 @@ def _doc_chunks(profile: Profile):
             yield dumps(list(map(row, part)))[1:-1]
         yield b"]"
     rest = dumps({
+        **({} if location_files is None else {"location_files": location_files}),
         "events": [[e.name, e.frequency, e.period] for e in profile.events],
         "strings": profile.strings,
         "notes": profile.notes,
@@ -84,13 +94,20 @@ def _doc_chunks(profile: Profile):
     yield b"," + rest[1:]
 
 
+def _location_table(profile: Profile) -> LocationTable | None:
+    """The locations as the columns PWPROF3 writes; None when they do not fit them."""
+    return LocationTable.of(profile.locations)
+
+
 def dump(profile: Profile, out: BinaryIO) -> None:
-    out.write(MAGIC)
+    table = _location_table(profile)
+    location_files = None if table is None else table.columns()[1]
+    out.write(MAGIC if table is not None else MAGIC_2)
     if out.seekable():  # the length first, written when known
         at = out.tell()
         out.write(struct.pack("<Q", 0))
         n = 0
-        for chunk in _doc_chunks(profile):
+        for chunk in _doc_chunks(profile, location_files):
             out.write(chunk)
             n += len(chunk)
         end = out.tell()
@@ -98,9 +115,13 @@ def dump(profile: Profile, out: BinaryIO) -> None:
         out.write(struct.pack("<Q", n))
         out.seek(end)
     else:
-        blob = b"".join(_doc_chunks(profile))
+        blob = b"".join(_doc_chunks(profile, location_files))
         out.write(struct.pack("<Q", len(blob)))
         out.write(blob)
+    if table is not None:
+        columns = table.columns()[0]
+        for name, _ in LOCATION_COLUMNS:
+            _write_column(out, columns[name])
     offsets, values = StackTable.of(profile.stacks).columns()
     _write_column(out, offsets)
     _write_column(out, values)
@@ -154,7 +175,7 @@ def _read_column(src: BinaryIO) -> array:
 
 def load(src: BinaryIO) -> Profile:
     magic = src.read(len(MAGIC))
-    if magic not in (MAGIC, MAGIC_1):
+    if magic not in (MAGIC, MAGIC_2, MAGIC_1):
         raise AnalysisError("not a saved perfweb profile")
     (n,) = struct.unpack("<Q", src.read(8))
     blob = src.read(n)
@@ -163,9 +184,20 @@ def load(src: BinaryIO) -> Profile:
     # diverse capture of issue 16); only the decoding is paused, not the reads from
     # storage (see gc_pause)
     with paused_gc():
-        p = _tables(jsonio.loads(blob))
-    del blob
+        doc = jsonio.loads(blob)
+        files = doc.pop("location_files", None) if type(doc) is dict else None
+        if (magic == MAGIC) != (type(files) is list) or \
+                (files is not None and doc.get("locations")):
+            raise AnalysisError("a damaged saved profile: its locations")
+        p = _tables(doc)
+    del blob, doc
     if magic == MAGIC:
+        columns = {name: _read_column(src) for name, _ in LOCATION_COLUMNS}
+        wrong = check_location_columns(columns, files, len(p.mappings), len(p.functions))
+        if wrong:
+            raise AnalysisError(f"a damaged saved profile: {wrong}")
+        p.locations = LocationTable(columns, files)
+    if magic in (MAGIC, MAGIC_2):
         offsets, values = _read_column(src), _read_column(src)
         if offsets.typecode != "q" or values.typecode != "i":
             raise AnalysisError("a damaged saved profile: its stack columns' types")
@@ -191,7 +223,8 @@ def load(src: BinaryIO) -> Profile:
 
 
 def _tables(doc: dict) -> Profile:
-    """The profile of a saved document's tables (the sample columns follow it)."""
+    """The profile of a saved document's tables (the sample columns follow it; since
+    PWPROF3 the locations too: an empty list here)."""
     p = Profile(doc["meta"].get("format", ""))
     p.meta = Metadata(**doc["meta"])
     for i, (path, kind, build_id, start, limit, pgoff, deleted) in enumerate(doc["mappings"]):

@@ -11,6 +11,7 @@ tracemalloc on CPython 3.11 (tests/test_profile_size.py keeps them honest).
 """
 from __future__ import annotations
 
+from .location_table import LocationTable
 from .profile import Profile
 from .stack_table import StackTable
 from .tree_index import held_bytes
@@ -37,11 +38,18 @@ def approx_bytes(profile: Profile) -> int:
     columns = sum(len(col) * col.itemsize for col in _held_columns(profile))
     names = sum(len(f.name) + len(f.system_name) for f in profile.functions)
     return (columns + _stack_bytes(profile.stacks)
-            + len(profile.locations) * _PER_LOCATION
+            + _location_bytes(profile.locations)
             + len(profile.functions) * _PER_FUNCTION + names
             + len(profile.mappings) * _PER_MAPPING
             + sum(len(s) + 60 for s in profile.strings)
             + held_bytes(profile))  # the flame graph's prepared trees
+
+
+def _location_bytes(locations) -> int:
+    """A list's objects, or a LocationTable's columns and the objects appended to it."""
+    if type(locations) is LocationTable:
+        return locations.nbytes() + locations.appended() * _PER_LOCATION
+    return len(locations) * _PER_LOCATION
 
 
 def _stack_bytes(stacks) -> int:

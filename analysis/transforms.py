@@ -33,6 +33,7 @@ from itertools import chain as chain_iter, compress, filterfalse, groupby
 from operator import and_, not_
 
 from .errors import AnalysisError
+from .location_table import functions_by_id, mapping_ids, with_function
 from .profile import Function, Location, Profile
 from .profile_check import checked
 from .profile_size import approx_bytes, derived_bytes
@@ -278,7 +279,8 @@ def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = Non
     v._stack_ix = v._function_ix = None
     v.meta, v.notes, v.approximate, v.coverage = p.meta, p.notes, p.approximate, p.coverage
     v.mappings, v.events, v.strings = list(p.mappings), list(p.events), list(p.strings)
-    v.functions, v.locations, v.stacks = list(p.functions), list(p.locations), stacks
+    # (a LocationTable's copy shares its columns and appends to a list of its own)
+    v.functions, v.locations, v.stacks = list(p.functions), p.locations.copy(), stacks
     for c in _COLUMNS:
         if c == "s_count" and not p.has_count_column():
             v.s_count = None  # (every row counts 1: a view's rows too)
@@ -295,7 +297,7 @@ def _derived(p: Profile, stacks: list[tuple[int, ...]], rows: bytes | None = Non
 
 def _with(p: Profile, fid: int) -> set[int]:
     """Location ids with `fid` among their (inline) functions."""
-    return {loc.id for loc in p.locations if fid in loc.functions}
+    return with_function(p.locations, fid)
 
 
 def _drop(p: Profile, fid: int) -> Profile:
@@ -321,8 +323,8 @@ def _filter_frames(p: Profile, fid: int, keep, fast=None) -> Profile:
     hit = _with(p, fid)
     stacks = p.stacks.copy()  # (a list, or a StackTable whose changes are its own)
     v = _derived(p, stacks)
-    locs = p.locations
-    alone = {lid for lid in hit if len(locs[lid].functions) == 1}
+    locs, loc_functions = p.locations, functions_by_id(p.locations)
+    alone = {lid for lid in hit if len(loc_functions[lid]) == 1}
     mixed = hit - alone
     made: dict[tuple[int, tuple[int, ...]], int] = {}
     for sid, stack in enumerate(p.stacks):
@@ -331,11 +333,11 @@ def _filter_frames(p: Profile, fid: int, keep, fast=None) -> Profile:
         if fast is not None and mixed.isdisjoint(stack):
             stacks[sid] = fast(stack, alone)
             continue
-        funcs = [g for loc in stack for g in locs[loc].functions]
+        funcs = [g for loc in stack for g in loc_functions[loc]]
         out: list[int] = []
         k = 0
         for loc in stack:
-            fns = locs[loc].functions
+            fns = loc_functions[loc]
             kept = tuple(i for i in range(len(fns)) if keep(funcs, k + i))
             k += len(fns)
             if len(kept) == len(fns):
@@ -370,8 +372,8 @@ def _collapse_lib(p: Profile, mapping_id: int) -> Profile:
     v.functions.append(Function(fid, m.basename, m.basename, mapping_id, True))
     lid = len(v.locations)
     v.locations.append(Location(lid, mapping_id, 0, (fid,)))
-    inside = bytes(loc.mapping_id == mapping_id for loc in p.locations)
-    hit = {loc.id for loc in p.locations if inside[loc.id]}
+    inside = bytes(m == mapping_id for m in mapping_ids(p.locations))
+    hit = {lid for lid, is_in in enumerate(inside) if is_in}
     for sid, stack in enumerate(p.stacks):
         if hit.isdisjoint(stack):
             continue

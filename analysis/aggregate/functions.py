@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..location_table import all_functions
 from ..profile import Profile
 from . import stack_sums
 
@@ -39,8 +40,7 @@ class StackFunctions:
 
     def __init__(self, profile: Profile):
         self.profile = profile
-        self.loc_functions: list[tuple[int, ...]] = [loc.functions
-                                                      for loc in profile.locations]
+        self.loc_functions: list[tuple[int, ...]] = all_functions(profile.locations)
         self.funcs = _StackFuncs(profile.stacks, self.loc_functions)
         self._sets: stack_sums.StackSets | None = None
 
@@ -110,12 +110,12 @@ class InlineViews:
 
 def inline_views(profile: Profile, weights: dict[int, int]) -> InlineViews | None:
     """None when no location holds inline frames (self and total say it all)."""
-    locs = profile.locations
-    if not any(len(loc.functions) > 1 for loc in locs):
+    loc_functions = all_functions(profile.locations)
+    if not any(len(functions) > 1 for functions in loc_functions):
         return None
     pairs: dict[tuple[int, int], int] = {}  # (innermost, holder) -> id from 1
-    by_pair = [(pairs.setdefault((loc.functions[0], loc.functions[-1]), len(pairs) + 1),)
-               if len(loc.functions) > 1 else (0,) for loc in locs]
+    by_pair = [(pairs.setdefault((functions[0], functions[-1]), len(pairs) + 1),)
+               if len(functions) > 1 else (0,) for functions in loc_functions]
     pair_self = stack_sums.self_sums(
         stack_sums.StackSets(profile, by_pair, len(pairs) + 1), weights)
     holders: dict[int, dict[str, int]] = {}
@@ -125,12 +125,12 @@ def inline_views(profile: Profile, weights: dict[int, int]) -> InlineViews | Non
             row = holders.setdefault(inner, {})
             name = profile.functions[holder].name
             row[name] = row.get(name, 0) + w
-    innermost_last = [loc.functions[::-1] for loc in locs]
+    innermost_last = [functions[::-1] for functions in loc_functions]
+    holder = [functions[-1:] for functions in loc_functions]
     return InlineViews(
         stack_sums.self_sums(stack_sums.StackSets(profile, innermost_last), weights),
         holders,
-        stack_sums.total_sums(stack_sums.StackSets(profile, [f.functions[-1:] for f in locs]),
-                              weights))
+        stack_sums.total_sums(stack_sums.StackSets(profile, holder), weights))
 
 
 def _cost(profile: Profile, fid: int, self_: int, total: int) -> FunctionCost:
@@ -250,10 +250,10 @@ def ranked_mappings(profile: Profile, weights: dict[int, int],
     """(the mapping ids of these stacks sorted by key(id, self, total), ties in the
     order first met (first_seen_sort); self and total by mapping id)."""
     met, self_a, total_a, first = stack_sums.mapping_totals(sets, weights)
-    locations, stacks = profile.locations, profile.stacks
+    mapping_of, stacks = sets.locations.mapping, profile.stacks
     rows = first_seen_sort(
         list(met), lambda m: key(m, self_a, total_a), int, first, weights,
-        lambda sid: [locations[loc].mapping_id for loc in stacks[sid]])
+        lambda sid: mapping_of[list(stacks[sid])].tolist())
     return rows, self_a, total_a
 
 

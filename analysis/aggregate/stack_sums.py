@@ -17,7 +17,7 @@ from array import array
 
 import numpy as np
 
-from ..profile_columns import Csr, LocationTable, stack_table, take, weight_columns
+from ..profile_columns import Csr, LocationArrays, stack_table, take, weight_columns
 
 #: `first` of a member no stack of the weights holds
 NOT_MET = np.iinfo(np.int32).max
@@ -51,7 +51,7 @@ class StackSets:
         self.n_functions = len(profile.functions) if n_functions is None else n_functions
         self.n_mappings = len(profile.mappings)
         self.stacks = stack_table(profile)
-        self.locations = LocationTable.of(profile.locations, self.n_functions, loc_functions)
+        self.locations = LocationArrays.of(profile.locations, self.n_functions, loc_functions)
         self._functions = self._mappings = self._with_functions = self._paths = None
 
     @property

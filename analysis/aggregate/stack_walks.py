@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..column_ops import first_met, view
+from ..location_table import file_offsets
 from ..profile_columns import WeightDict, kept_columns, take, weight_columns
 from .stack_sums import StackSets
 
@@ -259,9 +260,7 @@ def hot_span(sets: StackSets, locations: list, stacks: dict[int, int], span: int
     leaf, w = leaf[has], w[has]
     if not leaf.size:
         return 0, 0, 0
-    key = np.fromiter((loc.address if loc.dso_offset is None else loc.dso_offset
-                       for loc in map(locations.__getitem__, leaf.tolist())),
-                      dtype=np.uint64, count=len(leaf))
+    key = file_offsets(locations, leaf)
     order = np.argsort(key, kind="stable")
     key, w = key[order], w[order]
     start = np.ones(len(key), dtype=bool)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Hashable, Sequence
 
+from ..location_table import all_functions
 from ..profile import Profile
 
 #: keys of the rows that stand for no function
@@ -93,7 +94,7 @@ def _totals(columns: Sequence[Sequence[int]], members: list[int]) -> list[int]:
 def location_functions(profile: Profile) -> list[tuple[int, ...]]:
     """Per location id, its function ids (leaf-most inline frame first): read once per
     tree, so a stack's functions come out of C loops (functions_of)."""
-    return [loc.functions for loc in profile.locations]
+    return all_functions(profile.locations)
 
 
 def functions_of(fns: list[tuple[int, ...]], stack: tuple[int, ...], leaf_first: bool,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..aggregate import tree
 from ..aggregate.selection import stack_weights
 from ..identity import address_like, function_identity, library_identity
+from ..location_table import all_functions
 from ..profile import Profile
 
 
@@ -55,9 +56,9 @@ def _compiled(profile: Profile) -> tuple[set[str], set[str]]:
     """(identities holding an address, identities inlined at one)."""
     compiled, inlined = set(), set()
     names = profile.functions
-    for loc in profile.locations:
-        compiled.add(function_identity(names[loc.functions[-1]].name))
-        inlined.update(function_identity(names[f].name) for f in loc.functions[:-1])
+    for functions in all_functions(profile.locations):
+        compiled.add(function_identity(names[functions[-1]].name))
+        inlined.update(function_identity(names[f].name) for f in functions[:-1])
     return compiled, inlined
 
 

@@ -8,8 +8,22 @@ from typing import TextIO
 from ..profile import NO_ID, Profile
 
 
+class _Made(dict):
+    """A table's locations, each made once when first asked (every stack's frames are
+    read, a location once or many times)."""
+
+    def __init__(self, table) -> None:
+        super().__init__()
+        self.table = table
+
+    def __missing__(self, lid: int):
+        loc = self[lid] = self.table[lid]
+        return loc
+
+
 def write_perf_script(p: Profile, out: TextIO) -> None:
-    funcs, locs, maps = p.functions, p.locations, p.mappings
+    funcs, maps = p.functions, p.mappings
+    locs = p.locations if type(p.locations) is list else _Made(p.locations)
     lines_of: dict[int, list[str]] = {}
     counts, periods = p.counts(), p.periods()
     for i in range(len(p)):

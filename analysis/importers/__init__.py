@@ -10,6 +10,7 @@ perf script line like `comm 123` could pass for a folded line on its own.
 from __future__ import annotations
 
 from ..errors import UnrecognizedFormat
+from ..location_table import compact_locations
 from ..perfdata.header import damaged_error, damaged_magic
 from ..profile import Profile
 from ..profile_check import checked
@@ -66,5 +67,6 @@ def load(source: Source, fmt: str | None = None) -> Profile:
             profile.drop_indexes()
             if profile.user_stacks is None:  # (else the unwind pass adds stacks first)
                 profile.compact_stacks()
+            compact_locations(profile)
             return checked(profile, f"the {name} importer")
     raise UnrecognizedFormat(f"unknown format {name!r}")

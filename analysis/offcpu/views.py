@@ -72,7 +72,7 @@ def _shell(profile: Profile) -> Profile:
     v = Profile(profile.meta.format)
     v.meta = profile.meta
     v.mappings, v.functions = list(profile.mappings), list(profile.functions)
-    v.locations, v.stacks = list(profile.locations), profile.stacks.copy()
+    v.locations, v.stacks = profile.locations.copy(), profile.stacks.copy()
     v.strings = list(profile.strings)
     v._mapping_ix = dict(profile._mapping_ix)
     v._function_ix = None  # built from v.functions when a function is interned

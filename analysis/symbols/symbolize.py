@@ -33,6 +33,7 @@ from ..aggregate.functions import ranked_mappings
 from ..aggregate.selection import stack_weights
 from ..aggregate.stack_sums import StackSets, location_weights
 from ..errors import AnalysisError
+from ..location_table import compact_locations, expand_locations
 from ..profile import (JIT, KERNEL, KERNEL_ADDR, UNKNOWN, USER, VDSO, Profile,
                        classify_dso, unresolved_name)
 from ..unwind.cfi import CfiTable, image_base, table_for
@@ -684,11 +685,15 @@ def symbolize(profile: Profile, inputs: list[str | os.PathLike],
     SHA-256 of input files, see inputs.collect. `inline=False` is perf's --no-inline:
     no inline frames and no source lines from DWARF debug info. `debuginfod`: a client
     asked for the files of build-ids the inputs lack (debuginfod.Client.from_env)."""
-    with tempfile.TemporaryDirectory(prefix="perfweb-symbols-") as work:
-        collected = collect(inputs, work, digests)
-        sym = Symbolizer(collected.files, collected.notes, inline, debuginfod)
-        sym.run(profile)
-        profile.coverage = coverage(profile, sym)
+    expand_locations(profile)  # (named in place, then columns again)
+    try:
+        with tempfile.TemporaryDirectory(prefix="perfweb-symbols-") as work:
+            collected = collect(inputs, work, digests)
+            sym = Symbolizer(collected.files, collected.notes, inline, debuginfod)
+            sym.run(profile)
+            profile.coverage = coverage(profile, sym)
+    finally:
+        compact_locations(profile)
     if debuginfod is not None:
         sym.notes.extend(n for n in debuginfod.notes if n not in sym.notes)
         debuginfod.notes.clear()
