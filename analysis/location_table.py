@@ -156,6 +156,24 @@ class LocationTable:
             yield tuple(zip(map(names.__getitem__, files[a:b]), lines[a:b])) if b > a \
                 else ()
 
+    def fields(self, lids: list[int]) -> tuple[list, list, list, list]:
+        """(functions, mapping ids, whether each has no lines, addresses) of these
+        locations, gathered from the columns without making the locations (a pass that
+        reads a few fields of many: a third of the time of one `[lid]` each)."""
+        if self._tail or not lids or min(lids) < 0 or max(lids) >= self._n:
+            made = [self[lid] for lid in lids]
+            return ([loc.functions for loc in made], [loc.mapping_id for loc in made],
+                    [not loc.lines for loc in made], [loc.address for loc in made])
+        c = self._c
+        ix = np.asarray(lids, dtype=np.int64)
+        fo = np.frombuffer(c["f_offsets"], dtype=np.int64)
+        view = self._fview
+        functions = [tuple(view[a:b]) for a, b in zip(fo[ix].tolist(), fo[ix + 1].tolist())]
+        lo = np.frombuffer(c["l_offsets"], dtype=np.int64)
+        return (functions, np.frombuffer(c["mapping"], dtype=np.int32)[ix].tolist(),
+                (lo[ix + 1] == lo[ix]).tolist(),
+                np.frombuffer(c["address"], dtype=np.uint64)[ix].tolist())
+
     def functions_of_all(self) -> list[tuple[int, ...]]:
         """Each location's functions, without making the locations."""
         fo = self._c["f_offsets"].tolist()
@@ -383,3 +401,12 @@ def function_files(locations) -> tuple[np.ndarray, np.ndarray, list[str]]:
             fids.append(fid)
             files.append(names.setdefault(file, len(names)))
     return np.array(fids, dtype=np.int64), np.array(files, dtype=np.int64), list(names)
+
+
+def location_fields(locations, lids: list[int]) -> tuple[list, list, list, list]:
+    """LocationTable.fields of a table or a list of locations."""
+    if type(locations) is LocationTable:
+        return locations.fields(lids)
+    made = [locations[lid] for lid in lids]
+    return ([loc.functions for loc in made], [loc.mapping_id for loc in made],
+            [not loc.lines for loc in made], [loc.address for loc in made])

@@ -77,6 +77,22 @@ def test_folds_alike(path):
         _same_folds(p, FoldOptions(event=event))
 
 
+@pytest.mark.parametrize("path", CAPTURES[::20], ids=[str(p.relative_to(p.parents[2]))
+                                                      for p in CAPTURES[::20]])
+def test_folds_alike_two_stacks_at_a_time(path, monkeypatch):
+    """The array fold names its stacks a chunk at a time (folded.STACK_CHUNK), the
+    bodies told apart by their text across chunks: with two stacks a chunk, the lines,
+    weights and order are still the Python fold's."""
+    from analysis.export import folded
+    monkeypatch.setattr(folded, "STACK_CHUNK", 2)
+    try:
+        p = load(path)
+    except AnalysisError:
+        return  # damaged on purpose: no profile to fold
+    for kw in OPTIONS:
+        _same_folds(p, FoldOptions(**kw))
+
+
 def test_symbolized_frames_with_line_tables_fold_alike():
     """DWARF inline frames are frames of their own, not `_[i]` ones: the line tables
     are part of what a location prints."""

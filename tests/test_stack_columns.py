@@ -102,8 +102,15 @@ def _with_locations(profile: Profile, locations: list) -> Profile:
     return q
 
 
+#: the per-row passes' chunk of items (stack_sums.CHUNK), as run and small enough that
+#: every capture's stacks span many chunks, a stack longer than one a chunk of its own
+CHUNKS = [stack_sums.CHUNK, 5, 1]
+
+
+@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("name", CAPTURES)
-def test_sums_equal_the_python_loops_on_captures(name):
+def test_sums_equal_the_python_loops_on_captures(name, chunk, monkeypatch):
+    monkeypatch.setattr(stack_sums, "CHUNK", chunk)
     path = FIX / name
     assert path.is_file(), path
     profile = load(str(path))
@@ -112,10 +119,12 @@ def test_sums_equal_the_python_loops_on_captures(name):
     _check(profile, weights)
 
 
-def test_sums_on_made_up_stacks():
+@pytest.mark.parametrize("chunk", CHUNKS)
+def test_sums_on_made_up_stacks(chunk, monkeypatch):
     """Recursion (a function twice on a stack counts once), inline frames (a location of
     three functions), an empty stack, functions whose ids collide in a set's table, and
     stacks of functions and mappings only earlier stacks had (nothing new is ordered)."""
+    monkeypatch.setattr(stack_sums, "CHUNK", chunk)
     p = Profile()
     m1, m2 = p.mapping("/usr/bin/a"), p.mapping("/usr/lib/libb.so")
     fs = [p.function(f"f{i}", m1 if i % 2 else m2) for i in range(40)]
@@ -159,10 +168,13 @@ NAMED = ["realworld/cpython-gil-server/bad.script.txt.gz",
          "dwarf/cpython/dwarf8k.perf.data.script.txt.gz"]
 
 
+@pytest.mark.parametrize("stack_chunk", [stack_walks.STACK_CHUNK, 3])
 @pytest.mark.parametrize("name", NAMED)
-def test_diagnosis_stack_questions_equal_python(name):
+def test_diagnosis_stack_questions_equal_python(name, stack_chunk, monkeypatch):
     """Context.select, its masks, the first deciding frame, the user frames and the
-    evidence totals against the Python they replace, on every stack of the capture."""
+    evidence totals against the Python they replace, on every stack of the capture; the
+    walks a chunk of stacks at a time as run, and three stacks at a time."""
+    monkeypatch.setattr(stack_walks, "STACK_CHUNK", stack_chunk)
     from analysis.diagnosis import Context
     from analysis.diagnosis.stack_rules import _user_functions
 
@@ -354,12 +366,14 @@ WITH_APP_CODE = ["realworld/postgres-hot-row/bad-hot-row.script.txt.gz",
                  "realworld/redis-fsync/bad.script.txt.gz", "diagnosis/alloc.script.txt"]
 
 
+@pytest.mark.parametrize("stack_chunk", [stack_walks.STACK_CHUNK, 3])
 @pytest.mark.parametrize("name", WITH_APP_CODE)
-def test_callers_above_equal_the_python_loop(name):
+def test_callers_above_equal_the_python_loop(name, stack_chunk, monkeypatch):
     """The array walk (stack_walks.callers_above, marks asked once per function) names the
     callers, with their samples and in their order, that the per-frame Python loop did:
     for a library, the kernel, each of 40 functions, and a predicate nothing satisfies;
-    over all the busy stacks and every third."""
+    over all the busy stacks and every third (three stacks a chunk too)."""
+    monkeypatch.setattr(stack_walks, "STACK_CHUNK", stack_chunk)
     from analysis.diagnosis.context import Context
     profile = load(str(FIX / name))
     ctx = Context.build(profile)

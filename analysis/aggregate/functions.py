@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..location_table import all_functions
+from ..location_table import all_functions, functions_by_id
 from ..profile import Profile
 from . import stack_sums
 
@@ -34,22 +34,27 @@ class StackFunctions:
     """Each stack's function ids and its distinct ones, for one pass of analysis: the
     report's function table and the diagnosis ask them of the same stacks. No Python
     object is kept per stack (a dict of lists for the 500,000 stacks of a 2M-sample
-    capture held 150 MiB): `funcs[sid]` is computed from the stack's locations when
-    asked, and the sums are array operations on the columns of `sets`. Valid while the
-    profile's locations do not change (symbolization comes before)."""
+    capture held 150 MiB): `funcs[sid]` is read from the stacks' function paths (columns
+    of `sets`) when asked, and the sums are array operations on the columns of `sets`.
+    Valid while the profile's locations do not change (symbolization comes before)."""
 
     def __init__(self, profile: Profile):
         self.profile = profile
-        self.loc_functions: list[tuple[int, ...]] = all_functions(profile.locations)
-        self.funcs = _StackFuncs(profile.stacks, self.loc_functions)
+        self.funcs = _StackFuncs(self)
         self._sets: stack_sums.StackSets | None = None
+
+    @property
+    def loc_functions(self):
+        """Per location id, its function ids: a list of tuples, or for a LocationTable
+        a dict filled as asked (a tuple per location is 30 MiB on a 2M-sample capture)."""
+        return functions_by_id(self.profile.locations)
 
     @property
     def sets(self) -> stack_sums.StackSets:
         """The stacks' distinct functions and mappings as columns (made when first
         asked: a pass that only reads a few stacks never sorts them all)."""
         if self._sets is None:
-            self._sets = stack_sums.StackSets(self.profile, self.loc_functions)
+            self._sets = stack_sums.StackSets(self.profile)
         return self._sets
 
     def fill(self, sids) -> None:
@@ -65,16 +70,23 @@ class StackFunctions:
 
 
 class _StackFuncs:
-    """stack id -> its function ids, leaf first (a new list each time)."""
+    """stack id -> its function ids, leaf first (a new list each time), from the
+    stacks' function paths (StackSets.paths), made when first asked."""
 
-    __slots__ = ("_stacks", "_lf")
+    __slots__ = ("_table", "_offsets", "_values")
 
-    def __init__(self, stacks, loc_functions) -> None:
-        self._stacks, self._lf = stacks, loc_functions
+    def __init__(self, table: StackFunctions) -> None:
+        self._table = table
+        self._offsets = self._values = None
 
     def __getitem__(self, sid: int) -> list[int]:
-        lf = self._lf
-        return [f for loc in self._stacks[sid] for f in lf[loc]]
+        if self._offsets is None:
+            paths = self._table.sets.paths()
+            self._offsets, self._values = paths.offsets.tolist(), paths.values
+        o = self._offsets
+        if not 0 <= sid < len(o) - 1:
+            raise IndexError("stack id out of range")
+        return self._values[o[sid]:o[sid + 1]].tolist()
 
 
 def top_functions(profile: Profile, weights: dict[int, int],

@@ -58,10 +58,19 @@ def _marks(marks, n_functions: int) -> np.ndarray:
     return m
 
 
+def _in_chunks(s: np.ndarray):
+    """s a STACK_CHUNK of stacks at a time: the walks below make several temporaries a
+    frame (8 bytes a function's mask, the gathers' indexes), which for every frame of a
+    capture at once were most of a report's peak (200 MiB of a 990,000-sample one)."""
+    for a in range(0, max(len(s), 1), STACK_CHUNK):
+        yield s[a:a + STACK_CHUNK]
+
+
 def used_functions(sets: StackSets, sids, flags: bytearray) -> None:
     """flags[f] = 1 for each function of these stacks."""
-    funcs, _ = entries(sets, sid_array(sids, sets.n_stacks))
-    view(flags, np.uint8)[funcs] = 1
+    for s in _in_chunks(sid_array(sids, sets.n_stacks)):
+        funcs, _ = entries(sets, s)
+        view(flags, np.uint8)[funcs] = 1
 
 
 def stack_masks(sets: StackSets, sids, fmask, loc_kernel, mask, leaf_mask, kernel_leaf,
@@ -70,19 +79,18 @@ def stack_masks(sets: StackSets, sids, fmask, loc_kernel, mask, leaf_mask, kerne
     fmask of its first function (0 without one), kernel_leaf[sid] 1 when its leaf
     location is kernel code (loc_kernel by location id); used[f] = 1 for each function
     of these stacks."""
-    s = sid_array(sids, sets.n_stacks)
-    funcs, row = entries(sets, s)
-    fm = view(fmask, _U64)
-    bits = fm[funcs]
-    acc = np.zeros(len(s), dtype=_U64)
-    np.bitwise_or.at(acc, row, bits)
-    view(mask, _U64)[s] = acc
-    first = first_of_rows(row, np.ones(len(row), dtype=bool), len(s))
-    view(leaf_mask, _U64)[s] = take(bits, first, 0)
-    leaf = sets.leaf_locations(s)
-    lk = view(loc_kernel, np.uint8)
-    view(kernel_leaf, np.uint8)[s] = take(lk, leaf, 0) != 0
-    view(used, np.uint8)[funcs] = 1
+    fm, lk = view(fmask, _U64), view(loc_kernel, np.uint8)
+    for s in _in_chunks(sid_array(sids, sets.n_stacks)):
+        funcs, row = entries(sets, s)
+        bits = fm[funcs]
+        acc = np.zeros(len(s), dtype=_U64)
+        np.bitwise_or.at(acc, row, bits)
+        view(mask, _U64)[s] = acc
+        first = first_of_rows(row, np.ones(len(row), dtype=bool), len(s))
+        view(leaf_mask, _U64)[s] = take(bits, first, 0)
+        leaf = sets.leaf_locations(s)
+        view(kernel_leaf, np.uint8)[s] = take(lk, leaf, 0) != 0
+        view(used, np.uint8)[funcs] = 1
 
 
 def select(weights: dict[int, int], mask, leaf_mask, any_bits: int, all_bits: int,
@@ -109,51 +117,64 @@ def first_marked(sets: StackSets, sids, marked, keep: int = 1, into=None):
     """Per stack id, the first function (from the leaf) of the stack that is marked,
     when its mark is at least `keep`: {sid: function} in sids' order, or into[sid] =
     function (array 'i' by stack id, returned)."""
-    s = sid_array(sids, sets.n_stacks)
-    funcs, row = entries(sets, s)
-    mk = _marks(marked, sets.n_functions)[funcs]
-    first = first_of_rows(row, mk != 0, len(s))
-    found = first >= 0
-    found[found] = mk[first[found]] >= keep
-    f = funcs[first[found]]
+    marks = _marks(marked, sets.n_functions)
+    got_s, got_f = [], []
+    for s in _in_chunks(sid_array(sids, sets.n_stacks)):
+        funcs, row = entries(sets, s)
+        mk = marks[funcs]
+        first = first_of_rows(row, mk != 0, len(s))
+        found = first >= 0
+        found[found] = mk[first[found]] >= keep
+        got_s.append(s[found])
+        got_f.append(funcs[first[found]])
+    s, f = np.concatenate(got_s), np.concatenate(got_f)
     if into is not None:
         col = view(into, np.int32)
         if s.size and s.max() >= len(col):
             raise IndexError("a stack id out of range")
-        col[s[found]] = f
+        col[s] = f
         return into
-    return dict(zip(s[found].tolist(), f.tolist()))
+    return dict(zip(s.tolist(), f.tolist()))
 
 
 def decided_above(sets: StackSets, sids, marks) -> bytes:
     """Per stack id of sids, what the frames above its first function marked 1 decide:
     0 when none is marked 1 or the first one above it marked 3 or 4 is marked 4, 1 when
     that one is marked 3, 2 when there is none (rules._whose's walk)."""
-    s = sid_array(sids, sets.n_stacks)
-    funcs, row = entries(sets, s)
-    mk = _marks(marks, sets.n_functions)[funcs]
-    start = first_of_rows(row, mk == 1, len(s))
-    started = start >= 0
-    # entries above the start (later in the path) marked 3 or 4
-    after = np.arange(len(row)) > np.where(started, start, len(row))[row]
-    decider = first_of_rows(row, after & ((mk == 3) | (mk == 4)), len(s))
-    out = np.where(started, 2, 0).astype(np.uint8)
-    has = decider >= 0
-    out[has] = (mk[decider[has]] == 3).astype(np.uint8)
-    return out.tobytes()
+    marked = _marks(marks, sets.n_functions)
+    parts = []
+    for s in _in_chunks(sid_array(sids, sets.n_stacks)):
+        funcs, row = entries(sets, s)
+        mk = marked[funcs]
+        start = first_of_rows(row, mk == 1, len(s))
+        started = start >= 0
+        # entries above the start (later in the path) marked 3 or 4
+        after = np.arange(len(row)) > np.where(started, start, len(row))[row]
+        decider = first_of_rows(row, after & ((mk == 3) | (mk == 4)), len(s))
+        out = np.where(started, 2, 0).astype(np.uint8)
+        has = decider >= 0
+        out[has] = (mk[decider[has]] == 3).astype(np.uint8)
+        parts.append(out.tobytes())
+    return b"".join(parts)
 
 
 def callers_above(sets: StackSets, weights: dict[int, int], marks) -> dict[int, int]:
     """Per weighted stack, the first function marked 1 from the leaf, then the first
     marked 2 above it: that caller's weights summed, callers in the order first met."""
     sids, w = weight_columns(weights, sets.n_stacks)
-    funcs, row = entries(sets, sids)
-    mk = _marks(marks, sets.n_functions)[funcs]
-    start = first_of_rows(row, mk == 1, len(sids))
-    after = np.arange(len(row)) > np.where(start >= 0, start, len(row))[row]
-    caller = first_of_rows(row, after & (mk == 2), len(sids))
-    has = caller >= 0
-    return _sums_first_met(funcs[caller[has]], w[has])
+    marked = _marks(marks, sets.n_functions)
+    keys, sums = [], []
+    for a in range(0, max(len(sids), 1), STACK_CHUNK):
+        s = sids[a:a + STACK_CHUNK]
+        funcs, row = entries(sets, s)
+        mk = marked[funcs]
+        start = first_of_rows(row, mk == 1, len(s))
+        after = np.arange(len(row)) > np.where(start >= 0, start, len(row))[row]
+        caller = first_of_rows(row, after & (mk == 2), len(s))
+        has = caller >= 0
+        keys.append(funcs[caller[has]])
+        sums.append(w[a:a + STACK_CHUNK][has])
+    return _sums_first_met(np.concatenate(keys), np.concatenate(sums))
 
 
 def leaf_values(sets: StackSets, weights: dict[int, int], fn_mapping, by_mapping: list

@@ -128,7 +128,6 @@ class Context:
         functions, mappings = profile.functions, profile.mappings
         bit_of_cats: dict[frozenset, int] = {}
         app_bit = self.bit(APP)
-        lf = self.stack_funcs.loc_functions
         nf = len(functions)
         named, unnamed = self.split_functions(bytearray(b"\x01") * nf)
         cats = FunctionCats(nf)
@@ -450,7 +449,7 @@ class Context:
         by samples. Stacks whose callers are not in the chain (no frame pointers) add
         nothing."""
         stacks = stacks if type(stacks) is dict else dict(stacks)
-        functions, lf = self.profile.functions, self.stack_funcs.loc_functions
+        functions = self.profile.functions
         used = bytearray(len(functions))
         stack_walks.used_functions(self.stack_funcs.sets, stacks, used)
         # pred and app asked once per function of these stacks, not once per frame: 1

@@ -455,7 +455,6 @@ def _whose_all(ctx: Context, hits: dict[int, int], category: str) -> dict[int, s
     else "app". Each function is asked once and the stacks walked in one array pass
     (a Python walk per stack, the tests' reference, was 50 ms of a report with symbols)."""
     p = ctx.profile
-    lf = ctx.stack_funcs.loc_functions
     used = bytearray(len(p.functions))
     stack_walks.used_functions(ctx.stack_funcs.sets, hits, used)
     marks = bytearray(len(p.functions))  # as stack_walks.decided_above reads them

@@ -20,7 +20,7 @@ class StackColumns:
     sid: np.ndarray  # (S,) the stack id of each row
     weight: np.ndarray  # (S,) its samples (float64: sums and shares)
     start: np.ndarray  # (S + 1,) offsets into fn: row r's frames are fn[start[r]:start[r+1]]
-    fn: np.ndarray  # (F,) function ids, each row's leaf first
+    fn: np.ndarray  # (F,) function ids (int32), each row's leaf first
     row: np.ndarray  # (F,) the row each frame belongs to
     n_functions: int
 
@@ -36,8 +36,9 @@ class StackColumns:
         pos, row = paths.gather(sids)
         start = np.zeros(len(sids) + 1, dtype=np.int64)
         np.cumsum(paths.lengths(sids), out=start[1:])
-        return cls(sids, w, start, paths.values[pos].astype(np.int64), row,
-                   sets.n_functions)
+        # (function ids as the paths hold them, int32: 4 bytes a frame less, and the
+        # columns live as long as the diagnosis)
+        return cls(sids, w, start, paths.values[pos], row, sets.n_functions)
 
     @property
     def total(self) -> float:
