@@ -175,6 +175,8 @@ def test_diagnosis_stack_questions_equal_python(name, stack_chunk, monkeypatch):
     evidence totals against the Python they replace, on every stack of the capture; the
     walks a chunk of stacks at a time as run, and three stacks at a time."""
     monkeypatch.setattr(stack_walks, "STACK_CHUNK", stack_chunk)
+    monkeypatch.setattr(stack_walks, "FRAME_CHUNK",
+                        7 if stack_chunk == 3 else stack_walks.FRAME_CHUNK)
     from analysis.diagnosis import Context
     from analysis.diagnosis.stack_rules import _user_functions
 
@@ -374,6 +376,8 @@ def test_callers_above_equal_the_python_loop(name, stack_chunk, monkeypatch):
     for a library, the kernel, each of 40 functions, and a predicate nothing satisfies;
     over all the busy stacks and every third (three stacks a chunk too)."""
     monkeypatch.setattr(stack_walks, "STACK_CHUNK", stack_chunk)
+    monkeypatch.setattr(stack_walks, "FRAME_CHUNK",
+                        7 if stack_chunk == 3 else stack_walks.FRAME_CHUNK)
     from analysis.diagnosis.context import Context
     profile = load(str(FIX / name))
     ctx = Context.build(profile)
@@ -1091,3 +1095,21 @@ def test_a_function_naming_a_mapping_it_has_not_is_a_damaged_profile():
     p = profile_io.load(io.BytesIO(data))
     with pytest.raises(AnalysisError, match="a function names mapping 2147483647 of 5"):
         build_report(p)
+
+
+@pytest.mark.parametrize("name", NAMED + WITH_APP_CODE + [
+    "realworld-holdout10/java-string-concat-in-loop/bad.perf.data",  # hot spots
+    "realworld-holdout10/ruby-exceptions-control-flow/bad.perf.data"])
+def test_the_report_is_the_same_a_few_stacks_and_frames_at_a_time(name, monkeypatch):
+    """The passes that take stacks, items and frames a chunk at a time (to keep a large
+    capture's per-frame temporaries small) give the whole report, findings and all, that
+    they give in one chunk."""
+    from analysis.report import build_report
+    profile = load(str(FIX / name))
+    whole = build_report(profile)
+    for module, name_, size in ((stack_walks, "STACK_CHUNK", 3),
+                                (stack_walks, "FRAME_CHUNK", 7),
+                                (stack_sums, "CHUNK", 5)):
+        monkeypatch.setattr(module, name_, size)
+    profile._cache.clear()
+    assert build_report(profile) == whole

@@ -164,12 +164,19 @@ def member_sums(sets: Csr, sids: np.ndarray, w: np.ndarray, limit: int,
     """(total by member id, first by member id): each stack's weight added once to each
     of its members, and the place (index in sids, or `places`) of the first stack that
     holds each (NOT_MET for none)."""
-    pos, row = sets.gather(sids)
-    members = sets.values[pos]
     total = np.zeros(limit, dtype=np.int64)
-    np.add.at(total, members, w[row])
     first = np.full(limit, NOT_MET, dtype=np.int64)
-    np.minimum.at(first, members, (np.arange(len(sids)) if places is None else places)[row])
+    if places is None:
+        places = np.arange(len(sids))
+    lengths = sets.lengths(sids)
+    a = 0
+    while a < len(sids):  # (stacks of about CHUNK members at a time: the gathers' temporaries)
+        b = a + max(1, int(np.searchsorted(np.cumsum(lengths[a:a + CHUNK]), CHUNK)))
+        pos, row = sets.gather(sids[a:b])
+        members = sets.values[pos]
+        np.add.at(total, members, w[a:b][row])
+        np.minimum.at(first, members, places[a:b][row])
+        a = b
     return total, first
 
 

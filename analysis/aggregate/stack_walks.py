@@ -40,15 +40,27 @@ def entries(sets: StackSets, sids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def first_of_rows(row: np.ndarray, hit: np.ndarray, n_rows: int) -> np.ndarray:
-    """Per row, the index of its first entry where `hit` is set; -1 for none."""
-    idx = np.flatnonzero(hit)
+    """Per row, the index of its first entry where `hit` is set; -1 for none. `row` is
+    non-decreasing (each row's entries together, in order). FRAME_CHUNK entries at a
+    time: the hits' indexes (8 bytes each, every frame of a capture's stacks) were a
+    report's peak."""
     out = np.full(n_rows, -1, dtype=np.int64)
-    if idx.size:
+    for lo in range(0, len(hit), FRAME_CHUNK):
+        idx = np.flatnonzero(hit[lo:lo + FRAME_CHUNK])
+        if not idx.size:
+            continue
+        idx += lo
         r = row[idx]
         start = np.ones(idx.size, dtype=bool)
         np.not_equal(r[1:], r[:-1], out=start[1:])
-        out[r[start]] = idx[start]
+        r, idx = r[start], idx[start]
+        unset = out[r] < 0  # (a row an earlier chunk began has its first there)
+        out[r[unset]] = idx[unset]
     return out
+
+
+#: entries first_of_rows reads at a time
+FRAME_CHUNK = 1 << 20
 
 
 def _marks(marks, n_functions: int) -> np.ndarray:

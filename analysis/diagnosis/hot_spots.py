@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import column_ops
+from ..aggregate import stack_walks
 from ..identity import library_identity
 from ..profile import JIT, KERNEL, UNKNOWN
 from . import knowledge, runtimes
@@ -197,9 +198,12 @@ def _charges(ctx: Context) -> Charges:
     # the application frame nearest above the centre (above the loader, for loading)
     # that is in no subsystem (a Go program's reflect and runtime are its own code, but
     # not who asked for them)
-    frame_ix = np.arange(len(cols.fn), dtype=np.int64)
-    above = app[cols.fn] & ~root[cols.fn] & (sub_of[cols.fn] < 0) & \
-        (frame_ix > below[cols.row]) & (pos[cols.row] >= 0)
+    above = np.empty(len(cols.fn), dtype=bool)
+    chunk = stack_walks.FRAME_CHUNK  # (per-frame temporaries a chunk at a time)
+    for lo in range(0, len(cols.fn), chunk):
+        fn, row = cols.fn[lo:lo + chunk], cols.row[lo:lo + chunk]
+        above[lo:lo + len(fn)] = app[fn] & ~root[fn] & (sub_of[fn] < 0) & \
+            (np.arange(lo, lo + len(fn)) > below[row]) & (pos[row] >= 0)
     caller_pos = cols.first_marked(above)
     caller = np.where(caller_pos >= 0, cols.fn[np.maximum(caller_pos, 0)], -1)
     # callers unknown: no application frame above, and the stack's outermost frame is no
