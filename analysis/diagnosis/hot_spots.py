@@ -58,12 +58,24 @@ _WORK_ITSELF = frozenset({"compare", "linear_search", "walk", "unoptimized"})
 _NONE: frozenset = frozenset()
 
 
+@dataclass(frozen=True)
+class BusyRows:
+    """The busy stacks the charges are rows of: their ids and samples. (Their frames,
+    StackColumns, are not kept: 8 bytes a frame, held until the report ends.)"""
+    sid: np.ndarray  # (S,)
+    weight: np.ndarray  # (S,) float64
+
+    @property
+    def total(self) -> float:
+        return float(self.weight.sum())
+
+
 @dataclass
 class Charges:
-    """The busy samples' cost centres, as columns over the rows of `cols`."""
-    cols: StackColumns
+    """The busy samples' cost centres, as columns over the rows of `busy`."""
+    busy: BusyRows
     centre: np.ndarray  # (S,) function id each row is charged to
-    centre_pos: np.ndarray  # (S,) its position in cols.fn
+    centre_pos: np.ndarray  # (S,) its position in the row's frames (StackColumns.fn)
     subsystem: np.ndarray  # (S,) index into `subsystems` (-1: none)
     decider: np.ndarray  # (S,) the function that put the row in its subsystem (-1)
     subsystems: list  # [(Runtime, Subsystem)]
@@ -77,6 +89,8 @@ class Charges:
     #: (S,) for a C-runtime leaf whose callers are lost, the function of the frame the
     #: stack holds above it (glibc's qsort under a comparator's strtod), else -1
     nearest: np.ndarray
+    #: (S,) bool: a frame of the row is a runtime's memory management (collector_stacks)
+    collecting: np.ndarray
 
 
 def charges(ctx: Context) -> Charges:
@@ -221,15 +235,16 @@ def _charges(ctx: Context) -> Charges:
     if len(cols.fn):
         held = cols.fn[np.minimum(above_leaf, len(cols.fn) - 1)]
         nearest = np.where(holds & ~root[held], held, -1)  # (a thread's start is no help)
-    return Charges(cols, centre, pos, subsystem, decider, subsystems, sub_of, caller, cut,
-                   interpreted, nearest)
+    collecting = cols.first_where(memory[sub_of]) >= 0  # (sub_of -1 reads the False)
+    return Charges(BusyRows(cols.sid, cols.weight), centre, pos, subsystem, decider,
+                   subsystems, sub_of, caller, cut, interpreted, nearest, collecting)
 
 
 def _callers_text(ctx: Context, ch: Charges, rows: np.ndarray,
                   caller: np.ndarray | None = None) -> tuple[str, list[dict]]:
     """' under A, B' from the application frames above these rows' centres (or
     `caller`, per row of `rows`), or what is known when the stacks do not hold them."""
-    w = ch.cols.weight[rows]
+    w = ch.busy.weight[rows]
     caller = ch.caller[rows] if caller is None else caller
     known = caller >= 0
     callers = []
@@ -258,7 +273,7 @@ def _callers_text(ctx: Context, ch: Charges, rows: np.ndarray,
 
 
 def _top_functions(ctx: Context, ch: Charges, rows: np.ndarray, n: int = 3) -> list[dict]:
-    return _ranked(ctx, ch.centre[rows], ch.cols.weight[rows], n)
+    return _ranked(ctx, ch.centre[rows], ch.busy.weight[rows], n)
 
 
 def _ranked(ctx: Context, fids: np.ndarray, weights: np.ndarray, n: int) -> list[dict]:
@@ -275,11 +290,11 @@ def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
     """A language runtime (or a compiler linked into the program) doing something other
     than running the program, per subsystem, when it holds a large share."""
     ch = charges(ctx)
-    total = ch.cols.total
+    total = ch.busy.total
     if not total or not ch.subsystems:
         return []
     ok = ch.subsystem >= 0
-    sums = np.bincount(ch.subsystem[ok], weights=ch.cols.weight[ok],
+    sums = np.bincount(ch.subsystem[ok], weights=ch.busy.weight[ok],
                        minlength=len(ch.subsystems))
     app_fn = np.frombuffer(ctx.app.marks(), dtype=np.uint8).astype(bool)
     out = []
@@ -305,14 +320,14 @@ def runtime_overhead(ctx: Context, t: dict) -> list[Finding]:
             severity = "low"
         rows = np.flatnonzero(ch.subsystem == i)
         share = samples / total
-        funcs = _ranked(ctx, ch.decider[rows], ch.cols.weight[rows], 3)
+        funcs = _ranked(ctx, ch.decider[rows], ch.busy.weight[rows], 3)
         # the C library's own work (strlen) is charged to the application frame that
         # called it: that frame is the subsystem's caller, not work under it
         centre = ch.centre[rows]
         safe = np.maximum(centre, 0)
         app_centre = (centre >= 0) & app_fn[safe] & (ch.sub_of[safe] < 0)
         centres = [f for f in _ranked(ctx, np.where(app_centre, -1, centre),
-                                      ch.cols.weight[rows], 4)
+                                      ch.busy.weight[rows], 4)
                    if f["id"] not in {g["id"] for g in funcs}][:3]
         under, callers = _callers_text(ctx, ch, rows,
                                        np.where(app_centre, centre, ch.caller[rows]))
@@ -350,10 +365,7 @@ def collector_stacks(ctx: Context) -> frozenset[int]:
     spin instead of waiting."""
     def build() -> frozenset[int]:
         ch = charges(ctx)
-        memory = np.array([sub.kind == "memory" for _, sub in ch.subsystems] + [False])
-        in_memory = memory[ch.sub_of]  # (sub_of -1 reads the appended False)
-        rows = column_ops.distinct(ch.cols.row[in_memory[ch.cols.fn]])
-        return frozenset(ch.cols.sid[rows].tolist())
+        return frozenset(ch.busy.sid[ch.collecting].tolist())
     return ctx.memo("collector_stacks", build)
 
 
@@ -361,7 +373,7 @@ def hot_spots(ctx: Context, t: dict) -> list[Finding]:
     """Cost centres no subsystem claims: a function, or a library's code as a whole,
     holding a large share of the busy samples."""
     ch = charges(ctx)
-    total = ch.cols.total
+    total = ch.busy.total
     if not total:
         return []
     free = (ch.subsystem < 0) & (ch.centre >= 0)
@@ -369,7 +381,7 @@ def hot_spots(ctx: Context, t: dict) -> list[Finding]:
     if not len(rows_all):
         return []
     p = ctx.profile
-    w = ch.cols.weight
+    w = ch.busy.weight
     by_fn = np.bincount(ch.centre[rows_all], weights=w[rows_all], minlength=len(p.functions))
     fmap = np.frombuffer(ctx.function_columns()[1], dtype=np.int32)
     by_map = np.bincount(fmap[ch.centre[rows_all]], weights=w[rows_all],

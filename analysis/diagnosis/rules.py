@@ -652,7 +652,7 @@ def interpreter_bound(ctx: Context, t: dict) -> Finding | None:
     # JIT-compiled Java methods the perf map names is not: perf sees those methods)
     ch = hot_spots.charges(ctx)
     rows = np.flatnonzero(ch.interpreted)
-    hits = dict(zip(ch.cols.sid[rows].tolist(), ch.cols.weight[rows].astype(int).tolist()))
+    hits = dict(zip(ch.busy.sid[rows].tolist(), ch.busy.weight[rows].astype(int).tolist()))
     lib_hits: dict[str, dict[int, int]] = {}
     leaves = ctx.interpreter_leaves()
     for (sid, (dso, _)), w in zip(leaves.items(), ctx.weights_of(leaves)):
