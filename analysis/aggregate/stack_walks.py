@@ -63,6 +63,25 @@ def first_of_rows(row: np.ndarray, hit: np.ndarray, n_rows: int) -> np.ndarray:
 FRAME_CHUNK = 1 << 20
 
 
+def first_of_csr_rows(offsets: np.ndarray, hit: np.ndarray) -> np.ndarray:
+    """first_of_rows of rows given by their offsets (a Csr's: row r's entries are
+    offsets[r]:offsets[r + 1]) instead of a row per entry."""
+    n_rows = len(offsets) - 1
+    out = np.full(n_rows, -1, dtype=np.int64)
+    for lo in range(0, len(hit), FRAME_CHUNK):
+        idx = np.flatnonzero(hit[lo:lo + FRAME_CHUNK])
+        if not idx.size:
+            continue
+        idx += lo
+        r = np.searchsorted(offsets, idx, side="right") - 1
+        start = np.ones(idx.size, dtype=bool)
+        np.not_equal(r[1:], r[:-1], out=start[1:])
+        r, idx = r[start], idx[start]
+        unset = out[r] < 0  # (a row an earlier chunk began has its first there)
+        out[r[unset]] = idx[unset]
+    return out
+
+
 def _marks(marks, n_functions: int) -> np.ndarray:
     m = view(marks, np.uint8)
     if len(m) < n_functions:

@@ -215,7 +215,8 @@ def _charges(ctx: Context) -> Charges:
     above = np.empty(len(cols.fn), dtype=bool)
     chunk = stack_walks.FRAME_CHUNK  # (per-frame temporaries a chunk at a time)
     for lo in range(0, len(cols.fn), chunk):
-        fn, row = cols.fn[lo:lo + chunk], cols.row[lo:lo + chunk]
+        fn = cols.fn[lo:lo + chunk]
+        row = cols.rows_of(lo, lo + len(fn))
         above[lo:lo + len(fn)] = app[fn] & ~root[fn] & (sub_of[fn] < 0) & \
             (np.arange(lo, lo + len(fn)) > below[row]) & (pos[row] >= 0)
     caller_pos = cols.first_marked(above)

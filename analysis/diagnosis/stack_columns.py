@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..aggregate.stack_sums import StackSets, distinct_rows
-from ..aggregate.stack_walks import first_of_rows
+from ..aggregate import stack_walks
+from ..aggregate.stack_sums import StackSets, distinct_by_row
+from ..aggregate.stack_walks import first_of_csr_rows
 from ..profile_columns import weight_columns
 
 
@@ -21,7 +22,6 @@ class StackColumns:
     weight: np.ndarray  # (S,) its samples (float64: sums and shares)
     start: np.ndarray  # (S + 1,) offsets into fn: row r's frames are fn[start[r]:start[r+1]]
     fn: np.ndarray  # (F,) function ids (int32), each row's leaf first
-    row: np.ndarray  # (F,) the row each frame belongs to
     n_functions: int
 
     @classmethod
@@ -33,12 +33,20 @@ class StackColumns:
         framed = sets.stacks.lengths(sids) > 0
         sids, w = sids[framed], w[framed].astype(np.float64)
         paths = sets.paths()
-        pos, row = paths.gather(sids)
         start = np.zeros(len(sids) + 1, dtype=np.int64)
         np.cumsum(paths.lengths(sids), out=start[1:])
-        # (function ids as the paths hold them, int32: 4 bytes a frame less, and the
-        # columns live as long as the diagnosis)
-        return cls(sids, w, start, paths.values[pos], row, sets.n_functions)
+        # (function ids as the paths hold them, int32, and no row column: rows are read
+        # from `start` where asked; the columns live as long as the diagnosis. Gathered
+        # STACK_CHUNK stacks at a time: the gather's indexes per chunk, not per frame)
+        fn = np.empty(int(start[-1]), dtype=paths.values.dtype)
+        for a in range(0, len(sids), stack_walks.STACK_CHUNK):
+            pos, _ = paths.gather(sids[a:a + stack_walks.STACK_CHUNK])
+            fn[start[a]:start[a] + len(pos)] = paths.values[pos]
+        return cls(sids, w, start, fn, sets.n_functions)
+
+    def rows_of(self, lo: int, hi: int) -> np.ndarray:
+        """The row of each frame at positions lo:hi of `fn`."""
+        return np.searchsorted(self.start, np.arange(lo, hi), side="right") - 1
 
     @property
     def total(self) -> float:
@@ -52,7 +60,7 @@ class StackColumns:
     def first_marked(self, frames: np.ndarray) -> np.ndarray:
         """Per row, the position of its first frame (from the leaf) marked in `frames`
         (bool by position in `fn`), or -1."""
-        return first_of_rows(self.row, frames, len(self.sid))
+        return first_of_csr_rows(self.start, frames)
 
     def leaf_positions(self) -> np.ndarray:
         """Per row, the position of its leaf frame (-1 for a stack without frames)."""
@@ -62,7 +70,7 @@ class StackColumns:
     def inclusive(self) -> np.ndarray:
         """Samples per function id, each function counted once per stack however often
         it recurses in it."""
-        once = distinct_rows(self.row, self.fn, len(self.sid), self.n_functions)
+        once = distinct_by_row(self.start, lambda lo, hi: self.fn[lo:hi], self.n_functions)
         return np.bincount(once.values, weights=self.weight[once.row_of_items()],
                            minlength=self.n_functions)
 
