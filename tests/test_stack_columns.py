@@ -1113,3 +1113,24 @@ def test_the_report_is_the_same_a_few_stacks_and_frames_at_a_time(name, monkeypa
         monkeypatch.setattr(module, name_, size)
     profile._cache.clear()
     assert build_report(profile) == whole
+
+
+@pytest.mark.parametrize("frame_chunk", [1 << 20, 3, 1])
+def test_first_of_rows_by_offsets_is_by_rows(frame_chunk, monkeypatch):
+    """first_of_csr_rows (rows given by offsets, empty rows among them) answers what
+    first_of_rows (a row per entry) and a Python loop answer, a chunk of entries at a
+    time as well."""
+    import random
+
+    import numpy as np
+    monkeypatch.setattr(stack_walks, "FRAME_CHUNK", frame_chunk)
+    rng = random.Random(7)
+    for _ in range(200):
+        lengths = [rng.choice((0, 0, 1, 2, 5)) for _ in range(rng.randint(0, 12))]
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        hit = np.array([rng.random() < 0.3 for _ in range(int(offsets[-1]))], dtype=bool)
+        row = np.repeat(np.arange(len(lengths)), lengths)
+        want = [next((i for i in range(a, b) if hit[i]), -1)
+                for a, b in zip(offsets.tolist(), offsets[1:].tolist())]
+        assert stack_walks.first_of_csr_rows(offsets, hit).tolist() == want
+        assert stack_walks.first_of_rows(row, hit, len(lengths)).tolist() == want
