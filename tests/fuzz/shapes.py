@@ -183,13 +183,13 @@ def compressed(data: bytes, c: Choices) -> bytes:
 _VALUES = [-1, 0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 31, 1 << 63, (1 << 64) - 1,
            1 << 64, 10**30, -(1 << 63), -(1 << 64), 1.5, float("1e300"), "", "x", None, True,
            [], [0], [[]], [[0, 0]], [["f", 1]], {}, [None], [-1], [1 << 70]]
-_TABLES = ("functions", "locations", "mappings", "events", "strings")
+_TABLES = ("functions", "locations", "location_files", "mappings", "events", "strings")
 
 
 class SavedProfile:
     """Edits of the tables of a saved profile (analysis/profile_io.py: magic, a u64
-    length, the JSON document, the columns: the stacks' offsets and location ids, then
-    the samples'): a cell, a row's length, a row or a table replaced, a row repeated, on
+    length, the JSON document, the columns: the locations' ten, the stacks' offsets and
+    location ids, then the samples'): a cell, a row's length, a row or a table replaced, a row repeated, on
     the decoded document, written back as JSON; or a byte edit of the columns after it (byte edits of the JSON make JSON the decoder refuses:
     the row loops would never see them)."""
 
