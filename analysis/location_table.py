@@ -1,17 +1,17 @@
 """The profile's locations as columns, read like the list of Location objects the
 importers and the symbolization pass build.
 
-A profile keeps its locations this way once nothing rewrites them (Profile.compact, at
+A profile keeps its locations this way once nothing rewrites them (compact_locations, at
 the end of an import and of symbolization) and when it is loaded (analysis.profile_io
 reads the saved columns as they are): about 40 bytes a location instead of a slotted
 object with a tuple or two (about 280 bytes; a third of a loaded diverse profile), and
-a pass that works on columns (profile_columns.location_arrays) gets the mapping and
+a pass that works on columns (profile_columns.LocationArrays) gets the mapping and
 function columns without walking objects. Passes written against the list
 (`profile.locations[lid]`, iterating) get each location as a Location made when asked.
 
 A Location made from the columns is a copy: changing it changes nothing in the table.
 The one pass that rewrites locations in place (analysis.symbols) takes them as a list
-first (Profile.expand_locations) and compacts them again when it ends. The columns never
+first (expand_locations) and compacts them again when it ends. The columns never
 change once made: a location appended goes to a list after them (a transform's view
 appends the locations it makes, see copy).
 """
@@ -71,7 +71,7 @@ class LocationTable:
     @classmethod
     def of(cls, locations) -> "LocationTable | None":
         """The locations as one table; None when a value does not fit its column (an
-        address or offset outside 64 bits, a line number outside 63: text inputs can
+        address or offset outside 64 bits, a line number outside 63 bits: text inputs can
         spell anything), and the caller keeps the list."""
         if type(locations) is LocationTable:
             return locations if locations.is_plain() else cls.of(list(locations))
@@ -158,8 +158,8 @@ class LocationTable:
 
     def fields(self, lids: list[int]) -> tuple[list, list, list, list]:
         """(functions, mapping ids, whether each has no lines, addresses) of these
-        locations, gathered from the columns without making the locations (a pass that
-        reads a few fields of many: a third of the time of one `[lid]` each)."""
+        locations, gathered from the columns without making the locations (the folded
+        export reads these four of every location its stacks hold)."""
         if self._tail or not lids or min(lids) < 0 or max(lids) >= self._n:
             made = [self[lid] for lid in lids]
             return ([loc.functions for loc in made], [loc.mapping_id for loc in made],

@@ -41,16 +41,27 @@ def entries(sets: StackSets, sids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def first_of_rows(row: np.ndarray, hit: np.ndarray, n_rows: int) -> np.ndarray:
     """Per row, the index of its first entry where `hit` is set; -1 for none. `row` is
-    non-decreasing (each row's entries together, in order). FRAME_CHUNK entries at a
-    time: the hits' indexes (8 bytes each, every frame of a capture's stacks) were a
-    report's peak."""
+    non-decreasing (each row's entries together, in order)."""
+    return _first_per_row(hit, n_rows, row.__getitem__)
+
+
+def first_of_csr_rows(offsets: np.ndarray, hit: np.ndarray) -> np.ndarray:
+    """first_of_rows of rows given by their offsets (a Csr's: row r's entries are
+    offsets[r]:offsets[r + 1]) instead of a row per entry."""
+    return _first_per_row(hit, len(offsets) - 1,
+                          lambda idx: np.searchsorted(offsets, idx, side="right") - 1)
+
+
+def _first_per_row(hit: np.ndarray, n_rows: int, rows_of) -> np.ndarray:
+    """FRAME_CHUNK entries at a time: the hits' indexes (8 bytes each, every frame of a
+    capture's stacks) were a report's peak. `rows_of(indexes)`: their rows."""
     out = np.full(n_rows, -1, dtype=np.int64)
     for lo in range(0, len(hit), FRAME_CHUNK):
         idx = np.flatnonzero(hit[lo:lo + FRAME_CHUNK])
         if not idx.size:
             continue
         idx += lo
-        r = row[idx]
+        r = rows_of(idx)
         start = np.ones(idx.size, dtype=bool)
         np.not_equal(r[1:], r[:-1], out=start[1:])
         r, idx = r[start], idx[start]
@@ -61,25 +72,6 @@ def first_of_rows(row: np.ndarray, hit: np.ndarray, n_rows: int) -> np.ndarray:
 
 #: entries first_of_rows reads at a time
 FRAME_CHUNK = 1 << 20
-
-
-def first_of_csr_rows(offsets: np.ndarray, hit: np.ndarray) -> np.ndarray:
-    """first_of_rows of rows given by their offsets (a Csr's: row r's entries are
-    offsets[r]:offsets[r + 1]) instead of a row per entry."""
-    n_rows = len(offsets) - 1
-    out = np.full(n_rows, -1, dtype=np.int64)
-    for lo in range(0, len(hit), FRAME_CHUNK):
-        idx = np.flatnonzero(hit[lo:lo + FRAME_CHUNK])
-        if not idx.size:
-            continue
-        idx += lo
-        r = np.searchsorted(offsets, idx, side="right") - 1
-        start = np.ones(idx.size, dtype=bool)
-        np.not_equal(r[1:], r[:-1], out=start[1:])
-        r, idx = r[start], idx[start]
-        unset = out[r] < 0  # (a row an earlier chunk began has its first there)
-        out[r[unset]] = idx[unset]
-    return out
 
 
 def _marks(marks, n_functions: int) -> np.ndarray:
