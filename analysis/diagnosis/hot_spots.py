@@ -75,7 +75,7 @@ class Charges:
     """The busy samples' cost centres, as columns over the rows of `busy`."""
     busy: BusyRows
     centre: np.ndarray  # (S,) function id each row is charged to
-    centre_pos: np.ndarray  # (S,) its position in the row's frames (StackColumns.fn)
+    centre_pos: np.ndarray  # (S,) its position in StackColumns.fn (not kept)
     subsystem: np.ndarray  # (S,) index into `subsystems` (-1: none)
     decider: np.ndarray  # (S,) the function that put the row in its subsystem (-1)
     subsystems: list  # [(Runtime, Subsystem)]
