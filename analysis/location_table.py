@@ -20,6 +20,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -174,6 +175,24 @@ class LocationTable:
                 (lo[ix + 1] == lo[ix]).tolist(),
                 np.frombuffer(c["address"], dtype=np.uint64)[ix].tolist())
 
+    def shape(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(each location's mapping id, every function id of every location, each
+        location's number of functions, its number of lines): what profile_check
+        checks, from the columns of a plain table."""
+        if self._tail:
+            made = list(self)
+            n_funcs = np.fromiter(map(len, map(_FUNCTIONS, made)), dtype=np.int64,
+                                  count=len(made))
+            return (np.fromiter(map(_MAPPING, made), dtype=np.int64, count=len(made)),
+                    np.fromiter(chain.from_iterable(map(_FUNCTIONS, made)),
+                                dtype=np.int64, count=int(n_funcs.sum())),
+                    n_funcs, np.fromiter(map(len, map(_LINES, made)), dtype=np.int64,
+                                         count=len(made)))
+        c = self._c
+        offsets, ids = self.functions_columns()
+        return (self.mapping_column(), ids, np.diff(offsets),
+                np.diff(np.frombuffer(c["l_offsets"], dtype=np.int64)))
+
     def functions_of_all(self) -> list[tuple[int, ...]]:
         """Each location's functions, without making the locations."""
         fo = self._c["f_offsets"].tolist()
@@ -243,6 +262,10 @@ class LocationTable:
     def appended(self) -> int:
         """How many locations are held beside the columns, as objects."""
         return len(self._tail)
+
+
+_MAPPING, _FUNCTIONS, _LINES = (attrgetter("mapping_id"), attrgetter("functions"),
+                                attrgetter("lines"))
 
 
 def _known(value: int, flag: int):

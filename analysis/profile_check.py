@@ -15,7 +15,7 @@ from itertools import chain
 
 import numpy as np
 
-from .location_table import LocationTable, all_functions, all_lines, mapping_ids
+from .location_table import LocationTable
 from .profile import NO_ID, Profile
 from .stack_table import StackTable
 
@@ -51,14 +51,19 @@ def check_valid(p: Profile, where: str = "profile") -> None:
             fail(f"{name} {bad[0]} has id {ids[bad[0]]}")
     f_map = np.fromiter((f.mapping_id for f in p.functions), dtype=np.int64, count=nf)
     _in_range(f_map, nm, "a function's mapping", fail)
-    l_map = np.asarray(mapping_ids(p.locations), dtype=np.int64)
+    if type(p.locations) is LocationTable:  # (its columns)
+        l_map, l_funcs, n_funcs, n_lines = p.locations.shape()
+    else:
+        l_map = np.fromiter((loc.mapping_id for loc in p.locations), dtype=np.int64,
+                            count=nl)
+        n_funcs = np.fromiter((len(loc.functions) for loc in p.locations),
+                              dtype=np.int64, count=nl)
+        l_funcs = np.fromiter(chain.from_iterable(loc.functions for loc in p.locations),
+                              dtype=np.int64, count=int(n_funcs.sum()))
+        n_lines = np.fromiter((len(loc.lines) for loc in p.locations), dtype=np.int64,
+                              count=nl)
     _in_range(l_map, nm, "a location's mapping", fail)
-    loc_functions = all_functions(p.locations)
-    n_funcs = np.fromiter(map(len, loc_functions), dtype=np.int64, count=nl)
-    l_funcs = np.fromiter(chain.from_iterable(loc_functions), dtype=np.int64,
-                          count=int(n_funcs.sum()))
     _in_range(l_funcs, nf, "a location's function", fail)
-    n_lines = np.fromiter(map(len, all_lines(p.locations)), dtype=np.int64, count=nl)
     bad = np.flatnonzero((n_lines != 0) & (n_lines != n_funcs))
     if len(bad):
         fail(f"location {bad[0]} has {n_lines[bad[0]]} lines for "

@@ -144,3 +144,22 @@ def test_the_array_passes_over_the_columns_answer_what_the_objects_do():
         assert file_offsets(p.locations, lids).tolist() == \
             [objects[i].address if objects[i].dso_offset is None else
              objects[i].dso_offset for i in lids.tolist()]
+
+
+def test_the_invariants_are_checked_on_the_columns_and_on_appended_locations():
+    """check_valid reads a table's columns, and the objects appended after them: a
+    location appended with a function or mapping no table holds is named."""
+    from analysis.profile import Location
+    from analysis.profile_check import InvalidProfile, check_valid
+    p = load(SPINPOOL / "1.0.0-busy.perf.data")
+    check_valid(p)
+    for bad, message in ((Location(len(p.locations), 0, 1, (len(p.functions),)),
+                          "a location's function is"),
+                         (Location(len(p.locations), len(p.mappings), 1, (0,)),
+                          "a location's mapping is"),
+                         (Location(len(p.locations), 0, 1, (0,), lines=(("a", 1),) * 2),
+                          "has 2 lines for 1 functions")):
+        q = load(SPINPOOL / "1.0.0-busy.perf.data")
+        q.locations.append(bad)
+        with pytest.raises(InvalidProfile, match=message):
+            check_valid(q)
