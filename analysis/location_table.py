@@ -162,9 +162,7 @@ class LocationTable:
         locations, gathered from the columns without making the locations (the folded
         export reads these four of every location its stacks hold)."""
         if self._tail or not lids or min(lids) < 0 or max(lids) >= self._n:
-            made = [self[lid] for lid in lids]
-            return ([loc.functions for loc in made], [loc.mapping_id for loc in made],
-                    [not loc.lines for loc in made], [loc.address for loc in made])
+            return _fields_of([self[lid] for lid in lids])
         c = self._c
         ix = np.asarray(lids, dtype=np.int64)
         fo = np.frombuffer(c["f_offsets"], dtype=np.int64)
@@ -430,6 +428,10 @@ def location_fields(locations, lids: list[int]) -> tuple[list, list, list, list]
     """LocationTable.fields of a table or a list of locations."""
     if type(locations) is LocationTable:
         return locations.fields(lids)
-    made = [locations[lid] for lid in lids]
+    return _fields_of([locations[lid] for lid in lids])
+
+
+def _fields_of(made: list[Location]) -> tuple[list, list, list, list]:
+    """LocationTable.fields of Location objects."""
     return ([loc.functions for loc in made], [loc.mapping_id for loc in made],
             [not loc.lines for loc in made], [loc.address for loc in made])

@@ -66,12 +66,9 @@ def test_the_captures_hold_what_the_test_is_about():
 @pytest.mark.parametrize("path", CAPTURES, ids=[str(p.relative_to(p.parents[2]))
                                                 for p in CAPTURES])
 def test_folds_alike(path):
-    try:
-        p = load(path)
-    except AnalysisError:
-        return  # damaged on purpose: no profile to fold
-    for kw in OPTIONS:
-        _same_folds(p, FoldOptions(**kw))
+    p = _folded_alike(path)
+    if p is None:
+        return
     named = [e.name for e in p.events if e.name]
     for event in named[1:3]:  # another event than the first
         _same_folds(p, FoldOptions(event=event))
@@ -85,12 +82,19 @@ def test_folds_alike_two_stacks_at_a_time(path, monkeypatch):
     weights and order are still the Python fold's."""
     from analysis.export import folded
     monkeypatch.setattr(folded, "STACK_CHUNK", 2)
+    _folded_alike(path)
+
+
+def _folded_alike(path: Path) -> Profile | None:
+    """The capture, folded alike with each of OPTIONS; None when it is damaged on
+    purpose (no profile to fold)."""
     try:
         p = load(path)
     except AnalysisError:
-        return  # damaged on purpose: no profile to fold
+        return None
     for kw in OPTIONS:
         _same_folds(p, FoldOptions(**kw))
+    return p
 
 
 def test_symbolized_frames_with_line_tables_fold_alike():
