@@ -47,7 +47,8 @@ class Location:
     lines: tuple[tuple[str, int], ...] = ()
 
 
-_RETURN, _HAS_DSO, _HAS_SYMBOL = 1, 2, 4
+#: the flags column's bits
+RETURN, HAS_DSO, HAS_SYMBOL = 1, 2, 4
 
 #: name -> typecode of the columns, in the order a saved profile writes them
 COLUMNS = (("mapping", "i"), ("address", "Q"), ("dso_offset", "Q"), ("symbol_offset", "Q"),
@@ -84,9 +85,9 @@ class LocationTable:
                               for d in (loc.dso_offset for loc in locations)])
             sym = array("Q", [s if s is not None else 0
                               for s in (loc.symbol_offset for loc in locations)])
-            flags = array("B", [(_RETURN if loc.is_return else 0) |
-                                (_HAS_DSO if loc.dso_offset is not None else 0) |
-                                (_HAS_SYMBOL if loc.symbol_offset is not None else 0)
+            flags = array("B", [(RETURN if loc.is_return else 0) |
+                                (HAS_DSO if loc.dso_offset is not None else 0) |
+                                (HAS_SYMBOL if loc.symbol_offset is not None else 0)
                                 for loc in locations])
             f_ids = array("i", chain.from_iterable(loc.functions for loc in locations))
             files: dict[str, int] = {}
@@ -132,9 +133,9 @@ class LocationTable:
                           c["l_lines"][a:b])) if b > a else ()
         return Location(lid, c["mapping"][lid], c["address"][lid],
                         tuple(self._fview[fo[lid]:fo[lid + 1]]),
-                        c["dso_offset"][lid] if flags & _HAS_DSO else None,
-                        c["symbol_offset"][lid] if flags & _HAS_SYMBOL else None,
-                        bool(flags & _RETURN), lines)
+                        c["dso_offset"][lid] if flags & HAS_DSO else None,
+                        c["symbol_offset"][lid] if flags & HAS_SYMBOL else None,
+                        bool(flags & RETURN), lines)
 
     def __iter__(self):
         c = self._c
@@ -142,11 +143,11 @@ class LocationTable:
         functions = map(tuple, map(c["f_ids"].tolist().__getitem__,
                                    map(slice, fo, fo[1:])))
         flags = c["flags"].tolist()
-        dso = map(_known, c["dso_offset"].tolist(), (f & _HAS_DSO for f in flags))
-        sym = map(_known, c["symbol_offset"].tolist(), (f & _HAS_SYMBOL for f in flags))
+        dso = map(_known, c["dso_offset"].tolist(), (f & HAS_DSO for f in flags))
+        sym = map(_known, c["symbol_offset"].tolist(), (f & HAS_SYMBOL for f in flags))
         yield from map(Location, range(self._n), c["mapping"].tolist(),
                        c["address"].tolist(), functions, dso, sym,
-                       (bool(f & _RETURN) for f in flags), self._all_lines())
+                       (bool(f & RETURN) for f in flags), self._all_lines())
         yield from self._tail
 
     def _all_lines(self):
@@ -305,7 +306,7 @@ def check_columns(columns: dict[str, array], files: list, n_mappings: int,
             if v.min() < 0 or v.max() >= bound:
                 return f"a location's {what} id is out of range"
     if len(columns["flags"]) and \
-            max(columns["flags"]) > _RETURN | _HAS_DSO | _HAS_SYMBOL:
+            max(columns["flags"]) > RETURN | HAS_DSO | HAS_SYMBOL:
         return "a location's flags are unknown"
     if not all(type(f) is str for f in files):
         return "a location's file name is not text"
@@ -335,7 +336,7 @@ def file_offsets(locations, lids: np.ndarray) -> np.ndarray:
         if not len(c["mapping"]):
             return np.zeros(len(lids), dtype=np.uint64)
         flags = np.frombuffer(c["flags"], dtype=np.uint8)[lids]
-        return np.where(flags & _HAS_DSO != 0,
+        return np.where(flags & HAS_DSO != 0,
                         np.frombuffer(c["dso_offset"], dtype=np.uint64)[lids],
                         np.frombuffer(c["address"], dtype=np.uint64)[lids])
     return np.fromiter((loc.address if loc.dso_offset is None else loc.dso_offset

@@ -47,6 +47,18 @@ class StackTable:
                              count=int(offsets[-1]))
         return cls(array("q", offsets.tobytes()), array("i", values.tobytes()))
 
+    @classmethod
+    def of_rows(cls, offsets: np.ndarray, values: np.ndarray, rows: np.ndarray
+                ) -> "StackTable":
+        """These rows (ascending) of CSR columns (offsets int64, values location ids)."""
+        lengths = np.diff(offsets)
+        kept = np.zeros(len(lengths), dtype=bool)
+        kept[rows] = True
+        new = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths[rows], out=new[1:])
+        return cls(array("q", new.tobytes()),
+                   array("i", values[np.repeat(kept, lengths)].astype(np.int32).tobytes()))
+
     # ---- reading like a list ---------------------------------------------------------
     def __len__(self) -> int:
         return self._n + len(self._tail)

@@ -169,3 +169,71 @@ def test_off_cpu_groups_and_sums_equal_the_python_loops():
     with pytest.raises(IndexError):  # a key past the remap
         interval_sums.sums(np.array([0, 3]), array("d", [1.0, 2.0]), 2, None,
                            array("i", [1, 0]))
+
+
+def _rows_by_dict(rows: list[tuple[int, ...]]) -> tuple[list[int], list[int]]:
+    """Profile.stack's numbering: a dict of tuples, in first-met order."""
+    ix: dict[tuple[int, ...], int] = {}
+    ids = [ix.setdefault(row, len(ix)) for row in rows]
+    return ids, [ids.index(i) for i in range(len(ix))]
+
+
+def _csr(rows: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=offsets[1:])
+    return offsets, np.array([v for r in rows for v in r], dtype=np.int64)
+
+
+@pytest.mark.parametrize("chunk", [column_ops.CHUNK, 5])
+@pytest.mark.parametrize("seed", range(40))
+def test_distinct_rows_number_rows_as_a_dict_of_tuples_does(seed, chunk):
+    """In one chunk of items, and in chunks of 5 items (a longer row is a chunk of its
+    own)."""
+    rng = random.Random(seed)
+    pool = [tuple(rng.choice([0, 1, 2, 7, 2 ** 31 - 1]) for _ in range(rng.randint(0, 6)))
+            for _ in range(rng.randint(1, 12))]
+    rows = [rng.choice(pool) for _ in range(rng.randint(0, 60))]
+    ids, first = column_ops.distinct_rows(*_csr(rows), chunk=chunk)
+    assert (ids.tolist(), first.tolist()) == _rows_by_dict(rows)
+
+
+@pytest.mark.parametrize("chunk", [column_ops.CHUNK, 100])
+def test_distinct_rows_are_exact_when_the_hashes_collide(chunk):
+    """A Thue-Morse row and its complement (2^11 items) have the same polynomial hash
+    modulo 2^64 for every odd multiplier (the classic attack on such hashes): an upload
+    can make them, and the rows must still be told apart."""
+    n = 2 ** 11
+    morse = tuple(bin(i).count("1") % 2 for i in range(n))
+    other = tuple(1 - v for v in morse)
+    rows = [morse, other, morse, (5,), other]
+    ids, first = column_ops.distinct_rows(*_csr(rows), chunk=chunk)
+    assert ids.tolist() == [0, 1, 0, 2, 1] and first.tolist() == [0, 1, 3]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_dense_ids_by_lead_are_dense_ids(seed):
+    """Rows whose other columns mostly follow the lead (as a call chain's process and
+    generations do), some not: the ids and distinct rows of dense_ids."""
+    rng = random.Random(seed)
+    n, size = rng.randint(0, 90), rng.randint(1, 12)
+    owner = [(rng.choice(SMALL), rng.choice(SPREAD)) for _ in range(size)]
+    lead = [rng.randrange(size) for _ in range(n)]
+    rows = [owner[k] if rng.random() < 0.7 else (rng.choice(SMALL), rng.choice(SPREAD))
+            for k in lead]
+    columns = [np.array(lead, dtype=np.int32), np.array([a for a, _ in rows], dtype=np.int32),
+               np.array([b for _, b in rows], dtype=np.int64)]
+    ids, distinct = column_ops.dense_ids_by_lead(columns[0], size, *columns[1:])
+    want_ids, want = column_ops.dense_ids(*columns)
+    assert ids.tolist() == want_ids.tolist()
+    assert [c.tolist() for c in distinct] == [c.tolist() for c in want]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+@pytest.mark.parametrize("seed", range(30))
+def test_dense_ids_in_chunks_are_dense_ids(seed, chunk):
+    rng = random.Random(seed)
+    columns = _columns(rng, rng.choice([SMALL, SPREAD]), np.int64)
+    ids, distinct = column_ops.dense_ids_in_chunks(*columns, chunk=chunk)
+    want_ids, want = column_ops.dense_ids(*columns)
+    assert ids.tolist() == want_ids.tolist()
+    assert [c.tolist() for c in distinct] == [c.tolist() for c in want]

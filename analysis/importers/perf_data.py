@@ -3,9 +3,10 @@
 Two passes. The first walks the records once, keeping samples in compact columns with
 their call chains interned, and the sideband (MMAP, MMAP2, COMM, FORK) in a list. The
 second replays both in time order, as perf does, so each sample is resolved against the
-maps its process had at that moment (exec, dlopen and re-mmaps change them); resolution
-is cached per (process, chain) until that process's maps change, so a chain seen 10,000
-times in a steady process is resolved once.
+maps its process had at that moment (exec, dlopen and re-mmaps change them): on columns
+(analysis/perfdata/replay.py), each (process, chain) pair resolved once per generation
+of its process's maps, so a chain seen 10,000 times in a steady process is resolved
+once.
 
 Frames become locations with their DSO, file offset (perf's map_ip) and build-id;
 naming them is symbolization's job (step 3), until then they read `libfoo.so+0x2458`.
@@ -22,6 +23,7 @@ import shutil
 import struct
 import tempfile
 from array import array
+from operator import itemgetter
 
 import numpy as np
 
@@ -37,6 +39,8 @@ from ..perfdata.damage import judge
 from ..perfdata.header import (F_EVENT_DESC, MAGIC_BE, MAGIC_LE, FileHeader, Features,
                                apply_feature, parse_build_ids, read_features, read_header)
 from ..perfdata.maps import AddressSpaces, Map
+from ..perfdata.replay import (CTX_USER_DEFERRED, MARKER_MODE, MODE_KERNEL, MODE_USER,
+                               PERF_CONTEXT_MAX, SIDE_COMM, SIDE_FORK, SIDE_MMAP, replay)
 from ..perfdata.sample import BadSample, SampleReader
 from ..perfdata.tracepoints import layouts
 from ..profile import KERNEL, KERNEL_ADDR, NO_SAMPLES_NOTE, UNKNOWN, Function, Location, \
@@ -47,31 +51,22 @@ from ..unwind.user_stacks import DWARF_NOTE, UserStacks
 
 NAME = "perf-data"
 
-PERF_CONTEXT_MAX = 0xFFFFFFFFFFFFF001  # values at or above are context markers
-_CTX_KERNEL, _CTX_USER = 0xFFFFFFFFFFFFFF80, 0xFFFFFFFFFFFFFE00
-_CTX_GUEST_KERNEL, _CTX_GUEST_USER = 0xFFFFFFFFFFFFF780, 0xFFFFFFFFFFFFF600
-_CTX_HV, _CTX_GUEST = 0xFFFFFFFFFFFFFFE0, 0xFFFFFFFFFFFFF800
-_CTX_USER_DEFERRED = 0xFFFFFFFFFFFFFD80
-MODE_KERNEL, MODE_USER = 1, 2
 _I64_MAX = (1 << 63) - 1
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
-_MARKER_MODE = {_CTX_KERNEL: MODE_KERNEL, _CTX_USER: MODE_USER, _CTX_HV: 3,
-                _CTX_GUEST_KERNEL: 4, _CTX_GUEST_USER: 5, _CTX_GUEST: 4}
 _MISC_COMM_EXEC = 1 << 13
 _MISC_MMAP_BUILD_ID = 1 << 14
 _PROT_EXEC = 4
 _ANON_PREFIXES = ("//anon", "/dev/zero", "/anon_hugepage", "[anon:", "/memfd:")
 
-_SIDE_MMAP, _SIDE_COMM, _SIDE_FORK = 0, 1, 2
 #: the HEADER_TRACING_DATA feature: the kernel's tracepoint format files
 _F_TRACING_DATA = 1
 #: bytes of records the compiled loop reads per call (and between two releases of their
 #: mapped pages)
 _SCAN_WINDOW = 4 << 20
-#: the replay's frame-cache misses located in C (_scan.replay_run's locator); False: by
-#: _Reader._locate, the reference the tests compare the compiled path with
-COMPILED_FRAME_MISS = True
+#: the replay on columns (analysis.perfdata.replay); False: sample by sample
+#: (_Reader._replay_rows, the reference the tests compare it with)
+REPLAY_ON_COLUMNS = True
 #: what the compiled loop reads of sched_switch's raw record
 _SWITCH_FIELDS = ("prev_pid", "prev_state", "next_pid")
 _SIDE_NAMES = {R.MMAP: "MMAP", R.MMAP2: "MMAP2", R.COMM: "COMM", R.FORK: "FORK"}
@@ -457,9 +452,27 @@ class _Reader:
         85 in a system-wide capture of 600,000 chains); other keys (no chain, branch
         records, a DWARF user leaf) stay as they are, in chain_rest."""
         chains = self.chains
-        self.chain_blob, ends, self.chain_modes, rest = _scan.pack_chains(chains)
-        self.chain_ends = memoryview(ends).cast("q")  # where chain i's bytes end
-        self.chain_rest = {cid: chains[cid] for cid in rest}
+        n = len(chains)
+        if n and min(map(len, chains)) == 2 == max(map(len, chains)):
+            # (the usual keys: loops in C, not Python's per chain; zip(*chains) makes an
+            # iterator per chain, slower than the loop)
+            modes, parts = list(map(itemgetter(0), chains)), list(map(itemgetter(1), chains))
+            if set(map(type, parts)) != {bytes}:
+                parts = None
+        else:
+            modes, parts = [k[0] for k in chains], None
+        if parts is None:
+            parts = [k[1] if len(k) == 2 and type(k[1]) is bytes else None for k in chains]
+            self.chain_rest = {cid: chains[cid] for cid, b in enumerate(parts) if b is None}
+            parts = [b"" if b is None else b for b in parts]
+        else:
+            self.chain_rest = {}
+        self.chain_blob = b"".join(parts)
+        ends = np.zeros(n + 1, dtype=np.int64)  # where chain i's bytes end
+        np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=n), out=ends[1:])
+        self.chain_ends = array("q", ends.tobytes())
+        self.chain_modes = (np.fromiter(modes, dtype=np.int64, count=n) & 0xFF
+                            ).astype(np.uint8).tobytes()
         self.chains = None
 
     def chain_frames(self, cid: int) -> tuple[tuple[int, int], ...]:
@@ -468,27 +481,21 @@ class _Reader:
             ckey = self.chain_rest.get(cid)
             if ckey is None:
                 ends = self.chain_ends
-                return _scan.frames(self.chain_blob[ends[cid]:ends[cid + 1]], self.e == ">",
-                                    self.chain_modes[cid], self.chain_ips[cid])
+                return self.frames_py(self.chain_modes[cid], self.chain_ips[cid],
+                                      self.chain_blob[ends[cid]:ends[cid + 1]], None, None)
         else:
             ckey = self.chains[cid]
         ip = self.chain_ips[cid]
         if len(ckey) == 5:  # (mode, chain, branch_from, user_ip, ip)
             return self.frames_py(ckey[0], ip, ckey[1], ckey[2], ckey[3])
         chain = ckey[1] if isinstance(ckey[1], bytes) else None  # (mode, chain | ip)
-        return self._frames(ckey[0], ip, chain, None, None)
-
-    def _frames(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
-                ) -> tuple[tuple[int, int], ...]:
-        """(cpumode, address) leaf first: markers switch the mode and are dropped."""
-        if branch_from is None and user_ip is None:
-            return _scan.frames(chain, self.e == ">", mode, ip)
-        return self.frames_py(mode, ip, chain, branch_from, user_ip)
+        return self.frames_py(ckey[0], ip, chain, None, None)
 
     def frames_py(self, mode: int, ip: int, chain: bytes | None, branch_from, user_ip
                   ) -> tuple[tuple[int, int], ...]:
-        """_frames in Python: the reference _scan.frames is tested against, and the
-        frames of branch records and DWARF samples."""
+        """(cpumode, address) leaf first: markers switch the mode and are dropped (the
+        frames of a chain replay.chain_frames does not decode on columns, and the
+        reference it is tested against)."""
         frames: list[tuple[int, int]] = []
         if chain:
             ips = struct.unpack(f"{self.e}{len(chain) // 8}Q", chain)
@@ -499,9 +506,9 @@ class _Reader:
                     skip_next = False
                     continue
                 if v >= PERF_CONTEXT_MAX:
-                    if v == _CTX_USER_DEFERRED:
+                    if v == CTX_USER_DEFERRED:
                         skip_next = True  # a cookie follows, the user stack comes later
-                    cur = _MARKER_MODE.get(v, cur)
+                    cur = MARKER_MODE.get(v, cur)
                     continue
                 frames.append((cur, v))
         if not frames:
@@ -677,16 +684,16 @@ class _Reader:
                     return  # data mappings (perf record -d) hold no code
                 raw = bytes(b[name_at:end])
                 path = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
-                self.side.append((t, seq, _SIDE_MMAP, pid, start, length, pgoff, path,
+                self.side.append((t, seq, SIDE_MMAP, pid, start, length, pgoff, path,
                                   build_id, misc & 7))
             elif rtype == R.COMM:
                 pid, tid = struct.unpack_from(e + "ii", b, s)
                 comm = bytes(b[s + 8:end]).split(b"\0", 1)[0].decode("utf-8", "replace")
-                self.side.append((t, seq, _SIDE_COMM, pid, tid, comm,
+                self.side.append((t, seq, SIDE_COMM, pid, tid, comm,
                                   bool(misc & _MISC_COMM_EXEC)))
             elif rtype == R.FORK:
                 pid, ppid, tid, ptid = struct.unpack_from(e + "iiii", b, s)
-                self.side.append((t, seq, _SIDE_FORK, pid, ppid, tid, ptid))
+                self.side.append((t, seq, SIDE_FORK, pid, ppid, tid, ptid))
         except (struct.error, IndexError):
             self._bad(fpos, _SIDE_NAMES[rtype])
 
@@ -718,129 +725,23 @@ class _Reader:
     # ---- pass 2: replay in time order ---------------------------------------------------
     def _replay(self) -> None:
         p = self.p
-        spaces = AddressSpaces()
-        comms: dict[int, str] = dict(self.thread_names)
         side = sorted(self.side, key=lambda x: (x[0], x[1]))
         self.chain_ix = {}  # (only the scan interns chains)
         # (nor is anything scanned from here: the file-order columns can go one by one
         # as their time-order copies are made, _in_time_order)
         self.scan_columns = None
         self._pack_chains()
-        times = self.c_time
         # (file order among equal times, as sorted(range(n), key=times.__getitem__))
-        order = array("i", np.argsort(view(times, np.uint64), kind="stable")
+        order = array("i", np.argsort(view(self.c_time, np.uint64), kind="stable")
                       .astype(np.int32).tobytes())
-        # (pid, chain) -> stack, valid while that process's maps and the kernel's stay
-        # the same; a map change drops the entries of the process it touched
-        cache: dict[int, int] = {}
-        keys_of_pid: dict[int, list[int]] = {}
-        # DSO path -> four tables (offset known, unknown x leaf, caller): the frame's
-        # offset (or address) -> its location
-        locs: dict[str, tuple[dict[int, int], ...]] = {}
-        si, n_side = 0, len(side)
-        next_side = side[0][0] if side else None
-        build_ids = self.features.build_ids
-        # tid -> string id, valid until the next COMM
-        comm_ids: dict[int, int] = {}
-        c_pid, c_tid, c_chain, procs_of = self.c_pid, self.c_tid, self.c_chain, spaces.procs
-        stacks = array("i")
-        comm_col = array("i")
         snaps = self.snaps
         user_stacks = UserStacks(self.features.arch or "x86_64") if snaps else None
-        frozen: dict[int, int] = {}  # id(a process's map list) -> index in spaces
-        held: list = []  # those lists, alive while their ids are keys
-
-        def stack_miss(row: int) -> int:
-            pid = c_pid[row]
-            key = ((pid + 1) & _U32) << 32 | c_chain[row]  # (a pid of -8 read from the file)
-            sid = cache[key] = self._resolve(c_chain[row], procs_of.get(pid), spaces, pid,
-                                             locs, build_ids)
-            keys_of_pid.setdefault(pid, []).append(key)
-            return sid
-
-        def frame_miss(depth: int, mode: int, addr: int, kernel: bool, pid: int) -> int:
-            # (a packed chain's frame not in its cache, from replay_run's fast path)
-            return self._locate(depth, addr, kernel, procs_of.get(pid), spaces, pid, locs,
-                                build_ids, self._kernel_frames if kernel
-                                else self._user_frames[pid])
-
-        def map_info(kernel: bool, pid: int, m: Map | None) -> list:
-            return self._map_info(kernel, pid, m, spaces, locs, build_ids)
-
-        # what replay_run's compiled frame miss needs (frame_miss's work, with the
-        # mapping lookup and the new Location and Function made in C): None, to ask
-        # frame_miss for every frame a cache misses
-        locator = (spaces.procs, spaces.kernel, {}, {}, map_info, p.mapping, p.mappings,
-                   p.functions, p.locations, self._funcs, Function, Location, KERNEL,
-                   UNKNOWN) if COMPILED_FRAME_MISS else None
-
-        def comm_miss(row: int) -> int:
-            tid = c_tid[row]
-            comm = comms.get(tid)
-            cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
-            return cid
-
-        i, n = 0, len(order)
-        while i < n:
-            row = order[i]
-            if next_side is not None and next_side <= times[row]:
-                t = times[row]
-                while si < n_side and side[si][0] <= t:
-                    changed = self._apply(side[si], spaces, comms)
-                    if changed == "kernel":
-                        cache.clear()
-                        keys_of_pid.clear()
-                        self._kernel_frames = _frame_caches()
-                    elif changed is not None:
-                        for k in keys_of_pid.pop(changed, ()):
-                            cache.pop(k, None)
-                        self._user_frames.pop(changed, None)
-                    si += 1
-                next_side = side[si][0] if si < n_side else None
-                comm_ids.clear()
-            if not snaps:  # every row up to the next sideband record, compiled
-                # (a time past 2^63, from a damaged record, stops the run early: the rows
-                # from there are taken one by one below, against the real next_side)
-                # a new (process, packed chain) pair is resolved in C, frame misses
-                # asked of frame_miss (stack_miss's work, for the other chain keys)
-                fast = (self.chain_blob, self.chain_ends, self.chain_modes, self.chain_ips,
-                        self.e == ">", self.chain_rest, self._kernel_frames,
-                        self._user_frames, KERNEL_ADDR, frame_miss, self._stacks, p.stacks,
-                        self._ints, keys_of_pid, locator)
-                j, run_stacks, run_comms = _scan.replay_run(
-                    order, i, times, -1 if next_side is None else min(next_side, _I64_MAX),
-                    c_pid, c_chain, c_tid, cache, comm_ids, stack_miss, comm_miss, fast)
-                if j > i:
-                    stacks.frombytes(run_stacks)
-                    comm_col.frombytes(run_comms)
-                    i = j
-                    continue
-            i += 1
-            pid = c_pid[row]
-            key = ((pid + 1) & _U32) << 32 | c_chain[row]  # (replay_run builds the same key)
-            sid = cache.get(key)
-            if sid is None:
-                sid = stack_miss(row)
-            if snaps and row in snaps:
-                maps = procs_of[pid].maps if pid in procs_of else []
-                space = frozen.get(id(maps))
-                if space is None:
-                    space = frozen[id(maps)] = len(user_stacks.spaces)
-                    held.append(maps)
-                    user_stacks.spaces.append(tuple(
-                        (m.start, m.end, m.pgoff, *self._user_dso(m, pid, build_ids))
-                        for m in maps))
-                mask, regs, stack = snaps[row]
-                user_stacks.add(len(stacks), pid, space, mask, regs, stack)
-            stacks.append(sid)
-            cid = comm_ids.get(c_tid[row])
-            comm_col.append(comm_miss(row) if cid is None else cid)
-        # the replay's caches and indexes go before the columns are copied (the
+        if snaps or not REPLAY_ON_COLUMNS:
+            stacks, comm_col = self._replay_rows(order, side, user_stacks)
+        else:
+            stacks, comm_col = replay(self, order, side)
+        # the replay's tables and indexes go before the columns are copied (the
         # profile's indexes are built from its tables if something interns later)
-        cache.clear()
-        keys_of_pid.clear()
-        locs.clear()
-        self._user_frames, self._kernel_frames = {}, _frame_caches()
         self._funcs, self._stacks, self._ints = {}, {}, []
         p.drop_indexes()
         # the other columns are the same values in time order; each file-order column
@@ -850,7 +751,6 @@ class _Reader:
         p.s_comm = comm_col
         self.chains, self.chain_ips = [], array("Q")
         self.chain_blob, self.chain_ends, self.chain_rest = b"", array("q"), {}
-        c_pid = c_tid = c_chain = times = None
         p.s_count = None  # (every row is one sample: no column, see Profile.s_count)
         p.s_period = self._in_time_order("c_period", order)
         p.s_pid = self._in_time_order("c_pid", order)
@@ -871,6 +771,74 @@ class _Reader:
         # (-a writes one entry, -1 as a u64: all threads, none watched in particular)
         p.switches.watched = sorted(t for t in self.thread_names if 0 < t < 1 << 31)
 
+    def _replay_rows(self, order: array, side: list, user_stacks: UserStacks | None
+                     ) -> tuple[array, array]:
+        """analysis.perfdata.replay sample by sample: the samples in time order, the
+        sideband applied before each sample at or after its time, a (process, chain)
+        pair's stack cached until that process's maps or the kernel's change, a frame's
+        location cached per address space. The reference the replay on columns is
+        tested against, and the replay of DWARF captures, whose samples each take a
+        snapshot of their process's maps."""
+        p = self.p
+        spaces = AddressSpaces()
+        comms: dict[int, str] = dict(self.thread_names)
+        times, c_pid, c_tid, c_chain = self.c_time, self.c_pid, self.c_tid, self.c_chain
+        procs_of = spaces.procs
+        cache: dict[tuple[int, int], int] = {}  # (pid, chain) -> stack
+        keys_of_pid: dict[int, list] = {}
+        # DSO path -> four tables (offset known, unknown x leaf, caller): the frame's
+        # offset (or address) -> its location
+        locs: dict[str, tuple[dict[int, int], ...]] = {}
+        comm_ids: dict[int, int] = {}  # tid -> string id, until the next sideband record
+        stacks, comm_col = array("i"), array("i")
+        snaps = self.snaps
+        frozen: dict[int, int] = {}  # id(a process's map list) -> index in spaces
+        held: list = []  # those lists, alive while their ids are keys
+        si = 0
+        for row in order:
+            t = times[row]
+            if si < len(side) and side[si][0] <= t:
+                while si < len(side) and side[si][0] <= t:
+                    changed = self._apply(side[si], spaces, comms)
+                    if changed == "kernel":
+                        cache.clear()
+                        keys_of_pid.clear()
+                        self._kernel_frames = _frame_caches()
+                    elif changed is not None:
+                        for k in keys_of_pid.pop(changed, ()):
+                            cache.pop(k, None)
+                        self._user_frames.pop(changed, None)
+                    si += 1
+                comm_ids.clear()
+            pid = c_pid[row]
+            key = (pid, c_chain[row])
+            sid = cache.get(key)
+            if sid is None:
+                sid = cache[key] = self._resolve(c_chain[row], procs_of.get(pid), spaces,
+                                                 pid, locs)
+                keys_of_pid.setdefault(pid, []).append(key)
+            if snaps and row in snaps:
+                maps = procs_of[pid].maps if pid in procs_of else []
+                space = frozen.get(id(maps))
+                if space is None:
+                    space = frozen[id(maps)] = len(user_stacks.spaces)
+                    held.append(maps)
+                    user_stacks.spaces.append(tuple(
+                        (m.start, m.end, m.pgoff, *self._user_dso(m, pid,
+                                                                  self.features.build_ids))
+                        for m in maps))
+                mask, regs, stack = snaps[row]
+                user_stacks.add(len(stacks), pid, space, mask, regs, stack)
+            stacks.append(sid)
+            tid = c_tid[row]
+            cid = comm_ids.get(tid)
+            if cid is None:
+                comm = comms.get(tid)
+                cid = comm_ids[tid] = p.string(comm if comm is not None else f":{tid}")
+            comm_col.append(cid)
+        self._user_frames, self._kernel_frames = {}, _frame_caches()
+        return stacks, comm_col
+
     def _lives(self) -> None:
         """FORK and EXIT rows in the switch log, after the switches (the thread loop
         sorts a thread's rows by time): when the threads created or ended in the window
@@ -878,7 +846,7 @@ class _Reader:
         after it exited counts as on or off CPU (issue 38). Synthesized records (time 0,
         threads that existed before perf started) say nothing about the window."""
         for ev in self.side if self._has_sideband_time() else ():
-            if ev[2] == _SIDE_FORK and ev[0] > 0:
+            if ev[2] == SIDE_FORK and ev[0] > 0:
                 t, _, _, pid, _ppid, tid, _ptid = ev
                 self._switch(t, tid, pid, -1, FORK, 0, -1, RECORD)
         for t, pid, tid in self.exits:
@@ -896,12 +864,12 @@ class _Reader:
         """Apply one sideband record; returns the pid whose maps changed ("kernel" for
         the kernel's), or None."""
         kind = ev[2]
-        if kind == _SIDE_MMAP:
+        if kind == SIDE_MMAP:
             _, _, _, pid, start, length, pgoff, path, build_id, cpumode = ev
             kernel = cpumode == MODE_KERNEL or pid == -1
             spaces.mmap(pid, Map(start, start + length, pgoff, path, build_id), kernel=kernel)
             return "kernel" if kernel else pid
-        if kind == _SIDE_COMM:
+        if kind == SIDE_COMM:
             _, _, _, pid, tid, comm, is_exec = ev
             comms[tid] = comm
             if is_exec and pid == tid:
@@ -914,28 +882,26 @@ class _Reader:
         spaces.fork(pid, ppid)
         return pid
 
-    def _resolve(self, cid: int, procs, spaces: AddressSpaces, pid: int, locs: dict,
-                 build_ids: dict) -> int:
+    def _resolve(self, cid: int, procs, spaces: AddressSpaces, pid: int, locs: dict
+                 ) -> int:
         """The stack of chain `cid` in this process: each frame's location from the
-        frame caches (compiled: _scan.locate_chain reads a packed chain's addresses in
-        place, _scan.locate the frames of another key), a frame seen first in this
-        address space from its mapping (_locate)."""
+        frame caches, a frame seen first in this address space from its mapping."""
         user = self._user_frames.get(pid)
         if user is None:
             user = self._user_frames[pid] = _frame_caches()
-
-        def miss(depth: int, mode: int, addr: int, kernel: bool) -> int:
-            return self._locate(depth, addr, kernel, procs, spaces, pid, locs, build_ids,
-                                self._kernel_frames if kernel else user)
-        if cid not in self.chain_rest:
-            ends = self.chain_ends
-            stack = _scan.locate_chain(self.chain_blob, ends[cid], ends[cid + 1],
-                                       self.e == ">", self.chain_modes[cid],
-                                       self.chain_ips[cid], self._kernel_frames, user,
-                                       KERNEL_ADDR, miss)
-        else:
-            stack = _scan.locate(self.chain_frames(cid), self._kernel_frames, user,
-                                 KERNEL_ADDR, miss)
+        stack = []
+        for depth, (mode, addr) in enumerate(self.chain_frames(cid)):
+            kernel = mode == 1 or mode == 4 or (mode == 0 and addr >= KERNEL_ADDR)
+            cache = self._kernel_frames if kernel else user
+            loc = cache[depth > 0].get(addr)
+            if loc is None:
+                m = spaces.kernel.find(addr) if kernel else \
+                    (procs.find(addr) if procs else None)
+                loc = cache[depth > 0][addr] = self._locate_in(
+                    self._map_facts(kernel, pid, m, bool(spaces.kernel.maps)), locs, depth,
+                    addr)
+            stack.append(loc)
+        stack = tuple(stack)
         sid = self._stacks.get(stack)
         if sid is None:  # Profile.stack
             stacks = self.p.stacks
@@ -943,24 +909,16 @@ class _Reader:
             stacks.append(stack)
         return sid
 
-    def _locate(self, depth: int, addr: int, kernel: bool, procs, spaces: AddressSpaces,
-                pid: int, locs: dict, build_ids: dict, cache: tuple) -> int:
-        """The location of a frame not in its frame cache (the same frame recurs in many
-        chains: its location is found once per address space and cached)."""
-        m = spaces.kernel.find(addr) if kernel else (procs.find(addr) if procs else None)
-        return self._locate_in(self._map_info(kernel, pid, m, spaces, locs, build_ids),
-                               depth, addr, cache)
-
-    def _map_info(self, kernel: bool, pid: int, m: Map | None, spaces: AddressSpaces,
-                  locs: dict, build_ids: dict) -> list:
+    def _map_facts(self, kernel: bool, pid: int, m: Map | None, kernel_maps: bool = True
+                   ) -> tuple:
         """What the frames of mapping `m` of process `pid` (None: in no mapping) are
-        located by, the same for all of them: [m, DSO path, build-id, its location
-        tables, offset rule (0 none, 1 the address, 2 address - start + pgoff), start,
-        pgoff, the kernel's _text address to record (0: none), mapping kind, None, None].
-        The compiled replay keeps one per (process, mapping) and stores the mapping id
-        and its basename in the last two items; holding m keeps its id() a valid key."""
+        located by, the same for all of them: (DSO path, build-id, offset rule (0 none,
+        1 the address, 2 address - start + pgoff), start, pgoff, the kernel's _text
+        address to record (0: none), mapping kind). `kernel_maps`: the kernel has maps
+        (without any, a kernel address is the kernel's own)."""
+        build_ids = self.features.build_ids
         kernel_text = 0
-        if m is None and kernel and not spaces.kernel.maps:
+        if m is None and kernel and not kernel_maps:
             path, rule, bid = "[kernel.kallsyms]", 1, ""
         elif m is None:
             path, rule, bid = "[unknown]", 0, ""
@@ -973,16 +931,17 @@ class _Reader:
         else:
             path, bid = self._user_dso(m, pid, build_ids)
             rule = 2
-        tables = locs.get(path)
-        if tables is None:  # (offset or address -> location: compiled tables)
-            tables = locs[path] = (*_frame_caches(), *_frame_caches())
-        return [m, path, bid, tables, rule, m.start if m else 0, m.pgoff if m else 0,
-                kernel_text, KERNEL if kernel and path != "[unknown]" else None, None, None]
+        return (path, bid, rule, m.start if m else 0, m.pgoff if m else 0, kernel_text,
+                KERNEL if kernel and path != "[unknown]" else None)
 
-    def _locate_in(self, info: list, depth: int, addr: int, cache: tuple) -> int:
-        """_locate given the frame's _map_info (what _scan's compiled frame miss does)."""
-        _m, path, bid, tables, rule, start, pgoff, kernel_text, kind = info[:9]
+    def _locate_in(self, facts: tuple, locs: dict, depth: int, addr: int) -> int:
+        """The location of a frame at `addr` of a mapping with these _map_facts: one per
+        (DSO path, offset or address, leaf or caller), in `locs`."""
+        path, bid, rule, start, pgoff, kernel_text, kind = facts
         is_return = depth > 0  # callers: return addresses
+        tables = locs.get(path)
+        if tables is None:  # (offset or address -> location)
+            tables = locs[path] = ({}, {}, {}, {})
         if rule == 0:
             offset, table, value = None, tables[2 + is_return], addr
         else:
@@ -996,7 +955,6 @@ class _Reader:
             if kernel_text:
                 p.mappings[mid].pgoff = kernel_text
             loc = table[value] = self._unnamed_location(mid, addr, offset, is_return)
-        cache[is_return][addr] = loc
         return loc
 
     def _unnamed_location(self, mid: int, addr: int, offset: int | None,

@@ -88,7 +88,7 @@ def test_kept_inputs_and_a_short_run_find_nothing(lib, tmp_path):
     assert result["inputs"] == SHORT_RUN
     kept = sum(len(kept_inputs(t)) for t in NATIVE_TARGETS)
     assert kept >= 8 and sum(t["replayed"] for t in result["targets"].values()) == kept
-    # the run reached the importers' loops, the replay and the off-CPU intervals
+    # the run reached the importers' loops and the off-CPU intervals
     calls = result["calls"]
-    for fn in ("_scan.scan", "_scan.replay_run", "_script.Reader", "_intervals.intervals"):
+    for fn in ("_scan.scan", "_script.Reader", "_intervals.intervals"):
         assert calls.get(fn, 0) > 0, fn

@@ -40,7 +40,8 @@ def _compiled_alike(data: bytes) -> None:
 def _perf_data(data: bytes, compiled: bool):
     """perf_data's reader on the bytes in a buffer of exactly their size (a read past
     the end meets ASan's red zone, where a bytes object's NUL or an mmap's page would
-    hide it): with the compiled record loop and frame miss, or with neither."""
+    hide it): with the compiled record loop and the replay on columns, or with neither
+    (the Python record walk, the replay sample by sample)."""
     buf = memoryview(array("B", data))
     reader = perf_data._Reader(buf, len(buf))
     if not compiled:
@@ -53,49 +54,31 @@ def _perf_data(data: bytes, compiled: bool):
         packed.append((reader.chain_blob, reader.chain_ends, reader.chain_rest,
                        reader.chain_ips, reader.chain_modes))
     reader._pack_chains = keep_packed
-    saved, perf_data.COMPILED_FRAME_MISS = perf_data.COMPILED_FRAME_MISS, compiled
+    saved, perf_data.REPLAY_ON_COLUMNS = perf_data.REPLAY_ON_COLUMNS, compiled
     try:
         profile = reader.read()
     finally:
-        perf_data.COMPILED_FRAME_MISS = saved
+        perf_data.REPLAY_ON_COLUMNS = saved
     profile.drop_indexes()
     if compiled and packed:
         (reader.chain_blob, reader.chain_ends, reader.chain_rest, reader.chain_ips,
          reader.chain_modes) = packed[0]
         reader.chains = None  # (packed, as during the replay)
-        _same_chain_locations(reader)
+        _same_chain_frames(reader)
     return profile
 
 
-def _same_chain_locations(reader) -> None:
-    """Each packed call chain of the replay through _scan.locate_chain (its addresses
-    read in place, the replay's path for a chain) and through _scan.locate of the frames
-    _scan.frames decodes from it: the same locations, the same frames asked for in the
-    same order (the replay takes the first path only for rows it cannot run in one go)."""
-    from analysis.perfdata import _scan
-    ends, big = reader.chain_ends, reader.e == ">"
-    outcomes = []
-    for direct in (True, False):
-        asked: list = []
-        kernel, user = ({}, {}), ({}, {})
-
-        def miss(depth, mode, addr, is_kernel):
-            asked.append((depth, mode, addr, is_kernel))
-            (kernel if is_kernel else user)[depth > 0][addr] = len(asked) - 1
-            return len(asked) - 1
-        stacks = []
-        for cid in range(len(ends) - 1):
-            if cid in reader.chain_rest:
-                continue
-            if direct:
-                stacks.append(_scan.locate_chain(
-                    reader.chain_blob, ends[cid], ends[cid + 1], big, reader.chain_modes[cid],
-                    reader.chain_ips[cid], kernel, user, perf_data.KERNEL_ADDR, miss))
-            else:
-                stacks.append(_scan.locate(reader.chain_frames(cid), kernel, user,
-                                           perf_data.KERNEL_ADDR, miss))
-        outcomes.append((stacks, asked))
-    assert outcomes[0] == outcomes[1]
+def _same_chain_frames(reader) -> None:
+    """Every call chain's frames decoded on columns (replay.chain_frames: the markers'
+    modes carried forward, a deferred user stack's cookie, an empty chain's ip) and one
+    by one (_Reader.chain_frames): the same (mode, address) pairs."""
+    import numpy as np
+    from analysis.perfdata.replay import chain_frames
+    n = len(reader.chain_ends) - 1
+    first, mode, addr = chain_frames(reader, np.arange(n, dtype=np.int64))
+    got = [tuple(zip(mode[a:b].tolist(), addr[a:b].tolist()))
+           for a, b in zip(first[:-1].tolist(), first[1:].tolist())]
+    assert got == [reader.chain_frames(cid) for cid in range(n)]
 
 
 def _tracepoint_rows(snap: dict) -> dict:

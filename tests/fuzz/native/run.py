@@ -33,7 +33,7 @@ from .build import CANARY_NAME, ROOT, build
 from .drive import NATIVE_TARGETS
 
 #: each target's share of the inputs: the perf.data reader is the most code (record
-#: loop, replay, frame miss, switch records), perf script the next; a saved profile is
+#: loop and switch records), perf script the next; a saved profile is
 #: cheap to read
 SPLIT = {"perf-data-alike": 0.45, "perf-script-compiled": 0.30, "saved-profile": 0.25}
 CHUNK = 20_000
