@@ -132,12 +132,22 @@ def first_met_in_chunks(*columns: np.ndarray, weights: np.ndarray | None = None,
     step = chunk or CHUNK
     if n <= step:
         return first_met(*columns, weights=weights)
+    return first_met_of_chunks(
+        ([c[a:a + step] for c in columns], None if weights is None else weights[a:a + step])
+        for a in range(0, n, step))
+
+
+def first_met_of_chunks(chunks) -> tuple[list[np.ndarray], np.ndarray]:
+    """first_met of the rows of `chunks` (each (columns, weights or None), made one at a
+    time by the caller: columns computed from others need not exist whole; at least one
+    chunk, empty or not) as one column, merged as first_met_in_chunks merges."""
     parts, sums = [], []
-    for a in range(0, n, step):
-        distinct, got = first_met(*(c[a:a + step] for c in columns),
-                                  weights=None if weights is None else weights[a:a + step])
+    for columns, weights in chunks:
+        distinct, got = first_met(*columns, weights=weights)
         parts.append(distinct)
         sums.append(got)
+    if len(parts) == 1:
+        return parts[0], sums[0]
     merged = [np.concatenate(c) for c in zip(*parts)]
     ids, distinct = dense_ids(*merged)
     got = np.concatenate(sums)

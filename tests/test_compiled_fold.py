@@ -78,10 +78,12 @@ def test_folds_alike(path):
                                                       for p in CAPTURES[::20]])
 def test_folds_alike_two_stacks_at_a_time(path, monkeypatch):
     """The array fold names its stacks a chunk at a time (folded.STACK_CHUNK), the
-    bodies told apart by their text across chunks: with two stacks a chunk, the lines,
-    weights and order are still the Python fold's."""
+    bodies told apart by their text across chunks, and sums its rows a chunk at a time
+    (folded.ROW_CHUNK), merged in the order first met: with two stacks and three rows a
+    chunk, the lines, weights and order are still the Python fold's."""
     from analysis.export import folded
     monkeypatch.setattr(folded, "STACK_CHUNK", 2)
+    monkeypatch.setattr(folded, "ROW_CHUNK", 3)
     _folded_alike(path)
 
 

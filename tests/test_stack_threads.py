@@ -9,6 +9,7 @@ import pytest
 
 from analysis.aggregate.selection import stack_thread_weights
 from analysis.diagnosis import Context
+from analysis.diagnosis import stack_threads
 from analysis.diagnosis.stack_threads import StackThreads
 from analysis.importers import load
 from analysis.profile import is_scheduler_event
@@ -31,8 +32,11 @@ def _dict_per_stack(profile, event_id) -> dict[int, dict[int, int]]:
     return per
 
 
+@pytest.mark.parametrize("pair_chunk", [stack_threads.PAIR_CHUNK, 5])
 @pytest.mark.parametrize("name", CAPTURES)
-def test_reads_as_the_dict_per_stack(name):
+def test_reads_as_the_dict_per_stack(name, pair_chunk, monkeypatch):
+    """(Its pairs summed a chunk of rows at a time: 5 rows a chunk, many chunks.)"""
+    monkeypatch.setattr(stack_threads, "PAIR_CHUNK", pair_chunk)
     profile = load(FIX / name)
     events = [i for i, e in enumerate(profile.events) if not is_scheduler_event(e.name)]
     assert events  # (the scheduler's events have no on-CPU context)

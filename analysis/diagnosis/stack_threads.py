@@ -14,10 +14,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..column_ops import first_met, first_met_in_chunks, view
+from ..column_ops import first_met, first_met_of_chunks, view
 from ..profile_columns import Csr, index_type, kept_columns, weights_by_stack
 
 _ABSENT, _ONE, _MANY = 0, 1, 2
+
+
+#: rows of_samples sums (stack, thread) pairs of at a time
+PAIR_CHUNK = 1 << 18
 
 
 class StackThreads:
@@ -93,9 +97,15 @@ class StackThreads:
         one = met[~several[met]]
         state[one], tids[one] = _ONE, first_tid[one]
         # the others' (stack, thread) pairs, each stack's together in the order first met
-        rows = several[stack]
-        (p_stack, p_tid), p_n = first_met_in_chunks(
-            stack[rows], tid[rows], weights=None if count is None else count[rows])
+        # (a chunk of rows at a time, the rows picked within it: on a system-wide text of
+        # 4M samples, 83% of the rows are such stacks', and whole-column copies and
+        # sorts were 120 MiB, the report's peak)
+        def chunks():
+            for a in range(0, max(len(stack), 1), PAIR_CHUNK):
+                rows = several[stack[a:a + PAIR_CHUNK]]
+                yield ((stack[a:a + PAIR_CHUNK][rows], tid[a:a + PAIR_CHUNK][rows]),
+                       None if count is None else count[a:a + PAIR_CHUNK][rows])
+        (p_stack, p_tid), p_n = first_met_of_chunks(chunks())
         by_stack = np.argsort(p_stack, kind="stable")
         p_stack, p_tid, p_n = p_stack[by_stack], p_tid[by_stack], p_n[by_stack]
         many = np.flatnonzero(several)

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, TextIO
 
 import numpy as np
 
-from ..column_ops import dense_ids, first_met, view
+from ..column_ops import CHUNK, dense_ids_in_chunks, first_met_of_chunks, view
 from ..location_table import location_fields
 from ..profile import NO_ID, Profile
 from ..profile_columns import stack_table
@@ -100,44 +100,64 @@ def _fold_arrays(p: Profile, namer: "_Namer", procs: tuple, keep: bytes | None, 
     when the weights could pass int64 (the Python loop sums them exactly)."""
     stack = view(p.s_stack, np.int32)[:rows]
     cols = [view(c, np.int32)[:rows] for c in procs]
-    w = np.ones(rows, dtype=np.int64) if count is None else view(count, np.int64)[:rows]
+    # (None: every row weighs 1, counted, not summed)
+    w = None if count is None else view(count, np.int64)[:rows]
     if period is not None:
         per = np.full(rows, period, dtype=np.uint64) if isinstance(period, int) else \
             view(period, np.uint64)[:rows]
         if per.size and int(per.max()) >= 1 << 62:
             return None
-        w = np.where(per != 0, per.astype(np.int64), w)
+        w = np.where(per != 0, per.astype(np.int64), 1 if w is None else w)
     if keep is not None:
         ev = view(p.s_event, np.int32)[:rows]
         flags = np.frombuffer(keep, dtype=np.uint8)
         kept = (ev >= 0) & (ev < len(flags))
         kept[kept] = flags[ev[kept]] == 1
-        stack, cols, w = stack[kept], [c[kept] for c in cols], w[kept]
-    if w.size and (int(w.min()) < 0 or int(w.max()) >= (1 << 62) // max(len(w), 1)):
+        stack, cols = stack[kept], [c[kept] for c in cols]
+        w = None if w is None else w[kept]
+    if w is not None and w.size and \
+            (int(w.min()) < 0 or int(w.max()) >= (1 << 62) // max(len(w), 1)):
         return None
     if not stack.size:
         return {}
     # each row's process (its key's id, first met first) and the body of its stack, as
     # printed for that process (Java's frames print apart): then the rows are summed per
-    # (process, body), and each distinct line is made once
+    # (process, body), and each distinct line is made once. The rows a chunk at a time:
+    # whole-column temporaries of a 4M-sample text were 180 MiB, the worker's peak.
     if cols:
-        proc, keys = dense_ids(*cols)
+        proc, keys = dense_ids_in_chunks(*cols, chunk=ROW_CHUNK)
         procs_met = list(zip(*(k.tolist() for k in keys)))
     else:
-        proc, procs_met = np.zeros(len(stack), dtype=np.int64), [()]
+        proc, procs_met = None, [()]
     names = [namer.proc_name(k) for k in procs_met]
     java = np.array([n is not None and n.startswith("java") for n in names], dtype=bool)
-    on_java = java[proc]
-    body = np.full(len(stack), -1, dtype=np.int64)
+    n_stacks = len(p.stacks)
+    used = np.zeros((2, n_stacks), dtype=bool)  # the stacks of other and of Java processes
+    for a in range(0, len(stack), ROW_CHUNK):
+        some = stack[a:a + ROW_CHUNK]
+        if proc is None:
+            used[0, some] = True
+        else:
+            on_java = java[proc[a:a + ROW_CHUNK]]
+            used[1, some[on_java]] = True
+            used[0, some[~on_java]] = True
+    body_of = np.full((2, n_stacks), -1, dtype=np.int64)
     texts: list[str] = []
-    for j in (False, True):
-        rows_j = on_java == j
-        if rows_j.any():
-            body_of, made = _bodies(p, namer, stack[rows_j], j)
-            b = body_of[stack[rows_j]]
-            body[rows_j] = np.where(b >= 0, b + len(texts), -1)
+    for j in (0, 1):
+        if used[j].any():
+            of, made = _bodies(p, namer, np.flatnonzero(used[j]), bool(j))
+            body_of[j] = np.where(of >= 0, of + len(texts), -1)
             texts += made
-    (pk, bk), sums = first_met(proc, body, weights=w)
+    del used
+
+    def chunks():
+        for a in range(0, len(stack), ROW_CHUNK):
+            some = stack[a:a + ROW_CHUNK]
+            their = proc[a:a + ROW_CHUNK] if proc is not None else \
+                np.zeros(len(some), dtype=np.int32)
+            yield (their, body_of[java[their].view(np.int8), some]), \
+                None if w is None else w[a:a + ROW_CHUNK]
+    (pk, bk), sums = first_met_of_chunks(chunks())
     out: dict[str, int] = {}
     inferno = namer.inferno
     for k, b, x in zip(pk.tolist(), bk.tolist(), sums.tolist()):
@@ -196,8 +216,8 @@ def _bodies(p: Profile, namer: "_Namer", stacks: np.ndarray, is_java: bool
     return body_of, bodies
 
 
-#: stacks _bodies names at a time
-STACK_CHUNK = 1 << 16
+#: stacks _bodies names at a time; rows _fold_arrays sums at a time
+STACK_CHUNK, ROW_CHUNK = 1 << 16, CHUNK
 
 
 def _present(ids: np.ndarray, n: int) -> np.ndarray:
