@@ -55,17 +55,20 @@ def _main(argv: list[str] | None) -> int:
         if args.format in BINARY_FORMATS:
             return _write_binary(profile, args, out)
         if args.view != ON_CPU and args.format in ("folded", "speedscope", "perf-script"):
-            profile = view(profile, args.view)  # rows weighted by µs
+            profile = view(profile, args.view)  # rows weighted by µs, of one event
         if args.format == "speedscope":
             from .export.speedscope import write_speedscope
-            write_speedscope(profile, out, name=os.path.basename(args.file))
+            write_speedscope(profile, out, name=os.path.basename(args.file),
+                             event_id=_event_id(profile, args))
         elif args.format == "perf-script":
             from .export.perf_script_text import write_perf_script
             write_perf_script(profile, out)
         elif args.format == "folded":
             annotate = args.annotate or ""
+            event = _event_id(profile, args)
             opts = FoldOptions(
-                convention=args.convention, weight=args.weight, event=args.event,
+                convention=args.convention, weight=args.weight,
+                event=None if event is None else profile.events[event].name,
                 include_pid=args.pid, include_tid=args.tid,
                 annotate_kernel=annotate in ("kernel", "all"),
                 annotate_jit=annotate in ("jit", "all"), include_addrs=args.addrs)
@@ -90,6 +93,20 @@ def _main(argv: list[str] | None) -> int:
     return 0
 
 
+def _event_id(profile, args) -> int | None:
+    """The event an export shows: `--event`, else the one the page shows (a capture
+    recorded with switch events beside its CPU samples exports its CPU samples, not
+    the first event of the file, as stackcollapse-perf.pl would). `--event` of an
+    off-CPU or wall view: the view's one event."""
+    if args.event is None or args.view != ON_CPU:
+        return profile.default_event()
+    names = [e.name for e in profile.events]
+    if args.event not in names:
+        raise AnalysisError(f"no event {args.event!r} in this capture (it has: "
+                            f"{', '.join(map(repr, names)) or 'none'})")
+    return names.index(args.event)
+
+
 #: gzipped files for other tools: pprof (`go tool pprof`, Pyroscope, Parca) and the
 #: Firefox Profiler's Gecko format, the same files the capture page exports
 BINARY_FORMATS = ("pprof", "firefox")
@@ -104,13 +121,7 @@ def _write_binary(profile, args, out) -> int:
               f"(> capture.{'pb.gz' if args.format == 'pprof' else 'json.gz'})",
               file=sys.stderr)
         return 2
-    event = None
-    if args.event is not None:
-        names = [e.name for e in profile.events]
-        if args.event not in names:
-            raise AnalysisError(f"no event {args.event!r} in this capture (it has: "
-                                f"{', '.join(map(repr, names)) or 'none'})")
-        event = names.index(args.event)
+    event = _event_id(profile, args) if args.event is not None else None
     q = Query(view=args.view, event=event)
     if args.format == "pprof":
         from .export.pprof import pprof_bytes
@@ -282,7 +293,8 @@ def _parser() -> argparse.ArgumentParser:
                                         "speedscope and Firefox Profiler; pprof and firefox "
                                         "write gzipped files (pprof's profile.proto, the "
                                         "Firefox Profiler's Gecko format)")
-    r.add_argument("--event", help="event to show (default: the first with samples)")
+    r.add_argument("--event", help="event to show and export (default: the one the page "
+                                   "shows, the first sampling event with samples)")
     r.add_argument("--top", type=int, default=None, help="only the N heaviest functions")
     r.add_argument("--label", default="", help='what the capture is, e.g. "idle"')
     r.add_argument("--view", choices=VIEWS, default=ON_CPU,

@@ -124,7 +124,11 @@ def test_speedscope_document(busy):
     doc = json.loads(json.dumps(to_speedscope(p)))
     assert doc["$schema"] == SCHEMA
     assert len(doc["profiles"]) == len(set(p.s_tid))
-    assert sum(sum(prof["weights"]) for prof in doc["profiles"]) == 973
+    assert sum(len(prof["samples"]) for prof in doc["profiles"]) == 973
+    # cpu-clock's periods, in ns: 973 samples of 10,101,010 ns (99 Hz), perf report's
+    # "Event count (approx.)" of this capture
+    assert {prof["unit"] for prof in doc["profiles"]} == {"nanoseconds"}
+    assert sum(sum(prof["weights"]) for prof in doc["profiles"]) == 973 * 10_101_010
     names = {f["name"] for f in doc["shared"]["frames"]}
     assert "qualla::ThreadPool::loop" in names
     for prof in doc["profiles"]:

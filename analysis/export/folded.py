@@ -40,6 +40,11 @@ class FoldOptions:
     include_comm: bool = True
     #: event name to keep; None = the first event in the input, as both tools do
     event: str | None = None
+    #: names as the capture page shows them (only `;`, the separator, becomes `:`),
+    #: not tidied as the tools do: stackcollapse-perf.pl cuts a name at its first "(",
+    #: `std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke` to
+    #: `std::_Function_handler<void `
+    names_as_shown: bool = False
 
     @classmethod
     def from_flag(cls, flag: str | None, **kw) -> "FoldOptions":
@@ -397,7 +402,9 @@ class _Namer:
         for i, func in enumerate(raw.split("->")):
             if func == "[unknown]":
                 func = self._unknown(module, pc)
-            if self.inferno:
+            if o.names_as_shown:
+                func = func.replace(";", ":")
+            elif self.inferno:
                 func = tidy_generic_inferno(func)
             else:
                 func = tidy_generic_perl(func)

@@ -11,6 +11,7 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from .explore_views import BadQuery, query_of
 from .models import Capture
 from .services import export_cache
+from .services.explore import Query
 from .services.exports import AnalysisError, export_key, write_export
 from .services.profiles import latest_result, result_profile
 
@@ -21,6 +22,8 @@ EXPORTS = {"folded": ("text/plain; charset=utf-8", "folded.txt"),
            "firefox": ("application/gzip", "firefox.json.gz")}
 #: the formats that export a selection (the explorer's query parameters)
 SELECTABLE = ("pprof", "firefox")
+#: the formats of one event and view, the page's unless `event` or `view` says
+SHOWN = ("folded", "speedscope")
 _SELECTION_KEYS = ("tids", "start", "end", "event", "view", "tf")
 
 
@@ -28,17 +31,14 @@ def export_response(capture: Capture, fmt: str, request=None, api: bool = False
                     ) -> HttpResponse:
     """The file as an attachment, made once per host and streamed (export_cache); for
     pprof and Firefox a query the explorer refuses (or a capture the format cannot hold)
-    is a 400 with the sentence, JSON for the API."""
+    is a 400 with the sentence, JSON for the API. Folded stacks and speedscope are of
+    the event and view the page shows (`event` and `view` as the explorer reads them);
+    the folded file the worker stored is not served: results older than the fix held the
+    first event of the file, switches where the page showed CPU samples."""
     if fmt not in EXPORTS:
         raise Http404("unknown export format")
     content_type, suffix = EXPORTS[fmt]
     filename = f"capture-{capture.pk}.{suffix}"
-    if fmt == "folded":  # the worker stored them (sample counts, flamegraph.pl spelling)
-        result = capture.latest_result()
-        if result is None:
-            raise Http404("no result yet")
-        return FileResponse(result.folded.open("rb"), as_attachment=True, filename=filename,
-                            content_type=content_type)
     result = latest_result(capture)
     if result is None or not result.profile:
         raise Http404("no result yet")
@@ -50,6 +50,11 @@ def export_response(capture: Capture, fmt: str, request=None, api: bool = False
             query = query_of(request)
             if any(request.GET.get(k) for k in _SELECTION_KEYS):
                 filename = f"capture-{capture.pk}-selection.{suffix}"
+        elif fmt in SHOWN and request is not None:
+            picked = query_of(request)  # (of a selection, only what the page shows)
+            query = Query(view=picked.view, event=picked.event)
+            if any(request.GET.get(k) for k in ("event", "view")):
+                filename = f"capture-{capture.pk}-{picked.view}.{suffix}"
 
         def make(out):
             profile = result_profile(result)

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from . import access, pipeline
+from . import access, pipeline, rate_limits
 from .services import deletion, retention
 from .services.comments import comments_context
 from .services.history import previous_capture
@@ -166,8 +166,12 @@ def capture_download(request, pk: int):
 
 @login_required
 def capture_folded(request, pk: int):
+    """The folded stacks of the event and view the page shows (`?event=`, `?view=`),
+    made from the saved profile, limited as the other exports are."""
     capture = get_object_or_404(access.captures_of(request.user), pk=pk)
-    return export_response(capture, "folded")
+    return rate_limits.limited(request, rate_limits.member_scopes(request),
+                               lambda: export_response(capture, "folded", request),
+                               json=False)
 
 
 @login_required

@@ -144,7 +144,8 @@ def test_two_builds_via_api_and_cli_then_compare(client, live_server, member,
     r = client.get(f"/api/v1/captures/{new_id}/export/speedscope/", **_auth(key))
     doc = json.loads(b"".join(r.streaming_content) if r.streaming else r.content)
     assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
-    assert sum(sum(p["weights"]) for p in doc["profiles"]) == 973
+    assert sum(len(p["samples"]) for p in doc["profiles"]) == 973
+    assert sum(sum(p["weights"]) for p in doc["profiles"]) == 973 * 10_101_010  # ns
     frames = doc["shared"]["frames"]
     assert all(0 <= i < len(frames) for p in doc["profiles"] for s in p["samples"] for i in s)
     text = client.get(f"/api/v1/captures/{new_id}/export/perf-script/", **_auth(key)).getvalue()

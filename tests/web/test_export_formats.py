@@ -101,7 +101,7 @@ def test_pprof_and_firefox_downloads(client, django_user_model, outsider):
     page = client.get(f"/captures/{c.pk}/").content.decode()
     assert f'href="/captures/{c.pk}/export/pprof/"' in page
     assert f'href="/captures/{c.pk}/export/firefox/"' in page
-    assert page.count("data-export-selection") == 2
+    assert page.count("data-export-selection") == 2 and page.count("data-export-shown") == 2
 
     # what the explorer refuses is a sentence, not a file or a 500
     r = client.get(f"{api}/pprof/?tf=zz-1", **_auth(key))

@@ -139,8 +139,13 @@ def write_outputs(profile, folder: str) -> tuple[str, str]:
     into memory first (a 2M-sample profile is 120 MB; in a BytesIO it was the worker's
     peak). benchmarks/bench_size.py measures this function."""
     folded, saved = os.path.join(folder, "folded"), os.path.join(folder, "profile")
+    # (the samples of the event the page shows, named as it names them: the download
+    # of the page's flame graph)
+    event = profile.default_event()
+    opts = FoldOptions(weight="samples", names_as_shown=True,
+                       event=None if event is None else profile.events[event].name)
     with open(folded, "w", encoding="utf-8", newline="\n") as f:
-        for line in folded_lines(fold(profile, FoldOptions(weight="samples"))):
+        for line in folded_lines(fold(profile, opts)):
             f.write(line)
             f.write("\n")
     with open(saved, "wb") as f:

@@ -9,10 +9,13 @@ import io
 from typing import BinaryIO
 
 from analysis.errors import AnalysisError
+from analysis.explore import event_of, viewed
 from analysis.export import firefox, perf_script_text, pprof, speedscope
+from analysis.export.folded import SAMPLES, FoldOptions, write_folded
+from analysis.offcpu.views import ON_CPU
 from analysis.transforms import normalized, unparse
 
-FORMATS = ("speedscope", "perf-script")
+FORMATS = ("speedscope", "perf-script", "folded")
 #: gzipped files of a selection (the explorer's query)
 BINARY_FORMATS = ("pprof", "firefox")
 
@@ -35,7 +38,13 @@ def write_export(out: BinaryIO, profile, fmt: str, query, name: str,
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")
         try:
             if fmt == "speedscope":
-                speedscope.write_speedscope(profile, text, name=name)
+                shown, event_id = _shown(profile, query)
+                speedscope.write_speedscope(shown, text, name=name, event_id=event_id)
+            elif fmt == "folded":
+                shown, event_id = _shown(profile, query)
+                write_folded(shown, text, FoldOptions(
+                    weight=SAMPLES, event=shown.events[event_id].name
+                    if event_id is not None else None, names_as_shown=True))
             else:
                 perf_script_text.write_perf_script(profile, text)
             text.flush()
@@ -43,6 +52,17 @@ def write_export(out: BinaryIO, profile, fmt: str, query, name: str,
             text.detach()  # (`out` is the caller's to close)
     else:
         raise KeyError(fmt)
+
+
+def _shown(profile, query) -> tuple:
+    """(the profile of the query's view, the event the page shows of it): the query's
+    event on the on-CPU view, else the view's one event; without a query the page's
+    first view (on-CPU, the default event)."""
+    if query is None:
+        return profile, profile.default_event()
+    shown = viewed(profile, query)
+    return shown, shown.default_event() if query.view != ON_CPU else \
+        event_of(profile, query)
 
 
 def export_key(fmt: str, query, name: str) -> str:

@@ -56,3 +56,33 @@ def test_selection_links_carry_the_explorers_selection(page, member):
     whole = page.answer(f"{page.base}/captures/{capture.pk}/data/flame.json").json()
     assert sum(s.value[0] for s in read_pprof(data).sample) == whole["total"]
     assert page.errors == []
+
+
+def test_folded_and_speedscope_links_carry_the_event_shown(page, member):
+    """(Issue 36, bug 1.) A capture recorded as the upload page recommends, cpu-clock
+    and sched_switch: the links give its CPU samples (perf script: 2,384), not the
+    switches (8,442) nor both summed; with the switch event picked in the page, the
+    switches."""
+    import json
+    capture = analysed(member, HERE.parent / "offcpu" / "cpp-server-mutex" / "1.1.perf.data",
+                       "gateway", "1.1", "load")
+    url = page.base + capture.get_absolute_url()
+    page.goto(url)
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    data, name = _download(page, "#export-folded")
+    assert name == f"capture-{capture.pk}.folded.txt"
+    assert sum(int(line.rsplit(b" ", 1)[1]) for line in data.splitlines()) == 2384
+    data, _ = _download(page, "#export-speedscope")
+    doc = json.loads(data)
+    assert sum(len(p["samples"]) for p in doc["profiles"]) == 2384
+    options = page.evaluate("""() => [...document.querySelectorAll('#event-picker option')]
+        .map((o) => [o.value, o.textContent])""")
+    switch = next(v for v, text in options if text.startswith("sched:sched_switch"))
+    page.goto(f"{url}?event={switch}")
+    page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=30000)
+    data, name = _download(page, "#export-folded")
+    assert name == f"capture-{capture.pk}-on-cpu.folded.txt"
+    assert sum(int(line.rsplit(b" ", 1)[1]) for line in data.splitlines()) == 8442
+    data, _ = _download(page, "#export-speedscope")
+    assert sum(len(p["samples"]) for p in json.loads(data)["profiles"]) == 8442
+    assert page.errors == []
