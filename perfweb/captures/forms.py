@@ -5,6 +5,7 @@ from django import forms
 from django.conf import settings
 from django.utils.safestring import mark_safe
 
+from .services import capture_kind
 from .services.history import parse_measurements
 from .uploads import UploadTooLarge, check_size
 
@@ -88,6 +89,16 @@ class UploadForm(forms.Form):
         self.fields["team"].choices = [(str(t.pk), t.name) for t in teams]
         if len(self.fields["team"].choices) <= 1:
             self.fields["team"].widget = forms.HiddenInput()
+
+
+    def clean_capture(self):
+        """A file of no format perfweb reads (a picture, an archive) is refused here,
+        before a service, build or file is made for it."""
+        f = self.cleaned_data["capture"]
+        why = capture_kind.refusal(f)
+        if why is not None:
+            raise forms.ValidationError(why[0].upper() + why[1:] + ".")
+        return f
 
 
 class SymbolUploadForm(forms.Form):

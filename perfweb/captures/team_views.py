@@ -290,6 +290,10 @@ def share_create(request, pk: int):
     capture, purged = retention.capture_or_purged(request.user, pk)
     if capture is None:
         return capture_gone(request, purged)
+    if capture.latest_result() is None:  # (a failed or unfinished analysis: no page)
+        return capture_page(request, capture, status=400, extra={
+            "share_error": "This capture has no analysis to share: it has not finished, "
+                           "or it failed."})
     raw = request.POST.get("days", "").strip()
     expires, bad = _expiry(raw)
     if bad:

@@ -13,7 +13,7 @@ import yaml
 
 from analysis.importers import load
 from perfweb.captures.api_tokens import READ, create_token, revoke_token
-from perfweb.captures.models import ApiToken, Capture, Membership, SymbolFile, Team
+from perfweb.captures.models import ApiToken, Capture, Membership, Service, SymbolFile, Team
 
 from truth import truth_report
 from .conftest import ROOT, SPINPOOL, wait_for
@@ -255,10 +255,18 @@ def test_cli_reports_refusals_and_failures(client, live_server, member, worker_f
     r = _cli(live_server, key, str(tmp_path), "--service", "s", "--build", "1")
     assert r.returncode == 2 and "is not a file" in r.stderr
     worker_factory()
+    # a file of no format perfweb reads is refused before anything is made for it
     garbage = tmp_path / "notes.txt"
     garbage.write_text("this is not a profile\n")
     r = _cli(live_server, key, str(garbage), "--service", "s", "--build", "1", "--wait")
-    assert r.returncode == 1 and "analysis failed" in r.stderr
+    assert r.returncode == 2 and "this file is not a capture perfweb can read: not perf " \
+        "script, perf report or folded-stack text" in r.stderr, r.stderr
+    assert not Capture.objects.exists() and not Service.objects.filter(name="s").exists()
+    # a capture cut short is one, and its analysis fails with perf's reason
+    cut = tmp_path / "cut.perf.data"
+    cut.write_bytes((SPINPOOL / "1.0.0-idle.perf.data").read_bytes()[:300])
+    r = _cli(live_server, key, str(cut), "--service", "s", "--build", "1", "--wait")
+    assert r.returncode == 1 and "analysis failed" in r.stderr and "cut short" in r.stderr
 
 
 def test_the_cli_states_the_files_limit(live_server, member, tmp_path):

@@ -90,7 +90,11 @@ def test_timeouts_failures_and_mistakes_have_their_own_codes(live_server, member
     worker_factory()
     garbage = tmp_path / "not-a-profile.txt"
     garbage.write_bytes(b"\x00\x01 this is no profile \xff\n" * 50)
-    failed = _upload(live_server, key, garbage, "2.1.0", "--wait", "--fail-on", "regression")
+    refused = _upload(live_server, key, garbage, "2.1.0", "--wait", "--fail-on", "regression")
+    assert refused.returncode == 2 and "not a capture perfweb can read" in refused.stderr
+    cut = tmp_path / "cut.perf.data"  # a capture whose analysis fails
+    cut.write_bytes(IDLE_FIXED.read_bytes()[:300])
+    failed = _upload(live_server, key, cut, "2.1.0", "--wait", "--fail-on", "regression")
     assert failed.returncode == 1, failed.stderr
     assert failed.stderr.splitlines()[-1].startswith("perfweb: analysis failed: ")
     assert "verdict" not in failed.stdout

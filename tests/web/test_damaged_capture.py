@@ -50,6 +50,12 @@ def test_damaged_captures_fail_or_are_marked_never_idle(client, member, worker_f
     page = client.get(refused.get_absolute_url()).content.decode()
     assert "perf cannot read past it either" in page and 'id="findings"' not in page
     assert "Idle" not in page
+    # a failed analysis has nothing to share (issue 36): no Share card, and a link asked
+    # for anyway is refused with a sentence
+    assert 'id="sharing"' not in page
+    r = client.post(reverse("share-create", args=[refused.pk]), {"days": "7"})
+    assert r.status_code == 400 and b"no analysis to share" in r.content
+    assert not refused.share_links.exists()
 
     done = wait_for(lambda: _finished(kept.pk))
     assert done.status == "done", done.error
@@ -62,3 +68,19 @@ def test_damaged_captures_fail_or_are_marked_never_idle(client, member, worker_f
     page = client.get(kept.get_absolute_url()).content.decode()
     assert "Damaged capture: part of it could not be read" in page
     assert "Idle" not in page and "Threads spin" not in page
+
+
+def test_a_picture_is_refused_before_anything_is_made(client, member):
+    """(Issue 36.) A PNG chosen as the capture: the form says the file is no capture,
+    and no service, build or capture is made for it; through the API, a 400."""
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200)
+    client.force_login(member)
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    r = client.post(reverse("upload"), {"service": "photos", "version": "1", "label": "x",
+                                        "capture": SimpleUploadedFile("shot.png", png)})
+    assert r.status_code == 400  # (the form again, with the sentence)
+    assert "This file is not a capture perfweb can read: this is a binary file of " \
+           "unknown kind, not a profile." in r.content.decode()
+    from perfweb.captures.models import Build, Service
+    assert not Service.objects.exists() and not Build.objects.exists()
+    assert not Capture.objects.exists()

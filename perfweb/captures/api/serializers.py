@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from .. import held_symbols
 from ..models import Build, Capture, Service
+from ..services import capture_kind
 from ..services.history import parse_measurements
 from ..uploads import UploadTooLarge, check_size
 
@@ -132,7 +133,10 @@ class CaptureUploadSerializer(serializers.Serializer):
                                       default="req/s", help_text="e.g. req/s, rows/s, MB/s")
 
     def validate_capture(self, f):
-        return _sized(f)
+        why = capture_kind.refusal(_sized(f))
+        if why is not None:
+            raise serializers.ValidationError(why)
+        return f
 
     def validate_symbols(self, files):
         return [_sized(f) for f in files]
