@@ -7,6 +7,7 @@ from django.core.management import call_command
 
 from perfweb.captures.models import Build, Capture, Service
 
+from ..conftest import SPINPOOL
 from .test_capture_page import _click_frame
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,6 +52,8 @@ def test_coverage_says_which_uploaded_file_the_symbols_came_from(page):
 
 
 def _unreadable_upload(page, tmp_path, worker_factory):
+    """A perf.data cut short (its analysis fails) uploaded through the form, after a
+    text of no profile's shape, which the form refuses before anything is made."""
     worker_factory()
     junk = tmp_path / "notes.txt"
     junk.write_text("these are my notes, not a profile\n" * 20)
@@ -59,9 +62,21 @@ def _unreadable_upload(page, tmp_path, worker_factory):
     page.fill("#id_service", "scratch")
     page.fill("#id_version", "0.1")
     page.click("#upload-form button[type=submit]")
+    page.wait_for_function("() => document.getElementById('upload-status').textContent",
+                           timeout=30000)
+    assert page.text_content("#upload-status").startswith(
+        "capture: This file is not a capture perfweb can read: not perf script, perf "
+        "report or folded-stack text")
+    assert not Service.objects.filter(name="scratch").exists()
+    cut = tmp_path / "cut.perf.data"
+    cut.write_bytes((SPINPOOL / "1.0.0-idle.perf.data").read_bytes()[:300])
+    page.set_input_files("#id_capture", str(cut))
+    page.fill("#id_service", "scratch")
+    page.fill("#id_version", "0.1")
+    page.click("#upload-form button[type=submit]")
     page.wait_for_url(re.compile(r".*/captures/\d+/$"), timeout=60000)
     page.wait_for_selector("#status[data-status='failed']", state="attached", timeout=90000)
-    return Capture.objects.get(original_name="notes.txt")
+    return Capture.objects.get(original_name="cut.perf.data")
 
 
 def test_a_failed_upload_offers_no_retry_and_is_deleted_with_its_build(page, tmp_path,
@@ -69,8 +84,9 @@ def test_a_failed_upload_offers_no_retry_and_is_deleted_with_its_build(page, tmp
     capture = _unreadable_upload(page, tmp_path, worker_factory)
     build_id, service_id = capture.build_id, capture.build.service_id
     page.reload()
-    assert "not perf script, perf report or folded-stack text" in page.text_content("#status")
+    assert "perf.data is cut short" in page.text_content("#status")
     assert page.locator("#retry").count() == 0  # the same file fails the same way
+    assert page.locator("#sharing").count() == 0  # nothing to share
     stored = Path(capture.file.path)
     assert stored.exists()
     page.click("#delete-capture")
