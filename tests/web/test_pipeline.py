@@ -72,19 +72,29 @@ def test_upload_is_processed_by_the_worker(client, member, worker_factory):
 
 
 def test_garbage_fails_with_a_readable_reason(client, member, worker_factory, tmp_path):
+    """Text of no profile's shape is refused by the form (nothing made); a perf.data
+    cut short is a capture whose analysis fails, with perf's reason."""
     worker_factory()
     client.force_login(member)
     junk = tmp_path / "notes.txt"
     junk.write_text("hello\nthis is not a profile\n")
-    _upload(client, junk)
+    with open(junk, "rb") as f:
+        r = client.post(reverse("upload"), {"service": "llm-api", "version": "1.0.0",
+                                            "label": "idle", "capture": f})
+    assert r.status_code == 400 and "not perf script, perf report or folded-stack text" \
+        in r.content.decode()
+    assert not Capture.objects.exists()
+    cut = tmp_path / "cut.perf.data"
+    cut.write_bytes((SPINPOOL / "1.0.0-idle.perf.data").read_bytes()[:300])
+    _upload(client, cut)
     capture = Capture.objects.get()
     done = wait_for(lambda: _status(capture.pk))
     assert done.status == "failed"
-    assert "not perf script, perf report or folded-stack text" in done.error
+    assert "perf.data is cut short" in done.error
     page = client.get(capture.get_absolute_url()).content.decode()
     # the same file fails the same way: no Retry, and a refusal if asked anyway; it can
     # be deleted
-    assert "not perf script" in page and 'id="retry"' not in page
+    assert "perf.data is cut short" in page and 'id="retry"' not in page
     assert "Delete this capture" in page
     r = client.post(reverse("capture-retry", args=[capture.pk]), follow=True)
     assert "cannot be read as a capture" in r.content.decode()
