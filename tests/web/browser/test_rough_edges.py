@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from perfweb.captures.models import Build, Capture, Service
 
-from ..conftest import SPINPOOL
+from ..conftest import SPINPOOL, analysed
 from .test_capture_page import _click_frame
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -475,3 +475,20 @@ def test_tooltips_on_the_bottom_rows_stay_in_the_window(page):
     page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
     left, top, right, bottom, w, h = _tip_inside(page, "diff-canvas", "diff-tooltip", 0.9, 6)
     assert 0 <= left and right <= w and 0 <= top and bottom <= h
+
+
+def test_a_long_build_version_stays_within_the_page(page, member):
+    """(Issue 36.) A build version of 100 characters without a space (a hash and a
+    date, as CI names builds) wraps in the capture page's title at 1280x800 instead of
+    running off it."""
+    version = "1.4.2+" + "0123456789abcdef" * 5 + "-20261207T2359"
+    assert len(version) == 100
+    capture = analysed(member, SPINPOOL / "1.0.0-idle.perf.data", "llm-api", version, "idle")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    _open(page, capture)
+    box = page.evaluate("""() => { const h = document.querySelector('main h1');
+        return [h.scrollWidth, h.clientWidth, h.getBoundingClientRect().right,
+                document.documentElement.clientWidth]; }""")
+    scroll, client, right, viewport = box
+    assert scroll <= client and right <= viewport, box
+    assert version in page.text_content("main h1")
