@@ -204,7 +204,8 @@ def _confirm_delete(request, what: str, name: str, plan, back: str):
 
 @login_required
 def capture_delete(request, pk: int):
-    """GET: what would go; POST: delete it (and its build, when nothing else is in it)."""
+    """GET: what would go; POST: delete it (and its build, when nothing else is in it,
+    and the service, when that build was all it had: then to the services page)."""
     capture = get_object_or_404(access.captures_of(request.user).select_related(
         "build__service"), pk=pk)
     if request.method != "POST":
@@ -213,6 +214,8 @@ def capture_delete(request, pk: int):
     build, service = capture.build, capture.build.service
     done = deletion.delete_capture(capture)
     messages.info(request, f"Deleted {done.summary()}.")
+    if done.services:
+        return redirect("home")
     return redirect(service if done.builds else build)
 
 

@@ -1,6 +1,7 @@
 """Deleting what a team uploaded: a capture, a build or a service, with every file they
 own (the upload, its symbol files, the saved results), and the build a capture was the
-only content of (an upload that failed leaves none behind on the service).
+only content of (an upload that failed leaves none behind on the service), and the
+service that build was the only content of.
 
 Rows go first, in one transaction; the files after it commits, so a deletion that fails
 keeps everything, and no page ever points at a file that is gone. A worker analysing a
@@ -73,13 +74,18 @@ def _shared(symbols) -> set:
 
 
 def plan_capture(capture: Capture) -> Deletion:
-    """The capture, its symbol files and results, and its build when nothing else is in
-    it (no other capture, no symbol file of the build)."""
+    """The capture, its symbol files and results, its build when nothing else is in it
+    (no other capture, no symbol file of the build), and then its service when that
+    build was all it had (a service whose one capture was deleted stayed on the services
+    page with empty charts)."""
     captures = [capture]
     symbols = list(SymbolFile.objects.filter(capture=capture))
-    lone = not capture.build.captures.exclude(pk=capture.pk).exists() and \
-        not capture.build.symbol_files.exists()
-    return Deletion(builds=int(lone), captures=1, files=_files(symbols, captures))
+    build = capture.build
+    lone = not build.captures.exclude(pk=capture.pk).exists() and \
+        not build.symbol_files.exists()
+    alone = lone and not build.service.builds.exclude(pk=build.pk).exists()
+    return Deletion(services=int(alone), builds=int(lone), captures=1,
+                    files=_files(symbols, captures))
 
 
 def plan_build(build: Build) -> Deletion:
@@ -104,7 +110,9 @@ def delete_capture(capture: Capture) -> Deletion:
         plan = plan_capture(capture)
         build = capture.build
         capture.delete()
-        if plan.builds:
+        if plan.services:
+            build.service.delete()  # (its one build with it)
+        elif plan.builds:
             build.delete()
         transaction.on_commit(lambda: remove_files(plan.files))
     return plan

@@ -90,15 +90,20 @@ def test_a_failed_upload_offers_no_retry_and_is_deleted_with_its_build(page, tmp
     stored = Path(capture.file.path)
     assert stored.exists()
     page.click("#delete-capture")
-    assert page.text_content("#delete-summary") == "1 build, 1 capture, 1 stored file"
-    assert "and the build, which holds nothing else" in \
+    # (issue 36: the service it made held nothing else, and stayed listed with empty
+    # charts: it goes too)
+    assert page.text_content("#delete-summary") == \
+        "1 service, 1 build, 1 capture, 1 stored file"
+    assert "and the build and the service, which hold nothing else" in \
         " ".join(page.text_content("#delete-plan").split())
     page.click("#confirm-delete")
-    page.wait_for_url(re.compile(rf".*/services/{service_id}/$"))
-    page.wait_for_selector("#history[data-points='0']", state="attached", timeout=30000)
-    assert "Deleted 1 build, 1 capture, 1 stored file." in page.text_content("body")
+    page.wait_for_url(f"{page.base}/")
+    assert "Deleted 1 service, 1 build, 1 capture, 1 stored file." in \
+        page.text_content("body")
+    assert "scratch" not in page.text_content("main")
     assert not Capture.objects.filter(pk=capture.pk).exists()
     assert not Build.objects.filter(pk=build_id).exists()
+    assert not Service.objects.filter(pk=service_id).exists()
     assert not stored.exists()
     assert not page.errors
 
