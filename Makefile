@@ -35,10 +35,13 @@ $(STAMP): pyproject.toml analysis/_column.h analysis/perfdata/_scan.c \
 bytecode: $(STAMP)
 	@$(PY) -m compileall -q analysis perfweb > /dev/null
 
+# the port `make run` serves on: `make run PORT=8500` when 8000 is taken
+PORT ?= 8000
+
 run: bytecode
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
-	DEBUG=1 $(PY) manage.py rundev
+	DEBUG=1 $(PY) manage.py rundev 127.0.0.1:$(PORT)
 
 # a new password for the demo user, printed (and shown by the next `make run`)
 demo-password: $(STAMP)

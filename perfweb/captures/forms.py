@@ -82,14 +82,18 @@ class UploadForm(forms.Form):
         except ValueError as e:
             raise forms.ValidationError(str(e)) from None
 
-    def __init__(self, *args, teams=(), **kwargs):
+    def __init__(self, *args, teams=(), services=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.makes_own_team = not teams  # the page says so; the upload makes it
         _files_limit(self.fields["symbols"], "the capture included")
+        # the teams' services, offered as the field is typed (upload.js warns before a
+        # new service is made from a typo of one of them)
+        self.known_services = sorted(set(services))
+        self.fields["service"].widget.attrs["list"] = "known-services"
+        self.fields["service"].widget.attrs["autocomplete"] = "off"
         self.fields["team"].choices = [(str(t.pk), t.name) for t in teams]
         if len(self.fields["team"].choices) <= 1:
             self.fields["team"].widget = forms.HiddenInput()
-
 
     def clean_capture(self):
         """A file of no format perfweb reads (a picture, an archive) is refused here,

@@ -20,6 +20,7 @@ from .share_links import share_url
 from .explore_views import DATA
 from .exports import export_response
 from .forms import SymbolUploadForm, UploadForm
+from .models import Service
 from .own_teams import teams_for_upload
 from .upload_limits import STORAGE_FULL, storage_full
 from .uploads import (QuotaExceeded, StorageFull, human_size, store_build_symbols,
@@ -37,10 +38,12 @@ def upload(request):
     """Reading the page creates nothing: a user without a team is told that their first
     upload makes one of their own, and store_upload makes it (team None)."""
     teams = teams_for_upload(request.user)
+    services = Service.objects.filter(team__in=teams).values_list("name", flat=True)
     form = UploadForm(request.POST or None, request.FILES or None, teams=teams,
+                      services=services,
                       initial={"team": str(teams[0].pk)} if teams else None)
     if request.method == "POST" and storage_full(request):
-        form = UploadForm(teams=teams)
+        form = UploadForm(teams=teams, services=services)
         form.add_error(None, STORAGE_FULL)
         return _upload_refused(request, form, status=507)
     if request.method == "POST" and form.is_valid():

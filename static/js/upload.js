@@ -44,3 +44,70 @@ document.addEventListener("DOMContentLoaded", () => {
     xhr.send(new FormData(form));
   });
 });
+
+// A file dropped anywhere on the form becomes the capture (the first one; the others are
+// for the symbol field, which has its own chooser).
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("upload-form");
+  const input = document.getElementById("id_capture");
+  const hint = document.getElementById("drop-hint");
+  if (!form || !input || !window.DataTransfer) return;
+  for (const kind of ["dragenter", "dragover"]) {
+    form.addEventListener(kind, (event) => {
+      event.preventDefault();
+      form.classList.add("dropping");
+    });
+  }
+  form.addEventListener("dragleave", () => form.classList.remove("dropping"));
+  form.addEventListener("drop", (event) => {
+    event.preventDefault();
+    form.classList.remove("dropping");
+    const files = event.dataTransfer && event.dataTransfer.files;
+    if (!files || !files.length) return;
+    const one = new DataTransfer();
+    one.items.add(files[0]);
+    input.files = one.files;
+    hint.textContent = `Capture: ${files[0].name}`;
+  });
+});
+
+/** Levenshtein distance, to tell a typo of a known service from a new one. */
+function distance(a, b) {
+  let row = Array.from({length: b.length + 1}, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+// Typing a service name the teams do not have says a new service will be made, and
+// names the known one it is close to (a typo would split a service's history in two).
+document.addEventListener("DOMContentLoaded", () => {
+  const field = document.getElementById("id_service");
+  const note = document.getElementById("service-new");
+  const list = document.getElementById("known-services");
+  if (!field || !note || !list) return;
+  const known = [...list.options].map((o) => o.value);
+  const check = () => {
+    const name = field.value.trim();
+    if (!name || !known.length || known.includes(name)) {
+      note.hidden = true;
+      note.textContent = "";
+      return;
+    }
+    const near = known
+      .map((k) => [distance(name.toLowerCase(), k.toLowerCase()), k])
+      .filter(([d, k]) => d <= Math.max(1, Math.floor(Math.min(name.length, k.length) / 4)))
+      .sort((x, y) => x[0] - y[0]);
+    note.textContent = near.length
+      ? `A new service “${name}” will be made. Did you mean “${near[0][1]}”?`
+      : `A new service “${name}” will be made.`;
+    note.hidden = false;
+  };
+  field.addEventListener("input", check);
+  check();
+});
