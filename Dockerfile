@@ -1,4 +1,10 @@
 # One image for the web server and the worker (docker-compose.yml picks the command).
+# The front-end files the pages load (package.json), as package-lock.json pins them
+FROM node:20-slim AS front
+WORKDIR /front
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PERFWEB_VAR_DIR=/data
 WORKDIR /app
@@ -12,6 +18,7 @@ COPY perfweb ./perfweb
 COPY templates ./templates
 COPY static ./static
 COPY manage.py ./
+COPY --from=front /front/node_modules ./node_modules
 RUN pip install --no-cache-dir . && useradd --create-home perfweb && mkdir -p /data \
     && chown perfweb /data
 # the static files under hashed names with gzip and brotli copies, in the image (not on

@@ -28,11 +28,20 @@ $(STAMP): pyproject.toml analysis/_column.h analysis/perfdata/_scan.c \
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# the front-end files the pages load (package.json: plotly.js's basic bundle for the
+# service page's charts, perfweb/static_storage.py), pinned by package-lock.json's hashes
+NODE_STAMP := node_modules/.package-lock.json
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm > /dev/null || { echo "installing npm"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; }
+	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $(NODE_STAMP)
+
 # the modules' bytecode, written beside them as a wheel install does (pip compiles a wheel's
 # modules; an editable install leaves them to the first import, and with
 # PYTHONDONTWRITEBYTECODE set, as on these machines, every start compiles them again: 40 ms
 # of the 0.5 s a report of the diverse capture takes). compileall skips what is up to date.
-bytecode: $(STAMP)
+bytecode: $(STAMP) $(NODE_STAMP)
 	@$(PY) -m compileall -q analysis perfweb > /dev/null
 
 # the port `make run` serves on: `make run PORT=8500` when 8000 is taken
@@ -47,7 +56,7 @@ run: bytecode
 demo-password: $(STAMP)
 	$(PY) manage.py load_demo --reset-password
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -q -n 2
 
 # the long fuzz run: 100,000 inputs per target (make test runs 150 each)
