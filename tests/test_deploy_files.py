@@ -81,9 +81,14 @@ def test_the_image_and_compose_start_gunicorn_alike():
 
 def test_dockerfile_copies_what_exists_and_installs_from_pyproject():
     text = (ROOT / "Dockerfile").read_text()
-    for src in re.findall(r"^COPY (\S+)", text, re.M):
+    for src in re.findall(r"^COPY (?!--from=)(\S+)", text, re.M):
         assert (ROOT / src).exists(), src
     assert "pip install --no-cache-dir ." in text
+    # the front-end files from package-lock.json, built in a node stage, copied where
+    # perfweb/static_storage.py finds them (beside manage.py) before collectstatic
+    assert "COPY package.json package-lock.json ./" in text and "RUN npm ci " in text
+    assert "COPY --from=front /front/node_modules ./node_modules" in text
+    assert text.index("--from=front") < text.index("collectstatic")
 
 
 def test_the_image_collects_the_static_files_outside_the_data_volume():
