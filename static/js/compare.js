@@ -21,10 +21,28 @@ function convert() {
   return out[0];
 }
 
+// a change of SATURATE (5 points of share, or 5% of the larger capture's samples) or
+// more is the full colour; under a fiftieth of it, grey
+const SATURATE = 0.05;
+
 function color(delta) {
-  const x = Math.max(-1, Math.min(1, delta * 20));
+  const x = Math.max(-1, Math.min(1, delta / SATURATE));
   if (Math.abs(x) < 0.02) return "hsl(0, 0%, 85%)";
   return x > 0 ? `hsl(0, 80%, ${90 - 40 * x}%)` : `hsl(220, 80%, ${90 + 40 * x}%)`;
+}
+
+/** The legend: the colour scale's ends in the unit shown, and what grey means. */
+function legend() {
+  const end = absolute ? `${Math.round(SATURATE * scale).toLocaleString("en-US")} samples`
+    : `${(100 * SATURATE).toFixed(1)} points`;
+  const grey = absolute
+    ? `${Math.max(1, Math.round(SATURATE * scale / 50)).toLocaleString("en-US")} samples`
+    : `${(2 * SATURATE).toFixed(1)} point`;
+  document.getElementById("diff-legend-low").textContent = `shrank ${end} or more`;
+  document.getElementById("diff-legend-high").textContent = `grew ${end} or more`;
+  document.getElementById("diff-legend-note").textContent =
+    `(grey: changed less than ${grey}; ${absolute ? "samples of the larger capture"
+      : "points of each capture's own samples"})`;
 }
 
 const fg = new FlameGraph(document.getElementById("diff-canvas"),
@@ -44,6 +62,7 @@ window.perfweb = {frameCenter: (name) => {
 }};
 
 function show() {
+  legend();
   fg.setData(convert(), 0);
   box.dataset.frames = String(fg.rects.length);
 }

@@ -138,3 +138,25 @@ def test_the_page_formatter_writes_what_the_server_writes(page):
                    for v in values]
     assert got[values.index(0.00125)][0] == "0.12%"  # half to even, as Python's format
     assert got[values.index(-0.0042)][1] == "\u22120.42%"
+
+
+def test_the_differential_flame_graph_has_a_colour_scale(page):
+    """(Issue 36, item 7.) A legend says what the colours mean and where they saturate,
+    in the unit shown: 5 points of each capture's share, or 5% of the larger capture's
+    samples with the toggle; a frame that grew past that is drawn the full red."""
+    call_command("load_demo", "--username", "alice")
+    before = Capture.objects.get(build__version="1.0.0", label="busy")
+    after = Capture.objects.get(build__version="1.1.0", label="busy")
+    data = page.answer(page.base + reverse("compare-data",
+                                           args=[before.pk, after.pk])).json()
+    page.goto(page.base + reverse("compare", args=[before.pk, after.pk]))
+    page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
+    assert page.text_content("#diff-legend-low") == "shrank 5.0 points or more"
+    assert page.text_content("#diff-legend-high") == "grew 5.0 points or more"
+    assert "grey: changed less than 0.1 point" in page.text_content("#diff-legend-note")
+    page.click("#diff-absolute")
+    larger = max(data["tree"]["a"], data["tree"]["b"])
+    assert page.text_content("#diff-legend-high") == \
+        f"grew {round(0.05 * larger):,} samples or more"
+    assert page.is_visible(".diff-scale")
+    assert page.errors == []
