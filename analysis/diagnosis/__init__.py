@@ -74,14 +74,28 @@ def _unnamed_elsewhere(found: list[Finding]) -> list[Finding]:
 def _causes_first(findings: list[Finding]) -> list[Finding]:
     """A finding that is the symptom of another (kernel time that is a server's lock
     waits, or its commits) comes right after the finding naming that cause, so the
-    cause is what lists of captures show first."""
-    out = list(findings)
+    cause is what lists of captures show first; the two keep the place of the more
+    severe of them (a high symptom of a medium cause lifts the cause: the list stays in
+    order of severity, issue 36)."""
+    cause_of: dict[int, Finding] = {}
     for f in findings:
-        causes = [g for g in out if g.rule in f.evidence.get("explained_by", ())]
+        causes = [g for g in findings
+                  if g is not f and g.rule in f.evidence.get("explained_by", ())]
         if causes:
-            out.remove(f)
-            out.insert(out.index(causes[0]) + 1, f)
-    return out
+            cause_of[id(f)] = causes[0]
+
+    def root(f: Finding) -> Finding:
+        seen: set[int] = set()
+        while id(f) in cause_of and id(f) not in seen:  # (a cycle stops where it meets)
+            seen.add(id(f))
+            f = cause_of[id(f)]
+        return f
+    groups: dict[int, tuple[Finding, list[Finding]]] = {}  # in order of first member
+    for f in findings:
+        cause = root(f)
+        groups.setdefault(id(cause), (cause, []))[1].append(f)
+    return [g for cause, members in groups.values()
+            for g in [cause] + [m for m in members if m is not cause]]
 
 
 __all__ = ["Context", "diagnose", "findings_of", "Finding", "RULES"]
