@@ -264,7 +264,7 @@ def distinct_rows(offsets: np.ndarray, values: np.ndarray, chunk: int = CHUNK
         pw[:1] = 1
         np.multiply.accumulate(pw, out=pw)  # (wrapping in 64 bits, as meant)
     hashes = [np.zeros(n, dtype=np.uint64) for _ in muls]
-    for a, b in _row_chunks(offsets, chunk):
+    for a, b in row_chunks(offsets, chunk):
         owner, pos = _items_of(offsets, a, b)
         mixed = values[offsets[a]:offsets[b]].astype(np.uint64) + np.uint64(1)
         ends = offsets[a + 1:b + 1] - offsets[a]
@@ -278,7 +278,7 @@ def distinct_rows(offsets: np.ndarray, values: np.ndarray, chunk: int = CHUNK
     first = np.full(int(row_id.max(initial=-1)) + 1, n, dtype=np.int64)
     np.minimum.at(first, row_id, np.arange(n, dtype=np.int64))
     same = True
-    for a, b in _row_chunks(offsets, chunk):
+    for a, b in row_chunks(offsets, chunk):
         owner, pos = _items_of(offsets, a, b)
         own = values[offsets[a]:offsets[b]]
         same = np.array_equal(own, values[offsets[first[row_id[a:b]]][owner] + pos])
@@ -296,9 +296,9 @@ def distinct_rows(offsets: np.ndarray, values: np.ndarray, chunk: int = CHUNK
     return ids, first
 
 
-def _row_chunks(offsets: np.ndarray, items: int):
-    """(first row, end row) of runs of whole rows of about `items` items (at least one
-    row each)."""
+def row_chunks(offsets: np.ndarray, items: int):
+    """(first row, row past the last) of runs of whole rows of CSR `offsets` holding
+    about `items` items each (a row longer than that is a chunk of its own)."""
     n = len(offsets) - 1
     a = 0
     while a < n:

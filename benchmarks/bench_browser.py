@@ -148,8 +148,8 @@ COLD = """() => {
 }"""
 
 
-def cold_visit(browser, base: str, url: str) -> dict:
-    """A fresh browser (nothing cached), signed in, then the capture page."""
+def _signed_in(browser, base: str):
+    """(a fresh browser context, nothing cached; its page, signed in as the bench user)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.goto(f"{base}/login/")
@@ -157,6 +157,12 @@ def cold_visit(browser, base: str, url: str) -> dict:
     page.fill("#id_password", "bench-password-1")
     page.click("button[type=submit]")
     page.wait_for_url(f"{base}/")
+    return context, page
+
+
+def cold_visit(browser, base: str, url: str) -> dict:
+    """A fresh browser (nothing cached), signed in, then the capture page."""
+    context, page = _signed_in(browser, base)
     page.goto(url)
     page.wait_for_selector("#explorer[data-flame-total]", state="attached", timeout=60000)
     page.wait_for_load_state("networkidle")
@@ -177,13 +183,7 @@ SERVICE_COLD = """() => {
 def cold_service(browser, base: str, url: str) -> dict:
     """A fresh browser, signed in, then the service page until its charts are drawn
     (issue 36's goal: under 1 s cold)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", "bench")
-    page.fill("#id_password", "bench-password-1")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    context, page = _signed_in(browser, base)
     page.goto(url)
     for chart in ("chart-cpus", "chart-functions", "chart-rules"):
         page.wait_for_selector(f"#{chart} .main-svg", state="attached", timeout=60000)
@@ -210,12 +210,7 @@ def measure(base: str, pk: str) -> list[str]:
                    key=lambda seen: seen["drawn"])
         service = min((cold_service(browser, base, f"{base}/services/1/")
                        for _ in range(3)), key=lambda seen: seen["drawn"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{base}/login/")
-        page.fill("#id_username", "bench")
-        page.fill("#id_password", "bench-password-1")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/")
+        _, page = _signed_in(browser, base)
         page.goto(url)
         page.wait_for_selector("#explorer[data-flame-total]", state="attached")
         page.wait_for_load_state("networkidle")  # the page's other views answered

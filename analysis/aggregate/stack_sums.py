@@ -17,6 +17,7 @@ from array import array
 
 import numpy as np
 
+from ..column_ops import row_chunks as column_row_chunks
 from ..profile_columns import Csr, LocationArrays, stack_table, take, weight_columns
 
 #: `first` of a member no stack of the weights holds
@@ -46,16 +47,8 @@ CHUNK = 1 << 20
 
 
 def row_chunks(offsets: np.ndarray):
-    """(first row, row past the last) of consecutive rows holding about CHUNK items
-    each (a row longer than that is a chunk of its own)."""
-    chunk = CHUNK
-    n = len(offsets) - 1
-    a = 0
-    while a < n:
-        b = int(np.searchsorted(offsets, offsets[a] + chunk, side="right")) - 1
-        b = min(max(b, a + 1), n)
-        yield a, b
-        a = b
+    """column_ops.row_chunks of about CHUNK items (read when called: tests set it)."""
+    return column_row_chunks(offsets, CHUNK)
 
 
 def distinct_by_row(offsets: np.ndarray, items_of, limit: int) -> Csr:

@@ -44,7 +44,8 @@ def _hover(page, name):
     return lines, spot["src"]
 
 
-def test_every_change_on_the_comparison_page_is_signed_in_one_format(page):
+def _compare_page(page) -> dict:
+    """The demo's busy 1.0.0 -> 1.1.0 comparison page, drawn; the server's compare data."""
     call_command("load_demo", "--username", "alice")
     before = Capture.objects.get(build__version="1.0.0", label="busy")
     after = Capture.objects.get(build__version="1.1.0", label="busy")
@@ -52,6 +53,11 @@ def test_every_change_on_the_comparison_page_is_signed_in_one_format(page):
                                            args=[before.pk, after.pk])).json()
     page.goto(page.base + reverse("compare", args=[before.pk, after.pk]))
     page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
+    return data
+
+
+def test_every_change_on_the_comparison_page_is_signed_in_one_format(page):
+    data = _compare_page(page)
 
     # the work done: CPU per job (a relative change) and CPUs busy
     per = data["cpu_per_unit"]
@@ -144,13 +150,7 @@ def test_the_differential_flame_graph_has_a_colour_scale(page):
     """(Issue 36, item 7.) A legend says what the colours mean and where they saturate,
     in the unit shown: 5 points of each capture's share, or 5% of the larger capture's
     samples with the toggle; a frame that grew past that is drawn the full red."""
-    call_command("load_demo", "--username", "alice")
-    before = Capture.objects.get(build__version="1.0.0", label="busy")
-    after = Capture.objects.get(build__version="1.1.0", label="busy")
-    data = page.answer(page.base + reverse("compare-data",
-                                           args=[before.pk, after.pk])).json()
-    page.goto(page.base + reverse("compare", args=[before.pk, after.pk]))
-    page.wait_for_selector("#diff[data-frames]", state="attached", timeout=30000)
+    data = _compare_page(page)
     assert page.text_content("#diff-legend-low") == "shrank 5.0 points or more"
     assert page.text_content("#diff-legend-high") == "grew 5.0 points or more"
     assert "grey: changed less than 0.1 point" in page.text_content("#diff-legend-note")
